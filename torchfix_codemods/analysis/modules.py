@@ -1,0 +1,121 @@
+"""Is this expression an ``nn.Module``? Evidence-based, with a reason a reviewer can read.
+
+Shared by every rule that must tell a model from a tensor or a state dict
+(saving a whole module, loading into one, calling ``.forward``). The answer is
+a reason string when there is evidence, and None when there is none: "unknown"
+is never upgraded to "module" by a variable's name alone.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from torchfix_codemods.analysis.names import NameIndex
+
+_NOT_MODULES = frozenset({"Parameter", "ParameterList", "ParameterDict", "Buffer"})
+_CHAINABLE = frozenset({"to", "cuda", "cpu", "eval", "train", "half", "float", "double",
+                        "bfloat16", "requires_grad_", "to_empty"})
+_MAX_DEPTH = 6
+
+
+def module_classes(names: NameIndex) -> dict[str, cst.ClassDef]:
+    """Classes defined at module level that subclass ``torch.nn.Module`` (transitively)."""
+    cached = names.cache.get("module_classes")
+    if cached is not None:
+        return cached  # type: ignore[return-value]
+    assert names.module_scope is not None
+    classes = {
+        name: bindings[0].node
+        for name, bindings in names.module_scope.bindings.items()
+        if len(bindings) == 1 and bindings[0].kind == "class"
+    }
+    found: dict[str, cst.ClassDef] = {}
+    changed = True
+    while changed:
+        changed = False
+        for name, node in classes.items():
+            if name in found or not isinstance(node, cst.ClassDef):
+                continue
+            for base in node.bases:
+                qualified = names.qualified_name(base.value) or ""
+                local = base.value.value if isinstance(base.value, cst.Name) else None
+                if qualified.startswith("torch.nn.") and qualified.split(".")[-1] not in \
+                        _NOT_MODULES and qualified.split(".")[-1][:1].isupper():
+                    found[name] = node
+                elif local in found:
+                    found[name] = node
+                else:
+                    continue
+                changed = True
+                break
+    names.cache["module_classes"] = found
+    return found
+
+
+def enclosing_class(names: NameIndex, node: cst.CSTNode) -> cst.ClassDef | None:
+    for ancestor in names.ancestors(node):
+        if isinstance(ancestor, cst.ClassDef):
+            return ancestor
+    return None
+
+
+def module_evidence(names: NameIndex, expr: cst.BaseExpression, depth: int = 0) -> str | None:
+    """Why ``expr`` is an ``nn.Module`` instance, or None without evidence."""
+    if depth > _MAX_DEPTH:
+        return None
+    if isinstance(expr, cst.Call):
+        return _call_evidence(names, expr, depth)
+    if isinstance(expr, cst.Name):
+        return _name_evidence(names, expr, depth)
+    if isinstance(expr, cst.Attribute) and expr.attr.value == "module":
+        inner = module_evidence(names, expr.value, depth + 1)
+        return f"`.module` of a wrapped model ({inner})" if inner else None
+    return None
+
+
+def _call_evidence(names: NameIndex, call: cst.Call, depth: int) -> str | None:
+    qualified = names.qualified_name(call.func)
+    if qualified is not None:
+        last = qualified.split(".")[-1]
+        if qualified.startswith("torch.nn.") and last[:1].isupper() and last not in _NOT_MODULES:
+            return f"instance of `{qualified}`"
+        if qualified.startswith("torchvision.models.") and last[:1].islower():
+            return f"model built by `{qualified}`"
+        return None
+    if isinstance(call.func, cst.Name) and call.func.value in module_classes(names):
+        binding = names.binding_of(call.func)
+        if binding is not None and binding.kind == "class":
+            return f"instance of `{call.func.value}`, an nn.Module subclass in this file"
+    if isinstance(call.func, cst.Attribute) and call.func.attr.value in _CHAINABLE:
+        inner = module_evidence(names, call.func.value, depth + 1)
+        return inner
+    return None
+
+
+def _name_evidence(names: NameIndex, name: cst.Name, depth: int) -> str | None:
+    bindings = names.bindings_of(name)
+    if not bindings:
+        return None
+    reasons = []
+    for binding in bindings:
+        if binding.kind == "param":
+            if name.value == "self":
+                owner = enclosing_class(names, binding.node)
+                if owner is not None and owner.name.value in module_classes(names):
+                    reasons.append(f"`self` of nn.Module subclass `{owner.name.value}`")
+                    continue
+            annotation = binding.annotation
+            if annotation is not None:
+                qualified = names.qualified_name(annotation) or ""
+                if qualified in ("torch.nn.Module", "torch.nn.modules.module.Module"):
+                    reasons.append("parameter annotated `nn.Module`")
+                    continue
+            return None
+        if binding.kind in ("assign", "annassign") and binding.value is not None:
+            reason = module_evidence(names, binding.value, depth + 1)
+            if reason is None:
+                return None
+            reasons.append(reason)
+            continue
+        return None
+    return reasons[0] if reasons else None

@@ -1,0 +1,341 @@
+"""One source unit: prefilter -> parse -> rules -> fixes -> validate.
+
+The engine is where the never-break-code guarantees live, once for all rules:
+
+* rules only see names through the shared :class:`NameIndex` (qualified names);
+* fixes name imports through :class:`Imports` and the engine adds/removes them;
+* the rewritten text must compile and read no new undefined name, or the unit
+  keeps its original text and every fix in it is reported as withheld;
+* fixes are applied until none is left, so a second run changes nothing;
+* an exception inside one rule becomes that rule's internal-error finding on
+  this unit, and every other rule still reports.
+"""
+
+from __future__ import annotations
+
+import ast
+import traceback
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import libcst as cst
+from libcst.codemod import CodemodContext
+from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+
+from torchfix_codemods.analysis.imports import Imports
+from torchfix_codemods.analysis.names import NameIndex
+from torchfix_codemods.model import FileResult, Finding, FixInfo, Safety
+from torchfix_codemods.noqa import is_silenced, noqa_lines
+from torchfix_codemods.rules.base import Fix, Report, Rule, RuleContext
+from torchfix_codemods.rules.registry import SYNTAX_ERROR_CODE, rule_by_code
+from torchfix_codemods.settings import Settings
+from torchfix_codemods.source import SourceUnit, UndecodableSource
+from torchfix_codemods.validation import check_rewrite
+
+MAX_FIX_ROUNDS = 8
+
+
+@dataclass
+class _Located:
+    report: Report
+    range: CodeRange
+
+
+@dataclass
+class _Analysis:
+    located: list[_Located]
+    names: NameIndex
+
+
+class _RuleFailure(Exception):
+    def __init__(self, rule: Rule, node: cst.CSTNode, error: BaseException) -> None:
+        super().__init__(str(error))
+        self.rule = rule
+        self.node = node
+        self.error = error
+
+
+class _BatchedVisitor(cst.CSTVisitor):
+    """Runs every active rule's ``visit_*``/``leave_*`` in one traversal."""
+
+    def __init__(self, rules: Sequence[Rule]) -> None:
+        super().__init__()
+        self._visit: dict[str, list[tuple[Rule, object]]] = {}
+        self._leave: dict[str, list[tuple[Rule, object]]] = {}
+        for rule in rules:
+            for attribute in dir(type(rule)):
+                if attribute.startswith("visit_"):
+                    table, node_type = self._visit, attribute[6:]
+                elif attribute.startswith("leave_"):
+                    table, node_type = self._leave, attribute[6:]
+                else:
+                    continue
+                table.setdefault(node_type, []).append((rule, getattr(rule, attribute)))
+        self.failed: dict[int, tuple[Rule, cst.CSTNode, BaseException]] = {}
+
+    def _dispatch(self, table: dict[str, list[tuple[Rule, object]]], node: cst.CSTNode) -> None:
+        handlers = table.get(type(node).__name__)
+        if not handlers:
+            return
+        for rule, handler in handlers:
+            if id(rule) in self.failed:
+                continue
+            try:
+                handler(node)  # type: ignore[operator]
+            except Exception as error:  # noqa: BLE001 - reported, never swallowed
+                self.failed[id(rule)] = (rule, node, error)
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self._dispatch(self._visit, node)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self._dispatch(self._leave, original_node)
+
+
+class _Replacer(cst.CSTTransformer):
+    def __init__(self, replacements: dict[int, object]) -> None:
+        super().__init__()
+        self._replacements = replacements
+
+    def on_leave(self, original_node, updated_node):  # type: ignore[no-untyped-def]
+        replacement = self._replacements.get(id(original_node))
+        return updated_node if replacement is None else replacement
+
+
+def active_rules_for(settings: Settings, path: str) -> list[type[Rule]]:
+    ignored = settings.ignored_for(path)
+    return [rule_by_code(code) for code in settings.enabled if code not in ignored]
+
+
+def syntax_error(text: str, path: str) -> tuple[int, int, str] | None:
+    """(line, column, message) when Python itself cannot parse the text."""
+    try:
+        ast.parse(text, filename=path)
+    except SyntaxError as error:
+        line = error.lineno or 1
+        column = error.offset or 1
+        return line, column, error.msg
+    except ValueError as error:  # null bytes
+        return 1, 1, str(error)
+    return None
+
+
+def process(unit: SourceUnit, settings: Settings, *, apply_fixes: bool) -> FileResult:
+    """Analyse one unit; with ``apply_fixes``, compute its fixed text too."""
+    rules = active_rules_for(settings, unit.path)
+    result = FileResult(unit.path, original=unit.text)
+    codes = {rule.code for rule in rules}
+    runnable = [
+        rule for rule in rules
+        if rule.code != SYNTAX_ERROR_CODE and any(t in unit.text for t in rule.triggers)
+    ]
+    if not runnable:
+        if SYNTAX_ERROR_CODE in codes:
+            error = syntax_error(unit.text, unit.path)
+            if error is not None:
+                result.findings.append(_syntax_finding(unit.path, *error))
+        return result
+    try:
+        module = cst.parse_module(unit.text)
+    except cst.ParserSyntaxError as error:
+        if SYNTAX_ERROR_CODE in codes:
+            located = syntax_error(unit.text, unit.path)
+            if located is None:
+                located = (error.raw_line, error.raw_column + 1,
+                           "LibCST cannot parse this file: " + error.message)
+            result.findings.append(_syntax_finding(unit.path, *located))
+        return result
+    silenced = noqa_lines(unit.text)
+    first = _analyse(unit, module, runnable, settings, silenced)
+    if not apply_fixes:
+        result.findings = _to_findings(unit.path, first.located, settings, applied=set())
+        return result
+    return _fix(unit, module, runnable, settings, first, result)
+
+
+def _syntax_finding(path: str, line: int, column: int, message: str) -> Finding:
+    rule = rule_by_code(SYNTAX_ERROR_CODE)
+    return Finding(path, line, column, line, column, rule.code, rule.name,
+                   f"{rule.message}: {message}; file left untouched")
+
+
+def _analyse(
+    unit: SourceUnit,
+    module: cst.Module,
+    rules: Sequence[type[Rule]],
+    settings: Settings,
+    silenced: dict[int, frozenset[str]],
+) -> _Analysis:
+    names = NameIndex.build(module)
+    context = RuleContext(unit.path, unit.text, module, names, Imports(names), settings)
+    instances = [rule(context) for rule in rules]
+    visitor = _BatchedVisitor(instances)
+    module.visit(visitor)
+    failed_types = {type(rule) for rule, _, _ in visitor.failed.values()}
+    reports = [r for r in context.reports if r.rule not in failed_types]
+    for rule, node, error in visitor.failed.values():
+        detail = "".join(traceback.format_exception_only(type(error), error)).strip()
+        reports.append(Report(type(rule), node,
+                              f"internal error in {rule.code} on this file, its findings "
+                              f"here are dropped ({detail})", reason="internal-error"))
+    if not reports:
+        return _Analysis([], names)
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    located: list[_Located] = []
+    for report in reports:
+        code_range = positions.get(report.node)
+        if code_range is None:
+            continue
+        if is_silenced(silenced, report.rule.code, code_range.start.line, code_range.end.line):
+            continue
+        located.append(_Located(report, code_range))
+    located.sort(key=lambda item: (item.range.start.line, item.range.start.column))
+    return _Analysis(located, names)
+
+
+def _allowed(fix: Fix | None, settings: Settings) -> bool:
+    if fix is None or fix.safety is Safety.NONE:
+        return False
+    if fix.safety is Safety.UNSAFE and not settings.unsafe_fixes:
+        return False
+    target = settings.target_torch
+    return not (fix.min_torch is not None and target is not None and target < fix.min_torch)
+
+
+def _fix(
+    unit: SourceUnit,
+    module: cst.Module,
+    rules: Sequence[type[Rule]],
+    settings: Settings,
+    first: _Analysis,
+    result: FileResult,
+) -> FileResult:
+    text = unit.text
+    applied: list[_Located] = []
+    withheld: str | None = None
+    current = first
+    current_module = module
+    for _ in range(MAX_FIX_ROUNDS):
+        candidates = [
+            item for item in current.located
+            if item.report.withheld is None and _allowed(item.report.fix, settings)
+        ]
+        if not candidates:
+            break
+        chosen = _non_overlapping(current.names, candidates)
+        try:
+            new_text = _apply(current_module, [item.report.fix for item in chosen])  # type: ignore[misc]
+        except Exception as error:  # noqa: BLE001 - a broken fix must not crash the run
+            withheld = f"applying the fixes failed ({type(error).__name__}: {error})"
+            break
+        if new_text == text:
+            break
+        problem = check_rewrite(text, new_text, unit.path)
+        if problem is not None:
+            withheld = problem
+            break
+        applied.extend(chosen)
+        text = new_text
+        current_module = cst.parse_module(text)
+        current = _analyse(unit, current_module, rules, settings, noqa_lines(text))
+    if withheld is not None:
+        result.findings = _to_findings(unit.path, first.located, settings, applied=set(),
+                                       withheld=withheld)
+        return result
+    if not applied:
+        result.findings = _to_findings(unit.path, first.located, settings, applied=set())
+        return result
+    result.fixed = text
+    result.new_bytes = unit.encode(text)
+    remaining = _to_findings(unit.path, current.located, settings, applied=set())
+    done = _to_findings(unit.path, applied, settings, applied={id(i) for i in applied})
+    result.findings = sorted(done + remaining, key=Finding.sort_key)
+    return result
+
+
+def _non_overlapping(names: NameIndex, candidates: list[_Located]) -> list[_Located]:
+    """Pick fixes whose edited nodes do not contain one another; the rest wait a round."""
+    taken: set[int] = set()
+    taken_ancestors: set[int] = set()
+    chosen: list[_Located] = []
+    for item in candidates:
+        assert item.report.fix is not None
+        targets = [old for old, _ in item.report.fix.replacements]
+        conflict = False
+        for target in targets:
+            if id(target) in taken or id(target) in taken_ancestors:
+                conflict = True
+            elif any(id(a) in taken for a in names.ancestors(target)):
+                conflict = True
+        if conflict:
+            continue
+        chosen.append(item)
+        for target in targets:
+            taken.add(id(target))
+            taken_ancestors.update(id(a) for a in names.ancestors(target))
+    return chosen
+
+
+def _apply(module: cst.Module, fixes: Iterable[Fix]) -> str:
+    replacements: dict[int, object] = {}
+    context = CodemodContext()
+    removals = []
+    for fix in fixes:
+        for old, new in fix.replacements:
+            replacements[id(old)] = new
+        for request in fix.imports:
+            AddImportsVisitor.add_needed_import(context, request.module)
+        removals.extend(fix.remove_imports)
+    new_module = module.visit(_Replacer(replacements))
+    if context.scratch.get(AddImportsVisitor.CONTEXT_KEY):
+        new_module = AddImportsVisitor(context).transform_module(new_module)
+    if removals:
+        remove_context = CodemodContext()
+        for removal in removals:
+            RemoveImportsVisitor.remove_unused_import(remove_context, removal.module, removal.name)
+        new_module = RemoveImportsVisitor(remove_context).transform_module(new_module)
+    return new_module.code
+
+
+def _to_findings(
+    path: str,
+    located: Sequence[_Located],
+    settings: Settings,
+    *,
+    applied: set[int],
+    withheld: str | None = None,
+) -> list[Finding]:
+    findings = []
+    for item in located:
+        report = item.report
+        fix_info = None
+        if report.fix is not None and report.fix.safety is not Safety.NONE:
+            reason = report.withheld
+            if reason is None and report.fix.min_torch is not None and settings.target_torch:
+                if settings.target_torch < report.fix.min_torch:
+                    wanted = ".".join(map(str, report.fix.min_torch))
+                    reason = f"needs torch >= {wanted}, target is older"
+            if reason is None and withheld is not None and _allowed(report.fix, settings):
+                reason = withheld
+            fix_info = FixInfo(report.fix.safety, report.fix.description,
+                               applied=id(item) in applied, withheld=reason)
+        elif report.withheld is not None and report.fix is None:
+            fix_info = None
+        rule = report.rule
+        findings.append(Finding(
+            path, item.range.start.line, item.range.start.column + 1,
+            item.range.end.line, item.range.end.column + 1,
+            rule.code, rule.name, report.message, fix_info, report.reason,
+            internal_error=report.reason == "internal-error",
+        ))
+    return findings
+
+
+def read_unit(path: str, data: bytes) -> SourceUnit | Finding:
+    """Decode a file's bytes, or a TFC000 finding saying why it cannot be read."""
+    try:
+        return SourceUnit.from_bytes(path, data)
+    except UndecodableSource as error:
+        return _syntax_finding(path, 1, 1, str(error))

@@ -1,0 +1,72 @@
+"""Plain data that crosses the engine/runner/report boundary.
+
+Nothing here knows LibCST: findings are built by the engine from CST nodes and
+then travel to worker-process boundaries, reports and JSON as simple values.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+
+class Safety(str, enum.Enum):
+    """How much a fix can be trusted (DESIGN.md "Fix safety")."""
+
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+    NONE = "none"
+
+
+@dataclass(frozen=True)
+class FixInfo:
+    """What is known about one finding's fix.
+
+    ``applied`` is true when the fix was written (or shown in a diff);
+    ``withheld`` holds the reason when the engine refused to apply it.
+    """
+
+    safety: Safety
+    description: str
+    applied: bool = False
+    withheld: str | None = None
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One diagnostic at one place in one file."""
+
+    path: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    code: str
+    name: str
+    message: str
+    fix: FixInfo | None = None
+    reason: str | None = None
+    internal_error: bool = False
+
+    @property
+    def fixable(self) -> bool:
+        return self.fix is not None and self.fix.withheld is None
+
+    def sort_key(self) -> tuple[str, int, int, str]:
+        return (self.path, self.line, self.column, self.code)
+
+
+@dataclass
+class FileResult:
+    """Everything the engine learned about one source unit."""
+
+    path: str
+    findings: list[Finding] = field(default_factory=list)
+    original: str | None = None
+    fixed: str | None = None
+    new_bytes: bytes | None = None
+    error: str | None = None
+
+    @property
+    def changed(self) -> bool:
+        return self.fixed is not None and self.fixed != self.original

@@ -1,0 +1,37 @@
+"""``# noqa`` and ``# noqa: TFC001, TFC002`` comments, read once per file."""
+
+from __future__ import annotations
+
+import re
+
+_NOQA = re.compile(
+    r"#\s*noqa(?::\s*(?P<codes>[A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*))?", re.IGNORECASE
+)
+ALL = frozenset({"*"})
+
+
+def noqa_lines(text: str) -> dict[int, frozenset[str]]:
+    """Map 1-based line numbers to the codes silenced there (``ALL`` for a bare noqa)."""
+    result: dict[int, frozenset[str]] = {}
+    if "noqa" not in text.lower():
+        return result
+    for number, line in enumerate(text.splitlines(), start=1):
+        if "#" not in line:
+            continue
+        match = _NOQA.search(line)
+        if match is None:
+            continue
+        codes = match.group("codes")
+        if codes:
+            result[number] = frozenset(c.upper() for c in re.split(r"[\s,]+", codes) if c)
+        else:
+            result[number] = ALL
+    return result
+
+
+def is_silenced(silenced: dict[int, frozenset[str]], code: str, *lines: int) -> bool:
+    for line in lines:
+        codes = silenced.get(line)
+        if codes is not None and (codes is ALL or code in codes):
+            return True
+    return False

@@ -1,0 +1,1 @@
+"""Output formats. Reports see findings and texts, never LibCST nodes."""

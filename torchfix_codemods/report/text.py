@@ -1,0 +1,84 @@
+"""Human output: ``path:line:col: CODE [*] message``, then counts and what ``fix`` would do.
+
+Marks: ``[*]`` a safe fix is available, ``[~]`` an unsafe fix is available
+(``--unsafe-fixes``), ``[!]`` a fix exists but was withheld (the reason follows).
+"""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.markup import escape
+
+from torchfix_codemods.model import FileResult, Finding, Safety
+from torchfix_codemods.report.summary import remaining, summarize
+
+
+def _mark(finding: Finding) -> str:
+    fix = finding.fix
+    if fix is None:
+        return ""
+    if fix.withheld:
+        return "[!] "
+    return "[*] " if fix.safety is Safety.SAFE else "[~] "
+
+
+def render_finding(console: Console, finding: Finding) -> None:
+    location = f"{finding.path}:{finding.line}:{finding.column}:"
+    mark = _mark(finding)
+    console.print(
+        f"[bold]{escape(location)}[/] [red]{finding.code}[/] "
+        f"[cyan]{escape(mark)}[/]{escape(finding.message)}",
+        highlight=False, soft_wrap=True,
+    )
+    if finding.reason and not finding.internal_error:
+        console.print(f"    [dim]why: {escape(finding.reason)}[/]", highlight=False, soft_wrap=True)
+    if finding.fix is not None and finding.fix.withheld:
+        console.print(f"    [yellow]fix withheld: {escape(finding.fix.withheld)}[/]",
+                      highlight=False, soft_wrap=True)
+
+
+def render_text(console: Console, results: list[FileResult], *, fixing: bool,
+                unsafe_fixes: bool) -> None:
+    """Findings still open (fixed ones are counted, not listed), then the summary."""
+    for result in results:
+        for finding in sorted(remaining(result.findings), key=Finding.sort_key):
+            render_finding(console, finding)
+        if result.error:
+            console.print(f"[bold]{escape(result.path)}:[/] [red]error:[/] {escape(result.error)}",
+                          highlight=False, soft_wrap=True)
+    render_summary(console, results, fixing=fixing, unsafe_fixes=unsafe_fixes)
+
+
+def render_summary(console: Console, results: list[FileResult], *, fixing: bool,
+                   unsafe_fixes: bool, dry_run: bool = False) -> None:
+    summary = summarize(results)
+    if dry_run:
+        console.print(f"Would fix {summary.fixed} finding(s) in {summary.changed_files} "
+                      "file(s).", highlight=False)
+    elif fixing and summary.fixed:
+        console.print(f"Fixed {summary.fixed} finding(s) in {summary.changed_files} file(s).",
+                      highlight=False)
+    if summary.findings == 0 and not summary.errors:
+        if not (fixing and summary.fixed):
+            console.print(f"All checks passed ({summary.files} file(s)).", highlight=False)
+        return
+    if summary.findings:
+        counts = ", ".join(f"{code}: {count}" for code, count in summary.by_code.items())
+        if fixing:
+            console.print(f"{summary.findings} finding(s) remaining ({counts}).", highlight=False)
+        else:
+            console.print(f"Found {summary.findings} finding(s) ({counts}).", highlight=False)
+    hints = []
+    if summary.safe_fixes_available:
+        hints.append(f"{summary.safe_fixes_available} fixable with `torchfix-codemods fix`")
+    if summary.unsafe_fixes_available:
+        if unsafe_fixes:
+            hints.append(f"{summary.unsafe_fixes_available} more with unsafe fixes")
+        else:
+            hints.append(f"{summary.unsafe_fixes_available} more with `fix --unsafe-fixes`")
+    if summary.withheld:
+        hints.append(f"{summary.withheld} fix(es) withheld")
+    if hints:
+        console.print("[*] " + "; ".join(hints) + ".", highlight=False)
+    if summary.errors:
+        console.print(f"{summary.errors} file(s) could not be processed.", highlight=False)

@@ -1,0 +1,266 @@
+"""``[tool.torchfix-codemods]`` in pyproject.toml plus command-line flags -> one frozen Settings.
+
+Flags win over the file. Every problem (an unknown key, an unknown rule code,
+a bad value, unreadable TOML) becomes one :class:`ConfigError` whose message
+names the file and the key, so the CLI can print one line and exit 2.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pathspec
+
+from torchfix_codemods.rules.registry import UnknownRuleCode, _match_any, resolve_selection
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+SECTION = "torchfix-codemods"
+OUTPUT_FORMATS = ("text", "json", "github")
+DEFAULT_EXCLUDES = (
+    ".git", ".hg", ".svn", ".venv", "venv", "build", "dist", "__pycache__", ".tox", ".nox",
+    "node_modules", "site-packages", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".eggs",
+)
+_VERSION = re.compile(r"^(\d+)\.(\d+)$")
+
+
+class ConfigError(Exception):
+    """Bad configuration; the message is the single line the user sees."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything a run needs to know, resolved once and shared by all workers."""
+
+    enabled: frozenset[str]
+    unsafe_fixes: bool = False
+    target_torch: tuple[int, int] | None = None
+    per_file_ignores: tuple[tuple[str, frozenset[str]], ...] = ()
+    exclude: tuple[str, ...] = ()
+    extend_exclude: tuple[str, ...] = ()
+    respect_gitignore: bool = True
+    root: str = "."
+    output_format: str = "text"
+    jobs: int | None = None
+    inference_decorators: tuple[str, ...] = ()
+    config_path: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def ignored_for(self, path: str) -> frozenset[str]:
+        """Codes that ``per-file-ignores`` switches off for ``path``."""
+        if not self.per_file_ignores:
+            return frozenset()
+        relative = _relative(path, self.root)
+        ignored: set[str] = set()
+        for pattern, codes in self.per_file_ignores:
+            if _spec(pattern).match_file(relative):
+                ignored |= codes
+        return frozenset(ignored)
+
+    @property
+    def excludes(self) -> tuple[str, ...]:
+        return (self.exclude if self.exclude else DEFAULT_EXCLUDES) + self.extend_exclude
+
+
+@cache
+def _spec(pattern: str) -> pathspec.PathSpec:
+    return pathspec.PathSpec.from_lines("gitwildmatch", [pattern])
+
+
+def _relative(path: str, root: str) -> str:
+    try:
+        return os.path.relpath(os.path.abspath(path), os.path.abspath(root)).replace(os.sep, "/")
+    except ValueError:  # different drives on Windows
+        return path.replace(os.sep, "/")
+
+
+@dataclass(frozen=True)
+class Overrides:
+    """Command-line values; None means "not given, use the file or the default"."""
+
+    select: tuple[str, ...] | None = None
+    ignore: tuple[str, ...] | None = None
+    extend_select: tuple[str, ...] | None = None
+    exclude: tuple[str, ...] | None = None
+    extend_exclude: tuple[str, ...] | None = None
+    target_torch: str | None = None
+    unsafe_fixes: bool | None = None
+    output_format: str | None = None
+    jobs: int | None = None
+    config: str | None = None
+
+
+_KEYS = {
+    "select", "ignore", "extend-select", "per-file-ignores", "exclude", "extend-exclude",
+    "target-torch", "unsafe-fixes", "format", "jobs", "respect-gitignore",
+    "inference-decorators",
+}
+
+
+def find_config(start: Path) -> Path | None:
+    """The nearest pyproject.toml at or above ``start`` that has our section."""
+    current = start.resolve()
+    if current.is_file() or not current.exists():
+        current = current.parent
+    for directory in (current, *current.parents):
+        candidate = directory / "pyproject.toml"
+        if candidate.is_file():
+            data = _read_toml(candidate)
+            if SECTION in data.get("tool", {}):
+                return candidate
+    return None
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path}: invalid TOML: {error}") from None
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read: {error.strerror}") from None
+
+
+def _string_list(where: str, key: str, value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where}: '{key}' must be a list of strings, got {value!r}")
+    return tuple(value)
+
+
+def _codes(where: str, key: str, values: Iterable[str]) -> tuple[str, ...]:
+    result = []
+    for value in values:
+        for part in value.split(","):
+            part = part.strip()
+            if not part:
+                continue
+            try:
+                _match_any(part)
+            except UnknownRuleCode:
+                raise ConfigError(f"{where}: unknown rule code or prefix '{part}' in '{key}'") \
+                    from None
+            result.append(part.upper())
+    return tuple(result)
+
+
+def parse_target_torch(where: str, value: Any) -> tuple[int, int]:
+    match = _VERSION.match(str(value).strip()) if isinstance(value, (str, float)) else None
+    if match is None:
+        raise ConfigError(
+            f"{where}: 'target-torch' must look like '2.6' (major.minor), got {value!r}"
+        )
+    return int(match.group(1)), int(match.group(2))
+
+
+def load_settings(paths: Iterable[str], overrides: Overrides, cwd: str | None = None) -> Settings:
+    """Resolve the config file for the first path, then apply the flags."""
+    cwd = cwd or os.getcwd()
+    paths = list(paths) or ["."]
+    if overrides.config is not None:
+        config_path: Path | None = Path(overrides.config)
+        if not config_path.is_file():
+            raise ConfigError(f"--config: no such file: {overrides.config}")
+    else:
+        config_path = find_config(Path(cwd, paths[0]))
+    table: dict[str, Any] = {}
+    where = "command line"
+    root = cwd
+    if config_path is not None:
+        data = _read_toml(config_path)
+        table = data.get("tool", {}).get(SECTION, {})
+        if not isinstance(table, dict):
+            raise ConfigError(f"{config_path}: [tool.{SECTION}] must be a table")
+        where = f"{config_path} [tool.{SECTION}]"
+        root = str(config_path.parent)
+        unknown = sorted(set(table) - _KEYS)
+        if unknown:
+            raise ConfigError(
+                f"{where}: unknown key '{unknown[0]}' (known: {', '.join(sorted(_KEYS))})"
+            )
+
+    def file_list(key: str) -> tuple[str, ...] | None:
+        if key not in table:
+            return None
+        return _string_list(where, key, table[key])
+
+    select = overrides.select if overrides.select is not None else file_list("select")
+    if select is not None:
+        select = _codes(where if overrides.select is None else "--select", "select", select)
+    ignore_file = _codes(where, "ignore", file_list("ignore") or ())
+    ignore = ignore_file + _codes("--ignore", "ignore", overrides.ignore or ())
+    extend = _codes(where, "extend-select", file_list("extend-select") or ())
+    extend += _codes("--extend-select", "extend-select", overrides.extend_select or ())
+
+    per_file: list[tuple[str, frozenset[str]]] = []
+    raw_per_file = table.get("per-file-ignores", {})
+    if not isinstance(raw_per_file, dict):
+        raise ConfigError(f"{where}: 'per-file-ignores' must be a table of pattern = [codes]")
+    for pattern, codes in raw_per_file.items():
+        names = _codes(where, f"per-file-ignores.{pattern}",
+                       _string_list(where, f"per-file-ignores.{pattern}", codes))
+        expanded = frozenset(rule.code for name in names for rule in _match_any(name))
+        per_file.append((pattern, expanded))
+
+    target = overrides.target_torch if overrides.target_torch is not None else table.get(
+        "target-torch")
+    target_torch = None
+    if target is not None:
+        target_torch = parse_target_torch(
+            "--target-torch" if overrides.target_torch is not None else where, target)
+
+    unsafe = table.get("unsafe-fixes", False)
+    if not isinstance(unsafe, bool):
+        raise ConfigError(f"{where}: 'unsafe-fixes' must be true or false, got {unsafe!r}")
+    if overrides.unsafe_fixes is not None:
+        unsafe = overrides.unsafe_fixes
+
+    output_format = overrides.output_format or table.get("format", "text")
+    if output_format not in OUTPUT_FORMATS:
+        source = "--format" if overrides.output_format else where
+        raise ConfigError(
+            f"{source}: 'format' must be one of {', '.join(OUTPUT_FORMATS)}, got {output_format!r}"
+        )
+
+    jobs = overrides.jobs if overrides.jobs is not None else table.get("jobs")
+    if jobs is not None and (not isinstance(jobs, int) or isinstance(jobs, bool) or jobs < 1):
+        raise ConfigError(f"{where}: 'jobs' must be a positive integer, got {jobs!r}")
+
+    respect = table.get("respect-gitignore", True)
+    if not isinstance(respect, bool):
+        raise ConfigError(f"{where}: 'respect-gitignore' must be true or false, got {respect!r}")
+
+    exclude = overrides.exclude if overrides.exclude is not None else file_list("exclude")
+    extend_exclude = (file_list("extend-exclude") or ()) + (overrides.extend_exclude or ())
+    decorators = file_list("inference-decorators") or ()
+
+    try:
+        enabled = resolve_selection(select, extend, ignore)
+    except UnknownRuleCode as error:  # pragma: no cover - validated above
+        raise ConfigError(f"{where}: unknown rule code '{error}'") from None
+
+    return Settings(
+        enabled=enabled,
+        unsafe_fixes=unsafe,
+        target_torch=target_torch,
+        per_file_ignores=tuple(per_file),
+        exclude=tuple(exclude or ()),
+        extend_exclude=tuple(extend_exclude),
+        respect_gitignore=respect,
+        root=root,
+        output_format=output_format,
+        jobs=jobs,
+        inference_decorators=decorators,
+        config_path=str(config_path) if config_path else None,
+    )

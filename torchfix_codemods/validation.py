@@ -1,0 +1,60 @@
+"""The last gate before anything is written: does the new text still work?
+
+A rewritten file must parse, ``compile()``, and must not read a name that the
+original did not already leave undefined. The undefined-name check uses the
+standard library's ``symtable`` (the compiler's own scope analysis), which is
+fast and exact about Python's scoping rules.
+"""
+
+from __future__ import annotations
+
+import builtins
+import symtable
+
+_MODULE_NAMES = frozenset(
+    {"__file__", "__name__", "__doc__", "__package__", "__spec__", "__loader__",
+     "__builtins__", "__path__", "__annotations__", "__cached__", "__debug__"}
+)
+_BUILTINS = frozenset(dir(builtins)) | _MODULE_NAMES
+
+
+def undefined_names(text: str, path: str = "<fixed>") -> set[str]:
+    """Names read as globals that nothing in the module binds."""
+    table = symtable.symtable(text, path, "exec")
+    bound: set[str] = set()
+    read: set[str] = set()
+
+    def walk(scope: symtable.SymbolTable, is_module: bool) -> None:
+        for symbol in scope.get_symbols():
+            name = symbol.get_name()
+            if is_module:
+                if symbol.is_assigned() or symbol.is_imported() or symbol.is_namespace():
+                    bound.add(name)
+                if symbol.is_referenced() and not symbol.is_assigned():
+                    read.add(name)
+            else:
+                if symbol.is_declared_global() and symbol.is_assigned():
+                    bound.add(name)
+                if symbol.is_global() and symbol.is_referenced():
+                    read.add(name)
+        for child in scope.get_children():
+            walk(child, False)
+
+    walk(table, True)
+    return read - bound - _BUILTINS
+
+
+def check_rewrite(before: str, after: str, path: str) -> str | None:
+    """Why ``after`` must not replace ``before``, or None when it may."""
+    try:
+        compile(after, path, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError) as error:
+        return f"the fixed code does not compile ({error.__class__.__name__}: {error})"
+    try:
+        added = undefined_names(after, path) - undefined_names(before, path)
+    except SyntaxError:  # pragma: no cover - compile() above already passed
+        return "the fixed code cannot be analysed"
+    if added:
+        names = ", ".join(sorted(added))
+        return f"the fix would read undefined name(s): {names}"
+    return None
