@@ -72,14 +72,38 @@ def add_keyword(call: cst.Call, name: str, value: cst.BaseExpression) -> cst.Cal
         separator = cst.Comma(whitespace_after=_without_comments(call.whitespace_before_args))
     else:
         separator = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
-    if isinstance(last.comma, cst.Comma) and not isinstance(
-        separator.whitespace_after, cst.ParenthesizedWhitespace
-    ) and isinstance(last.comma.whitespace_after, cst.ParenthesizedWhitespace):
-        # One-line arguments closed on their own line: keep the closing layout.
+    arg_line = separator.whitespace_after
+    closing = _closing_whitespace(last)
+    if closing is not None and isinstance(arg_line, cst.ParenthesizedWhitespace):
+        # One argument per line, closing parenthesis on its own line: the old last
+        # argument keeps its comment, the new one goes on a line of its own.
+        moved = closing.with_changes(indent=arg_line.indent, last_line=arg_line.last_line)
+        bare_closing = closing.with_changes(first_line=cst.TrailingWhitespace(), empty_lines=[])
+        if isinstance(last.comma, cst.Comma):
+            last = last.with_changes(comma=last.comma.with_changes(whitespace_after=moved))
+            new_arg = new_arg.with_changes(comma=cst.Comma(
+                whitespace_before=cst.SimpleWhitespace(""), whitespace_after=bare_closing))
+        else:
+            last = last.with_changes(
+                comma=cst.Comma(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=moved),
+                whitespace_after_arg=cst.SimpleWhitespace(""))
+            new_arg = new_arg.with_changes(whitespace_after_arg=bare_closing)
+        return call.with_changes(args=[*args[:-1], last, new_arg])
+    if closing is not None:
+        # Arguments on one line but the parenthesis closed on the next: keep that layout.
         separator = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
     new_arg = new_arg.with_changes(comma=last.comma, whitespace_after_arg=last.whitespace_after_arg)
     last = last.with_changes(comma=separator, whitespace_after_arg=cst.SimpleWhitespace(""))
     return call.with_changes(args=[*args[:-1], last, new_arg])
+
+
+def _closing_whitespace(last: cst.Arg) -> cst.ParenthesizedWhitespace | None:
+    """The line break before ``)`` when it follows the last argument, else None."""
+    if isinstance(last.comma, cst.Comma):
+        after = last.comma.whitespace_after
+    else:
+        after = last.whitespace_after_arg
+    return after if isinstance(after, cst.ParenthesizedWhitespace) else None
 
 
 def remove_arg(call: cst.Call, target: cst.Arg) -> cst.Call:

@@ -92,6 +92,10 @@ def _call_evidence(names: NameIndex, call: cst.Call, depth: int) -> str | None:
     return None
 
 
+def _is_torch_load(names: NameIndex, value: cst.BaseExpression) -> bool:
+    return isinstance(value, cst.Call) and names.qualified_name(value.func) == "torch.load"
+
+
 def _name_evidence(names: NameIndex, name: cst.Name, depth: int) -> str | None:
     bindings = names.bindings_of(name)
     if not bindings:
@@ -112,6 +116,10 @@ def _name_evidence(names: NameIndex, name: cst.Name, depth: int) -> str | None:
                     continue
             return None
         if binding.kind in ("assign", "annassign") and binding.value is not None:
+            if _is_torch_load(names, binding.value):
+                # `model = torch.load(path)` next to `model = Net()` reloads the same kind
+                # of object: it neither proves nor refutes, the other bindings decide.
+                continue
             reason = module_evidence(names, binding.value, depth + 1)
             if reason is None:
                 return None

@@ -41,4 +41,5 @@ def render_diff(console: Console, results: list[FileResult]) -> int:
             console.print(Syntax(text, "diff", theme="ansi_dark", background_color="default"))
         else:
             console.file.write(text)
+    console.file.flush()
     return changed

@@ -97,6 +97,9 @@ class Rule:
     """Substrings of which at least one must occur in a file for the rule to run."""
     valid: ClassVar[Sequence[str]] = ()
     invalid: ClassVar[Sequence[Example]] = ()
+    uses_torch_names: ClassVar[bool] = True
+    """False for pure-syntax rules (a typo check) that do not need a torch import to match;
+    the shared shadowing test then skips the rule."""
 
     def __init__(self, context: RuleContext) -> None:
         self.context = context

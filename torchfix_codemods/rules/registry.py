@@ -1,23 +1,23 @@
 """The rule registry: every rule class, looked up by code, selected by prefix.
 
-Adding a rule means adding its module to ``_RULE_MODULES``; nothing else in
-the engine, CLI or reports changes.
+Every module in the ``rules`` package that defines a ``RULES`` list is
+collected, so adding a rule is adding a class (and its module); nothing in the
+engine, CLI or reports changes.
 """
 
 from __future__ import annotations
 
 import importlib
+import pkgutil
 from collections.abc import Iterable
 from functools import cache
+
+import torchfix_codemods.rules as rules_package
 
 from torchfix_codemods.rules.base import Rule
 
 SYNTAX_ERROR_CODE = "TFC000"
 
-_RULE_MODULES = (
-    "torchfix_codemods.rules.syntax",
-    "torchfix_codemods.rules.serialization",
-)
 
 
 class UnknownRuleCode(ValueError):
@@ -27,9 +27,9 @@ class UnknownRuleCode(ValueError):
 @cache
 def all_rules() -> tuple[type[Rule], ...]:
     rules: list[type[Rule]] = []
-    for module_name in _RULE_MODULES:
-        module = importlib.import_module(module_name)
-        rules.extend(module.RULES)
+    for info in sorted(pkgutil.iter_modules(rules_package.__path__), key=lambda i: i.name):
+        module = importlib.import_module(f"{rules_package.__name__}.{info.name}")
+        rules.extend(getattr(module, "RULES", ()))
     codes = [rule.code for rule in rules]
     duplicates = {code for code in codes if codes.count(code) > 1}
     if duplicates:

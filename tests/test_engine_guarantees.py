@@ -1,0 +1,280 @@
+"""DESIGN.md "Never break code", tested once for every rule in the registry.
+
+Each rule's invalid examples (with their expected rewrites) are pushed through
+variants that a real repository contains: aliased imports, CRLF, a latin-1
+coding cookie, a BOM, tab indentation, no trailing newline, ``# noqa``. The
+rewrite must come out exactly as the variant of the expected text, and a
+second run must change nothing. Engine behaviours that no real rule triggers
+on purpose (a crashing rule, a fix that would break the file) use fake rules.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from collections.abc import Callable
+
+import libcst as cst
+import pytest
+from support import fix_bytes, settings_for
+
+from torchfix_codemods import engine
+from torchfix_codemods.model import Safety
+from torchfix_codemods.rules.base import Example, Fix, Rule
+from torchfix_codemods.rules.registry import all_rules, rule_by_code
+from torchfix_codemods.source import SourceUnit
+
+FIXABLE = [
+    (rule, index, example)
+    for rule in all_rules()
+    for index, example in enumerate(rule.invalid)
+    if example.after is not None
+]
+FLAGGED = [(rule, index, example) for rule in all_rules() for index, example in enumerate(rule.invalid)]
+
+
+def _ids(value: object) -> str | None:
+    return value.code if isinstance(value, type) else None
+
+
+def _run(data: bytes, rule: type[Rule], example: Example, path: str = "case.py") -> bytes:
+    result = fix_bytes(data, [rule.code], unsafe=example.unsafe, path=path)
+    return result.new_bytes if result.new_bytes is not None else data
+
+
+Variant = Callable[[str], str]
+
+
+def _crlf(text: str) -> str:
+    return text.replace("\n", "\r\n")
+
+
+def _tabs(text: str) -> str:
+    return re.sub(r"(?m)^((?:    )+)", lambda m: "\t" * (len(m.group(1)) // 4), text)
+
+
+def _no_trailing_newline(text: str) -> str:
+    return text[:-1] if text.endswith("\n") else text
+
+
+TEXT_VARIANTS: dict[str, Variant] = {
+    "identity": lambda text: text,
+    "crlf": _crlf,
+    "tabs": _tabs,
+    "no-trailing-newline": _no_trailing_newline,
+    "comment-preamble": lambda text: "#!/usr/bin/env python\n# A comment that must survive.\n" + text,
+}
+
+
+@pytest.mark.parametrize("variant", list(TEXT_VARIANTS))
+@pytest.mark.parametrize(("rule", "index", "example"), FIXABLE, ids=_ids)
+def test_rewrite_survives_layout_variants(rule, index, example, variant) -> None:
+    transform = TEXT_VARIANTS[variant]
+    if variant == "tabs" and "    " not in example.before:
+        pytest.skip("example has no indentation")
+    before = transform(example.before).encode("utf-8")
+    expected = transform(example.after).encode("utf-8")
+    assert _run(before, rule, example) == expected
+
+
+@pytest.mark.parametrize(("rule", "index", "example"), FIXABLE, ids=_ids)
+def test_latin1_cookie_and_bytes_survive(rule, index, example) -> None:
+    preamble = "# -*- coding: latin-1 -*-\n# caf\xe9 na\xefve\n"
+    before = (preamble + example.before).encode("latin-1")
+    expected = (preamble + example.after).encode("latin-1")
+    assert _run(before, rule, example) == expected
+
+
+@pytest.mark.parametrize(("rule", "index", "example"), FIXABLE, ids=_ids)
+def test_bom_survives(rule, index, example) -> None:
+    before = codecs.BOM_UTF8 + example.before.encode("utf-8")
+    expected = codecs.BOM_UTF8 + example.after.encode("utf-8")
+    assert _run(before, rule, example) == expected
+
+
+@pytest.mark.parametrize(("rule", "index", "example"), FIXABLE, ids=_ids)
+def test_fix_is_idempotent(rule, index, example) -> None:
+    once = _run(example.before.encode("utf-8"), rule, example)
+    assert _run(once, rule, example) == once
+    # Every rule at once must also reach a fixed point.
+    every = [r.code for r in all_rules()]
+    first = fix_bytes(example.before.encode(), every, unsafe=True)
+    text = first.new_bytes or example.before.encode()
+    second = fix_bytes(text, every, unsafe=True)
+    assert second.new_bytes is None, f"a second fix changed:\n{second.fixed}"
+
+
+def _aliased(text: str) -> str | None:
+    """``import torch`` -> ``import torch as T`` and ``torch.x`` -> ``T.x`` outside imports."""
+    if not re.search(r"(?m)^import torch$", text):
+        return None
+    lines = []
+    for line in text.splitlines(keepends=True):
+        if line.rstrip("\n") == "import torch":
+            lines.append("import torch as T\n")
+        elif line.startswith(("import ", "from ")):
+            lines.append(line)
+        else:
+            lines.append(re.sub(r"\btorch\.", "T.", line))
+    return "".join(lines)
+
+
+@pytest.mark.parametrize(("rule", "index", "example"), FIXABLE, ids=_ids)
+def test_fix_uses_the_files_own_alias(rule, index, example) -> None:
+    before, after = _aliased(example.before), _aliased(example.after)
+    if before is None or after is None or "import torch\n" in example.after.replace(
+            "import torch as", ""):
+        if before is None or after is None:
+            pytest.skip("example does not start from `import torch`")
+    result = _run(before.encode(), rule, example)
+    assert result.decode() == after
+
+
+def _shadowed(text: str) -> str | None:
+    """Every torch import replaced by the same names from an unrelated ``mylib``."""
+    module = cst.parse_module(text)
+    replaced = False
+    new_body = []
+    for statement in module.body:
+        names = _torch_import_names(statement)
+        if names:
+            replaced = True
+            new_body.append(cst.parse_statement(f"from mylib import {', '.join(names)}\n"))
+        else:
+            new_body.append(statement)
+    return module.with_changes(body=new_body).code if replaced else None
+
+
+def _torch_import_names(statement: cst.BaseStatement) -> list[str]:
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return []
+    node = statement.body[0]
+    bound = []
+    if isinstance(node, cst.Import):
+        for alias in node.names:
+            full = cst.Module([]).code_for_node(alias.name)
+            if full.split(".")[0] != "torch":
+                return []
+            bound.append(alias.asname.name.value if alias.asname else full.split(".")[0])
+    elif isinstance(node, cst.ImportFrom) and node.module is not None and not node.relative:
+        module = cst.Module([]).code_for_node(node.module)
+        if module.split(".")[0] != "torch" or isinstance(node.names, cst.ImportStar):
+            return []
+        for alias in node.names:
+            bound.append(alias.asname.name.value if alias.asname else alias.name.value)
+    return bound
+
+
+@pytest.mark.parametrize(("rule", "index", "example"), FLAGGED, ids=_ids)
+def test_shadowed_torch_names_are_not_rewritten(rule, index, example) -> None:
+    if not rule.uses_torch_names:
+        pytest.skip("rule matches syntax, not torch names")
+    shadowed = _shadowed(example.before)
+    if shadowed is None:
+        pytest.skip("example imports nothing from torch")
+    data = shadowed.encode()
+    result = fix_bytes(data, [rule.code], unsafe=True)
+    assert result.new_bytes is None, f"{rule.code} rewrote code whose names are not torch's"
+
+
+@pytest.mark.parametrize(("rule", "index", "example"), FLAGGED, ids=_ids)
+def test_noqa_silences_findings(rule, index, example) -> None:
+    unit = SourceUnit.from_bytes("case.py", example.before.encode())
+    found = [f for f in engine.process(unit, settings_for([rule.code]), apply_fixes=False).findings
+             if f.code == rule.code]
+    assert found
+    lines = example.before.splitlines(keepends=True)
+    for comment, silenced in ((f"  # noqa: {rule.code}", True), ("  # noqa", True),
+                              ("  # noqa: TFC999", False)):
+        marked = list(lines)
+        for finding in found:
+            row = finding.line - 1
+            marked[row] = marked[row].rstrip("\n") + comment + "\n"
+        text = "".join(marked)
+        unit = SourceUnit.from_bytes("case.py", text.encode())
+        left = [f for f in engine.process(unit, settings_for([rule.code]), apply_fixes=True).findings
+                if f.code == rule.code]
+        assert (not left) == silenced, (comment, left)
+        if silenced:
+            assert fix_bytes(text.encode(), [rule.code], unsafe=True).new_bytes is None
+
+
+# --------------------------------------------------------------------------- fake rules
+class _Crashes(Rule):
+    """Raises on every call: stands for a bug in one rule."""
+
+    code = "TFC998"
+    name = "always-crashes"
+    message = "never reported"
+    triggers = ("(",)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        raise ZeroDivisionError("boom")
+
+
+class _BreaksCode(Rule):
+    """Rewrites every call to ``torch.load`` into a call of an undefined name."""
+
+    code = "TFC997"
+    name = "introduces-undefined-name"
+    message = "would break the file"
+    safety = Safety.SAFE
+    triggers = ("load",)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.qualified_name(node.func) == "torch.load":
+            new = node.with_changes(func=cst.Name("undefined_loader"))
+            self.report(node, fix=Fix(Safety.SAFE, "break it", [(node, new)]))
+
+
+class _BadSyntax(Rule):
+    """Rewrites ``torch.load`` calls into text that does not compile."""
+
+    code = "TFC996"
+    name = "emits-bad-syntax"
+    message = "would not compile"
+    safety = Safety.SAFE
+    triggers = ("load",)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.qualified_name(node.func) == "torch.load":
+            # LibCST validates most nodes; a keyword as a name slips through and
+            # generates text Python rejects.
+            new = node.with_changes(func=cst.Name("lambda"))
+            self.report(node, fix=Fix(Safety.SAFE, "break it", [(node, new)]))
+
+
+@pytest.fixture
+def fake_rules(monkeypatch: pytest.MonkeyPatch) -> None:
+    fakes = {rule.code: rule for rule in (_Crashes, _BreaksCode, _BadSyntax)}
+
+    def lookup(code: str) -> type[Rule]:
+        return fakes[code] if code in fakes else rule_by_code(code)
+
+    monkeypatch.setattr(engine, "rule_by_code", lookup)
+
+
+SOURCE = "import torch\nstate = torch.load('m.pt')\n"
+
+
+def test_crashing_rule_is_an_internal_error_and_others_still_report(fake_rules) -> None:
+    result = fix_bytes(SOURCE.encode(), ["TFC998", "TFC001"])
+    codes = [f.code for f in result.findings]
+    assert "TFC998" in codes and "TFC001" in codes
+    crash = next(f for f in result.findings if f.code == "TFC998")
+    assert crash.internal_error and "ZeroDivisionError" in crash.message
+    assert result.fixed is not None and "weights_only=True" in result.fixed
+
+
+@pytest.mark.parametrize("code", ["TFC997", "TFC996"])
+def test_fix_that_would_break_the_file_is_withheld(fake_rules, code: str) -> None:
+    result = fix_bytes(SOURCE.encode(), [code, "TFC001"])
+    assert result.fixed is None and result.new_bytes is None
+    finding = next(f for f in result.findings if f.code == code)
+    assert finding.fix is not None and finding.fix.withheld
+    assert not finding.fix.applied
+    reason = finding.fix.withheld
+    assert ("undefined_loader" in reason) if code == "TFC997" else ("compile" in reason)
+    # The sound fix in the same file is withheld too: the file keeps its text.
+    other = next(f for f in result.findings if f.code == "TFC001")
+    assert other.fix is not None and not other.fix.applied and other.fix.withheld
