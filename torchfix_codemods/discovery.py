@@ -56,7 +56,7 @@ def _read_gitignore(directory: Path) -> pathspec.PathSpec | None:
         lines = candidate.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return None
-    return pathspec.PathSpec.from_lines("gitwildmatch", lines)
+    return pathspec.GitIgnoreSpec.from_lines(lines)
 
 
 def _repository_root(start: Path) -> Path | None:
@@ -81,7 +81,7 @@ def _inherited_ignores(directory: Path) -> _Ignores:
 
 def discover(paths: list[str], settings: Settings) -> list[str]:
     """Files to check, in a stable order, for the paths given on the command line."""
-    exclude = pathspec.PathSpec.from_lines("gitwildmatch", settings.excludes)
+    exclude = pathspec.GitIgnoreSpec.from_lines(settings.excludes)
     root = Path(settings.root).resolve()
     found: dict[str, None] = {}
     for raw in paths or ["."]:

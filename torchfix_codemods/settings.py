@@ -74,7 +74,7 @@ class Settings:
 
 @cache
 def _spec(pattern: str) -> pathspec.PathSpec:
-    return pathspec.PathSpec.from_lines("gitwildmatch", [pattern])
+    return pathspec.GitIgnoreSpec.from_lines([pattern])
 
 
 def _relative(path: str, root: str) -> str:

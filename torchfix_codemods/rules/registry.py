@@ -13,7 +13,6 @@ from collections.abc import Iterable
 from functools import cache
 
 import torchfix_codemods.rules as rules_package
-
 from torchfix_codemods.rules.base import Rule
 
 SYNTAX_ERROR_CODE = "TFC000"

@@ -1,0 +1,73 @@
+"""Which files a run reads: .gitignore, default excludes, symlinks, explicit files."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from torchfix_codemods.discovery import DiscoveryError, discover
+from torchfix_codemods.settings import Overrides, load_settings
+
+
+def _files(root: Path, *paths: str, **overrides) -> list[str]:
+    settings = load_settings([str(root)], Overrides(**overrides), cwd=str(root))
+    found = discover([str(root / p) for p in paths] or [str(root)], settings)
+    return sorted(os.path.relpath(f, root) for f in found)
+
+
+def _touch(root: Path, *names: str) -> None:
+    for name in names:
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("x = 1\n")
+
+
+def test_walks_python_files_and_skips_default_excludes(tmp_path: Path) -> None:
+    _touch(tmp_path, "a.py", "pkg/b.py", "notes.txt", ".venv/lib/c.py", "build/d.py",
+           "pkg/__pycache__/e.py", "node_modules/f.py", "venv/g.py", ".tox/h.py")
+    assert _files(tmp_path) == ["a.py", "pkg/b.py"]
+
+
+def test_gitignore_is_honoured_at_every_level(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    _touch(tmp_path, "keep.py", "generated/x.py", "pkg/keep.py", "pkg/secret.py", "pkg/sub/y.py")
+    (tmp_path / ".gitignore").write_text("generated/\n")
+    (tmp_path / "pkg" / ".gitignore").write_text("secret.py\nsub/\n")
+    assert _files(tmp_path) == ["keep.py", "pkg/keep.py"]
+    # Walking a subdirectory still applies the parent's .gitignore.
+    assert _files(tmp_path, "pkg") == ["pkg/keep.py"]
+
+
+def test_explicit_file_is_always_checked(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    _touch(tmp_path, "ignored.py")
+    (tmp_path / ".gitignore").write_text("ignored.py\n")
+    assert _files(tmp_path) == []
+    assert _files(tmp_path, "ignored.py") == ["ignored.py"]
+
+
+def test_exclude_and_extend_exclude(tmp_path: Path) -> None:
+    _touch(tmp_path, "a.py", "legacy/b.py", "build/c.py")
+    assert _files(tmp_path, extend_exclude=("legacy/",)) == ["a.py"]
+    # --exclude replaces the defaults, so build/ is walked again.
+    assert _files(tmp_path, exclude=("legacy/",)) == ["a.py", "build/c.py"]
+
+
+def test_symlinks_do_not_lead_out_of_the_tree(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    tree = tmp_path / "tree"
+    _touch(outside, "secret.py", "dir/deep.py")
+    _touch(tree, "real.py")
+    (tree / "link_out.py").symlink_to(outside / "secret.py")
+    (tree / "link_in.py").symlink_to(tree / "real.py")
+    (tree / "dir_link").symlink_to(outside / "dir", target_is_directory=True)
+    (tree / "loop").symlink_to(tree, target_is_directory=True)
+    assert _files(tree) == ["link_in.py", "real.py"]
+
+
+def test_missing_path_is_an_error(tmp_path: Path) -> None:
+    settings = load_settings([str(tmp_path)], Overrides(), cwd=str(tmp_path))
+    with pytest.raises(DiscoveryError, match="nope.py: no such file or directory"):
+        discover([str(tmp_path / "nope.py")], settings)
