@@ -21,10 +21,11 @@ from dataclasses import dataclass
 import libcst as cst
 from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+from libcst.metadata import CodeRange
 
 from torchfix_codemods.analysis.imports import Imports
 from torchfix_codemods.analysis.names import NameIndex
+from torchfix_codemods.analysis.positions import positions_of
 from torchfix_codemods.model import FileResult, Finding, FixInfo, Safety
 from torchfix_codemods.noqa import is_silenced, noqa_lines
 from torchfix_codemods.rules.base import Fix, Report, Rule, RuleContext
@@ -122,15 +123,27 @@ def syntax_error(text: str, path: str) -> tuple[int, int, str] | None:
     return None
 
 
+def _prefilter(rules: Sequence[type[Rule]], text: str) -> list[type[Rule]]:
+    """Rules that could match this text; the file is parsed only if there is one.
+
+    A rule that matches torch names needs ``torch`` to appear in the file (every
+    import of a torch name spells it), and one of its own trigger strings.
+    """
+    mentions_torch = "torch" in text
+    return [
+        rule for rule in rules
+        if rule.code != SYNTAX_ERROR_CODE
+        and (mentions_torch or not rule.uses_torch_names)
+        and any(trigger in text for trigger in rule.triggers)
+    ]
+
+
 def process(unit: SourceUnit, settings: Settings, *, apply_fixes: bool) -> FileResult:
     """Analyse one unit; with ``apply_fixes``, compute its fixed text too."""
     rules = active_rules_for(settings, unit.path)
     result = FileResult(unit.path, original=unit.text)
     codes = {rule.code for rule in rules}
-    runnable = [
-        rule for rule in rules
-        if rule.code != SYNTAX_ERROR_CODE and any(t in unit.text for t in rule.triggers)
-    ]
+    runnable = _prefilter(rules, unit.text)
     if not runnable:
         if SYNTAX_ERROR_CODE in codes:
             error = syntax_error(unit.text, unit.path)
@@ -182,10 +195,10 @@ def _analyse(
                               f"here are dropped ({detail})", reason="internal-error"))
     if not reports:
         return _Analysis([], names)
-    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    positions = positions_of(module, [report.node for report in reports])
     located: list[_Located] = []
     for report in reports:
-        code_range = positions.get(report.node)
+        code_range = positions.get(id(report.node))
         if code_range is None:
             continue
         if is_silenced(silenced, report.rule.code, code_range.start.line, code_range.end.line):
