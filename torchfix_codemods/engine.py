@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import ast
 import traceback
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import libcst as cst
@@ -26,6 +26,7 @@ from libcst.metadata import CodeRange
 from torchfix_codemods.analysis.imports import Imports
 from torchfix_codemods.analysis.names import NameIndex
 from torchfix_codemods.analysis.positions import positions_of
+from torchfix_codemods.analysis.walk import walk
 from torchfix_codemods.model import FileResult, Finding, FixInfo, Safety
 from torchfix_codemods.noqa import is_silenced, noqa_lines
 from torchfix_codemods.rules.base import Fix, Report, Rule, RuleContext
@@ -57,13 +58,12 @@ class _RuleFailure(Exception):
         self.error = error
 
 
-class _BatchedVisitor(cst.CSTVisitor):
-    """Runs every active rule's ``visit_*``/``leave_*`` in one traversal."""
+class _BatchedVisitor:
+    """Runs every active rule's ``visit_*``/``leave_*`` in one fast walk of the module."""
 
     def __init__(self, rules: Sequence[Rule]) -> None:
-        super().__init__()
-        self._visit: dict[str, list[tuple[Rule, object]]] = {}
-        self._leave: dict[str, list[tuple[Rule, object]]] = {}
+        self._visit: dict[str, list[tuple[Rule, Callable[[cst.CSTNode], object]]]] = {}
+        self._leave: dict[str, list[tuple[Rule, Callable[[cst.CSTNode], object]]]] = {}
         for rule in rules:
             for attribute in dir(type(rule)):
                 if attribute.startswith("visit_"):
@@ -75,24 +75,29 @@ class _BatchedVisitor(cst.CSTVisitor):
                 table.setdefault(node_type, []).append((rule, getattr(rule, attribute)))
         self.failed: dict[int, tuple[Rule, cst.CSTNode, BaseException]] = {}
 
-    def _dispatch(self, table: dict[str, list[tuple[Rule, object]]], node: cst.CSTNode) -> None:
-        handlers = table.get(type(node).__name__)
-        if not handlers:
-            return
+    def run(self, module: cst.Module) -> None:
+        walk(module, self._enter, self._exit)
+
+    def _dispatch(self, handlers: list[tuple[Rule, Callable[[cst.CSTNode], object]]],
+                  node: cst.CSTNode) -> None:
         for rule, handler in handlers:
             if id(rule) in self.failed:
                 continue
             try:
-                handler(node)  # type: ignore[operator]
+                handler(node)
             except Exception as error:  # noqa: BLE001 - reported, never swallowed
                 self.failed[id(rule)] = (rule, node, error)
 
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        self._dispatch(self._visit, node)
+    def _enter(self, node: cst.CSTNode, parent: cst.CSTNode | None) -> bool:
+        handlers = self._visit.get(type(node).__name__)
+        if handlers:
+            self._dispatch(handlers, node)
         return True
 
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        self._dispatch(self._leave, original_node)
+    def _exit(self, node: cst.CSTNode) -> None:
+        handlers = self._leave.get(type(node).__name__)
+        if handlers:
+            self._dispatch(handlers, node)
 
 
 class _Replacer(cst.CSTTransformer):
@@ -185,7 +190,7 @@ def _analyse(
     context = RuleContext(unit.path, unit.text, module, names, Imports(names), settings)
     instances = [rule(context) for rule in rules]
     visitor = _BatchedVisitor(instances)
-    module.visit(visitor)
+    visitor.run(module)
     failed_types = {type(rule) for rule, _, _ in visitor.failed.values()}
     reports = [r for r in context.reports if r.rule not in failed_types]
     for rule, node, error in visitor.failed.values():

@@ -23,6 +23,8 @@ from typing import Literal
 
 import libcst as cst
 
+from torchfix_codemods.analysis.walk import walk
+
 ScopeKind = Literal["module", "function", "class", "lambda", "comprehension"]
 BindingKind = Literal[
     "import", "assign", "augassign", "annassign", "def", "class", "param", "for",
@@ -80,7 +82,7 @@ def _import_module_name(node: cst.ImportFrom) -> str:
     return f"{dots}{module or ''}"
 
 
-class NameIndex(cst.CSTVisitor):
+class NameIndex:
     """One pass over a module: parents, scopes, bindings and loads.
 
     Build it with :meth:`build`; afterwards use :meth:`qualified_name`,
@@ -88,10 +90,8 @@ class NameIndex(cst.CSTVisitor):
     """
 
     def __init__(self) -> None:
-        super().__init__()
         self._parents: dict[int, cst.CSTNode] = {}
         self._scope_of: dict[int, Scope] = {}
-        self._stack: list[cst.CSTNode] = []
         self._scopes: list[Scope] = []
         self._pending: dict[int, Scope] = {}
         self._entered: list[cst.CSTNode] = []
@@ -105,7 +105,7 @@ class NameIndex(cst.CSTVisitor):
     @classmethod
     def build(cls, module: cst.Module) -> NameIndex:
         index = cls()
-        module.visit(index)
+        walk(module, index._enter_node, index._leave_node)
         return index
 
     @property
@@ -129,21 +129,21 @@ class NameIndex(cst.CSTVisitor):
             scope = outer or scope
         scope.add(binding)
 
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if self._stack:
-            self._parents[id(node)] = self._stack[-1]
+    def _enter_node(self, node: cst.CSTNode, parent: cst.CSTNode | None) -> bool:
+        if parent is not None:
+            self._parents[id(node)] = parent
         pending = self._pending.pop(id(node), None)
         if pending is not None:
             self._enter(pending, node)
-        self._stack.append(node)
         if self._scopes:
             self._scope_of[id(node)] = self._scopes[-1]
-        return super().on_visit(node)
+        handler = _HANDLERS.get(type(node).__name__)
+        if handler is None:
+            return True
+        return handler(self, node) is not False
 
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        super().on_leave(original_node)
-        self._stack.pop()
-        if self._entered and self._entered[-1] is original_node:
+    def _leave_node(self, node: cst.CSTNode) -> None:
+        if self._entered and self._entered[-1] is node:
             self._entered.pop()
             self._scopes.pop()
 
@@ -409,3 +409,10 @@ def _target_names(target: cst.BaseExpression) -> Iterator[cst.Name]:
             yield from _target_names(element.value)
     elif isinstance(target, cst.StarredElement):
         yield from _target_names(target.value)
+
+
+_HANDLERS = {
+    name[len("visit_"):]: function
+    for name, function in vars(NameIndex).items()
+    if name.startswith("visit_")
+}

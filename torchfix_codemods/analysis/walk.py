@@ -1,0 +1,108 @@
+"""A fast pre/post-order walk over the nodes that carry meaning.
+
+LibCST's visitor framework rebuilds every node's children through
+``_visit_and_replace_children``; a visitor that does nothing still cost 11 s on
+a 290-file corpus where walking the dataclass fields directly took 1 s. Rules
+and analyses only look at expressions and statements, so this walk skips pure
+layout nodes (whitespace, comments, commas, brackets, operators' spacing) and
+visits the rest in exactly LibCST's own visiting order (read once per node type
+from its ``_visit_and_replace_children``), i.e. source order.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import re
+from collections.abc import Callable
+
+import libcst as cst
+
+_LAYOUT: tuple[type, ...] = (
+    cst.BaseParenthesizableWhitespace, cst.TrailingWhitespace, cst.EmptyLine, cst.Comment,
+    cst.Newline, cst.LeftParen, cst.RightParen, cst.LeftSquareBracket, cst.RightSquareBracket,
+    cst.LeftCurlyBrace, cst.RightCurlyBrace, cst.Comma, cst.Semicolon, cst.AssignEqual,
+    cst.Colon, cst.Dot, cst.Asynchronous, cst.ImportStar, cst.BaseBinaryOp, cst.BaseBooleanOp,
+    cst.BaseUnaryOp, cst.BaseCompOp, cst.BaseAugOp,
+)
+_LAYOUT_FIELDS = frozenset({
+    "lpar", "rpar", "leading_lines", "lines_after_decorators", "header", "footer",
+    "trailing_whitespace", "comma", "semicolon", "equal", "colon", "dot", "lbracket",
+    "rbracket", "lbrace", "rbrace", "first_line", "empty_lines", "last_line", "asynchronous",
+    "operator", "relative", "between", "first_colon", "second_colon", "newline",
+})
+
+
+def _is_layout_field(name: str) -> bool:
+    """Fields that only ever hold layout nodes (their values are also checked by type)."""
+    return name in _LAYOUT_FIELDS or name.startswith("whitespace")
+
+
+_VISITED_FIELD = re.compile(r"visit_\w+\(\s*self,\s*\"(\w+)\"")
+_ORDER: dict[type, tuple[str, ...]] = {}
+
+
+def _field_order(node_type: type) -> tuple[str, ...]:
+    """Field names in the order LibCST itself visits them."""
+    order = _ORDER.get(node_type)
+    if order is not None:
+        return order
+    names = [field.name for field in dataclasses.fields(node_type)]
+    try:
+        source = inspect.getsource(node_type._visit_and_replace_children)
+        seen = [m.group(1) for m in _VISITED_FIELD.finditer(source)]
+    except (OSError, TypeError):  # pragma: no cover - source unavailable
+        seen = []
+    ordered = list(dict.fromkeys(name for name in seen if name in names))
+    ordered += [name for name in names if name not in ordered]
+    order = _ORDER[node_type] = tuple(name for name in ordered if not _is_layout_field(name))
+    return order
+
+
+_IS_NODE: dict[type, bool] = {}
+"""Per concrete type: a meaningful node (True), layout (False). ``isinstance`` against
+LibCST's abstract base classes is slow, and is asked once per type instead."""
+
+
+def _meaningful(value_type: type) -> bool:
+    known = _IS_NODE.get(value_type)
+    if known is None:
+        known = _IS_NODE[value_type] = (
+            issubclass(value_type, cst.CSTNode) and not issubclass(value_type, _LAYOUT))
+    return known
+
+
+def children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """Meaningful children of ``node`` in source order (layout nodes left out)."""
+    result: list[cst.CSTNode] = []
+    for name in _field_order(type(node)):
+        value = getattr(node, name)
+        value_type = type(value)
+        if value_type is list or value_type is tuple:
+            result.extend(item for item in value if _meaningful(type(item)))
+        elif _meaningful(value_type):
+            result.append(value)
+    return result
+
+
+def walk(
+    root: cst.CSTNode,
+    enter: Callable[[cst.CSTNode, cst.CSTNode | None], bool],
+    leave: Callable[[cst.CSTNode], None],
+) -> None:
+    """Call ``enter(node, parent)`` before a node's children, ``leave(node)`` after.
+
+    ``enter`` returning False skips the node's children (``leave`` still runs).
+    Iterative, so deeply nested expressions cannot exhaust the recursion limit.
+    """
+    stack: list[tuple[cst.CSTNode, cst.CSTNode | None, bool]] = [(root, None, False)]
+    while stack:
+        node, parent, done = stack.pop()
+        if done:
+            leave(node)
+            continue
+        descend = enter(node, parent)
+        stack.append((node, parent, True))
+        if descend:
+            for child in reversed(children(node)):
+                stack.append((child, node, False))
