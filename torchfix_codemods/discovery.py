@@ -16,7 +16,7 @@ import pathspec
 
 from torchfix_codemods.settings import Settings
 
-SOURCE_SUFFIXES = (".py",)
+SOURCE_SUFFIXES = (".py", ".ipynb")
 
 
 class DiscoveryError(Exception):

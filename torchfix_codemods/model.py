@@ -47,6 +47,8 @@ class Finding:
     fix: FixInfo | None = None
     reason: str | None = None
     internal_error: bool = False
+    cell: int | None = None
+    """For notebooks: the 1-based cell number; ``line`` is then the line within the cell."""
 
     @property
     def fixable(self) -> bool:

@@ -7,6 +7,7 @@ an error on that file; it never stops the others.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import os
 import stat
@@ -18,7 +19,9 @@ from concurrent.futures import ProcessPoolExecutor
 
 from torchfix_codemods.engine import process, read_unit
 from torchfix_codemods.model import FileResult, Finding
+from torchfix_codemods.notebooks import Notebook, NotebookError
 from torchfix_codemods.settings import Settings
+from torchfix_codemods.source import SourceUnit
 
 # Below this many files a pool costs more (process start, imports) than it saves.
 POOL_THRESHOLD = 8
@@ -74,10 +77,20 @@ def process_path(path: str, settings: Settings, mode: Mode) -> FileResult:
     except OSError as error:
         return FileResult(path, error=f"cannot read: {error.strerror or error}")
     try:
-        unit = read_unit(path, data)
+        notebook = None
+        if path.endswith(".ipynb"):
+            try:
+                notebook = Notebook.parse(data)
+            except NotebookError as error:
+                return FileResult(path, error=str(error))
+            unit: SourceUnit | Finding = SourceUnit(path, notebook.text)
+        else:
+            unit = read_unit(path, data)
         if isinstance(unit, Finding):
             return FileResult(path, findings=[unit])
         result = process(unit, settings, apply_fixes=mode is not Mode.CHECK)
+        if notebook is not None:
+            _to_cells(result, notebook)
         if mode is Mode.FIX and result.changed and result.new_bytes is not None:
             problem = atomic_write(path, result.new_bytes, data)
             if problem is not None:
@@ -91,6 +104,18 @@ def process_path(path: str, settings: Settings, mode: Mode) -> FileResult:
     except Exception as error:  # noqa: BLE001 - one file's failure must not stop the run
         detail = traceback.format_exception_only(type(error), error)[-1].strip()
         return FileResult(path, error=f"internal error: {detail}")
+
+
+def _to_cells(result: FileResult, notebook: Notebook) -> None:
+    """Findings at cell lines; new bytes as the notebook's JSON with the fixed cells."""
+    mapped = []
+    for finding in result.findings:
+        cell, line = notebook.locate(finding.line)
+        _, end_line = notebook.locate(finding.end_line)
+        mapped.append(dataclasses.replace(finding, line=line, end_line=end_line, cell=cell))
+    result.findings = mapped
+    if result.changed and result.fixed is not None:
+        result.new_bytes = notebook.render(result.fixed)
 
 
 def _worker(arguments: tuple[str, Settings, Mode]) -> FileResult:

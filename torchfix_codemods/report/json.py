@@ -22,6 +22,7 @@ def finding_to_dict(finding: Finding) -> dict[str, Any]:
         }
     return {
         "path": finding.path,
+        "cell": finding.cell,
         "line": finding.line,
         "column": finding.column,
         "end_line": finding.end_line,

@@ -23,7 +23,8 @@ def _mark(finding: Finding) -> str:
 
 
 def render_finding(console: Console, finding: Finding) -> None:
-    location = f"{finding.path}:{finding.line}:{finding.column}:"
+    cell = f"cell {finding.cell}:" if finding.cell is not None else ""
+    location = f"{finding.path}:{cell}{finding.line}:{finding.column}:"
     mark = _mark(finding)
     console.print(
         f"[bold]{escape(location)}[/] [red]{finding.code}[/] "
