@@ -7,12 +7,12 @@ modules below it. Exit codes (DESIGN.md): 0 nothing found or everything fixed,
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
-from rich.markdown import Markdown
 from rich.markup import escape
 from rich.table import Table
 
@@ -172,11 +172,15 @@ def check(
     exclude: ExcludeOpt = None,
     extend_exclude: ExtendExcludeOpt = None,
     config: ConfigOpt = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the "
+                                           "result cache (.torchfix_cache).")] = False,
 ) -> None:
-    """Report findings; exit 1 when there are any. Writes nothing."""
-    files, settings = _prepare(paths, _overrides(select, ignore, extend_select, output_format,
-                                                 target_torch, jobs, exclude, extend_exclude,
-                                                 config))
+    """Report findings; exit 1 when there are any. Writes nothing but its cache."""
+    overrides = _overrides(select, ignore, extend_select, output_format, target_torch, jobs,
+                           exclude, extend_exclude, config)
+    if no_cache:
+        overrides = dataclasses.replace(overrides, cache=False)
+    files, settings = _prepare(paths, overrides)
     results = run_paths(files, settings, Mode.CHECK)  # type: ignore[arg-type]
     _emit(results, settings.output_format, fixing=False,  # type: ignore[attr-defined]
           unsafe_fixes=settings.unsafe_fixes)  # type: ignore[attr-defined]
@@ -255,6 +259,8 @@ def explain(
     code: Annotated[str, typer.Argument(help="A rule code, e.g. TFC001.")],
 ) -> None:
     """Print one rule's documentation: what it finds, why, examples, fix safety."""
+    from rich.markdown import Markdown
+
     try:
         rule = rule_by_code(code.strip().upper())
     except UnknownRuleCode:

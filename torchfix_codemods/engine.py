@@ -19,8 +19,6 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import libcst as cst
-from libcst.codemod import CodemodContext
-from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.metadata import CodeRange
 
 from torchfix_codemods.analysis.imports import Imports
@@ -297,6 +295,11 @@ def _non_overlapping(names: NameIndex, candidates: list[_Located]) -> list[_Loca
 
 
 def _apply(module: cst.Module, fixes: Iterable[Fix]) -> str:
+    # libcst.codemod costs more to import than a whole check of a small file: load it
+    # only when a fix is actually applied.
+    from libcst.codemod import CodemodContext
+    from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
+
     replacements: dict[int, object] = {}
     context = CodemodContext()
     removals = []

@@ -17,6 +17,7 @@ import traceback
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 
+from torchfix_codemods import cache
 from torchfix_codemods.engine import process, read_unit
 from torchfix_codemods.model import FileResult, Finding
 from torchfix_codemods.notebooks import Notebook, NotebookError
@@ -76,6 +77,30 @@ def process_path(path: str, settings: Settings, mode: Mode) -> FileResult:
             data = handle.read()
     except OSError as error:
         return FileResult(path, error=f"cannot read: {error.strerror or error}")
+    key = None
+    if mode is Mode.CHECK and settings.cache:
+        key = cache.cache_key(path, data, settings)
+        cached = cache.load(cache.cache_root(settings), key)
+        if cached is not None:
+            return FileResult(path, findings=cached)
+    result = _process_data(path, data, settings, mode)
+    if key is not None and result.error is None:
+        cache.store(cache.cache_root(settings), key, result.findings)
+    return result
+
+
+def cached_result(path: str, settings: Settings) -> FileResult | None:
+    """The cached ``check`` result for ``path``, if its content was seen before."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return None
+    findings = cache.load(cache.cache_root(settings), cache.cache_key(path, data, settings))
+    return None if findings is None else FileResult(path, findings=findings)
+
+
+def _process_data(path: str, data: bytes, settings: Settings, mode: Mode) -> FileResult:
     try:
         notebook = None
         if path.endswith(".ipynb"):
@@ -142,6 +167,20 @@ def run_paths(
 
 
 def _results(paths: list[str], settings: Settings, mode: Mode, jobs: int) -> Iterator[FileResult]:
+    hits: dict[str, FileResult] = {}
+    if mode is Mode.CHECK and settings.cache:
+        # Cache hits cost a hash each: answer them here instead of starting workers.
+        for path in paths:
+            hit = cached_result(path, settings)
+            if hit is not None:
+                hits[path] = hit
+    misses = [path for path in paths if path not in hits]
+    computed = _compute(misses, settings, mode, jobs)
+    for path in paths:
+        yield hits[path] if path in hits else next(computed)
+
+
+def _compute(paths: list[str], settings: Settings, mode: Mode, jobs: int) -> Iterator[FileResult]:
     if jobs <= 1 or len(paths) < POOL_THRESHOLD:
         for path in paths:
             yield process_path(path, settings, mode)

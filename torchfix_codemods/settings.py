@@ -53,6 +53,7 @@ class Settings:
     output_format: str = "text"
     jobs: int | None = None
     inference_decorators: tuple[str, ...] = ()
+    cache: bool = True
     config_path: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
 
@@ -98,12 +99,13 @@ class Overrides:
     output_format: str | None = None
     jobs: int | None = None
     config: str | None = None
+    cache: bool | None = None
 
 
 _KEYS = {
     "select", "ignore", "extend-select", "per-file-ignores", "exclude", "extend-exclude",
     "target-torch", "unsafe-fixes", "format", "jobs", "respect-gitignore",
-    "inference-decorators",
+    "inference-decorators", "cache",
 }
 
 
@@ -237,6 +239,12 @@ def load_settings(paths: Iterable[str], overrides: Overrides, cwd: str | None = 
     if jobs is not None and (not isinstance(jobs, int) or isinstance(jobs, bool) or jobs < 1):
         raise ConfigError(f"{where}: 'jobs' must be a positive integer, got {jobs!r}")
 
+    use_cache = table.get("cache", True)
+    if not isinstance(use_cache, bool):
+        raise ConfigError(f"{where}: 'cache' must be true or false, got {use_cache!r}")
+    if overrides.cache is not None:
+        use_cache = overrides.cache
+
     respect = table.get("respect-gitignore", True)
     if not isinstance(respect, bool):
         raise ConfigError(f"{where}: 'respect-gitignore' must be true or false, got {respect!r}")
@@ -262,5 +270,6 @@ def load_settings(paths: Iterable[str], overrides: Overrides, cwd: str | None = 
         output_format=output_format,
         jobs=jobs,
         inference_decorators=decorators,
+        cache=use_cache,
         config_path=str(config_path) if config_path else None,
     )

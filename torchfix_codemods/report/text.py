@@ -55,20 +55,21 @@ def render_summary(console: Console, results: list[FileResult], *, fixing: bool,
     summary = summarize(results)
     if dry_run:
         console.print(f"Would fix {summary.fixed} finding(s) in {summary.changed_files} "
-                      "file(s).", highlight=False)
+                      "file(s).", highlight=False, soft_wrap=True)
     elif fixing and summary.fixed:
         console.print(f"Fixed {summary.fixed} finding(s) in {summary.changed_files} file(s).",
-                      highlight=False)
+                      highlight=False, soft_wrap=True)
     if summary.findings == 0 and not summary.errors:
         if not (fixing and summary.fixed):
-            console.print(f"All checks passed ({summary.files} file(s)).", highlight=False)
+            console.print(f"All checks passed ({summary.files} file(s)).", highlight=False, soft_wrap=True)
         return
     if summary.findings:
         counts = ", ".join(f"{code}: {count}" for code, count in summary.by_code.items())
         if fixing:
-            console.print(f"{summary.findings} finding(s) remaining ({counts}).", highlight=False)
+            console.print(f"{summary.findings} finding(s) remaining ({counts}).",
+                          highlight=False, soft_wrap=True)
         else:
-            console.print(f"Found {summary.findings} finding(s) ({counts}).", highlight=False)
+            console.print(f"Found {summary.findings} finding(s) ({counts}).", highlight=False, soft_wrap=True)
     hints = []
     if summary.safe_fixes_available:
         hints.append(f"{summary.safe_fixes_available} fixable with `torchfix-codemods fix`")
@@ -80,6 +81,6 @@ def render_summary(console: Console, results: list[FileResult], *, fixing: bool,
     if summary.withheld:
         hints.append(f"{summary.withheld} fix(es) withheld")
     if hints:
-        console.print("[*] " + "; ".join(hints) + ".", highlight=False)
+        console.print("[*] " + "; ".join(hints) + ".", highlight=False, soft_wrap=True)
     if summary.errors:
-        console.print(f"{summary.errors} file(s) could not be processed.", highlight=False)
+        console.print(f"{summary.errors} file(s) could not be processed.", highlight=False, soft_wrap=True)
