@@ -271,3 +271,17 @@ def test_examples_fix_then_check_leaves_only_findings_without_safe_fix(tmp_path:
     after = json.loads(invoke("check", "--format", "json", str(copy)).output)
     assert all(f["fix"] is None or f["fix"]["safety"] != "safe" or f["fix"]["withheld"]
                for f in after["findings"])
+
+
+def test_sarif_output(project: Path) -> None:
+    result = invoke("check", "--format", "sarif", str(project))
+    assert result.exit_code == 1
+    document = json.loads(result.output)
+    assert document["version"] == "2.1.0"
+    run = document["runs"][0]
+    assert [rule["id"] for rule in run["tool"]["driver"]["rules"]] == ["TFC001", "TFC002"]
+    first = run["results"][0]
+    assert first["ruleId"] == "TFC001"
+    region = first["locations"][0]["physicalLocation"]["region"]
+    assert (region["startLine"], region["startColumn"]) == (6, 27)
+    assert first["properties"]["fix"]["safety"] == "safe"

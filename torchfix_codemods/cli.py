@@ -22,6 +22,7 @@ from torchfix_codemods.model import FileResult, Safety
 from torchfix_codemods.report.diff import render_diff
 from torchfix_codemods.report.github import render_github
 from torchfix_codemods.report.json import render_json
+from torchfix_codemods.report.sarif import RuleInfo, render_sarif
 from torchfix_codemods.report.summary import summarize
 from torchfix_codemods.report.text import render_summary, render_text
 from torchfix_codemods.rules.registry import UnknownRuleCode, all_rules, rule_by_code
@@ -148,10 +149,17 @@ def _overrides(select: list[str] | None, ignore: list[str] | None,
     )
 
 
+def _rule_infos() -> list[RuleInfo]:
+    return [RuleInfo(r.code, r.name, r.message, r.documentation(), r.safety.value)
+            for r in all_rules()]
+
+
 def _emit(results: list[FileResult], output_format: str, *, fixing: bool,
           unsafe_fixes: bool) -> None:
     if output_format == "json":
         stdout.file.write(render_json(results) + "\n")
+    elif output_format == "sarif":
+        stdout.file.write(render_sarif(results, _rule_infos()) + "\n")
     elif output_format == "github":
         text = render_github(results)
         if text:

@@ -26,7 +26,7 @@ else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
 SECTION = "torchfix-codemods"
-OUTPUT_FORMATS = ("text", "json", "github")
+OUTPUT_FORMATS = ("text", "json", "github", "sarif")
 DEFAULT_EXCLUDES = (
     ".git", ".hg", ".svn", ".venv", "venv", "build", "dist", "__pycache__", ".tox", ".nox",
     "node_modules", "site-packages", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".eggs",
