@@ -110,7 +110,9 @@ class _Replacer(cst.CSTTransformer):
 
 def active_rules_for(settings: Settings, path: str) -> list[type[Rule]]:
     ignored = settings.ignored_for(path)
-    return [rule_by_code(code) for code in settings.enabled if code not in ignored]
+    # Sorted: rule order decides which of two fixes on one node goes first, and must
+    # not depend on the hash seed.
+    return [rule_by_code(code) for code in sorted(settings.enabled) if code not in ignored]
 
 
 def syntax_error(text: str, path: str) -> tuple[int, int, str] | None:
