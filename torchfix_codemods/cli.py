@@ -285,11 +285,18 @@ def explain(
 def verify(
     paths: Annotated[list[str], typer.Argument(help="Fixture files or directories with "
                                                "executable fixtures (defining run(device)).")],
+    jobs: JobsOpt = None,
+    timeout: Annotated[float, typer.Option("--timeout", min=1, help="Seconds each run of a "
+                                           "fixture may take.")] = 120.0,
 ) -> None:
     """Execute before/after fixtures and compare their results (needs torch)."""
+    import importlib.util
+
+    if importlib.util.find_spec("torch") is None:
+        raise fail("verify needs torch: pip install 'torchfix-codemods[verify]'")
     from torchfix_codemods.verify import run_verify
 
-    raise typer.Exit(run_verify(paths))
+    raise typer.Exit(run_verify(paths, jobs=jobs, timeout=timeout))
 
 
 def main() -> None:
