@@ -1,0 +1,805 @@
+"""Which functions (and which top-level script regions) run a model for inference.
+
+TFC201/TFC202/TFC203 all ask the same questions of one module, so they are
+answered once here and cached on the :class:`NameIndex`:
+
+* an *inference root* is a function named like ``evaluate``/``validate``/
+  ``test``/``predict``/``infer``/``score`` (a name token, so ``run_validation``
+  and ``eval_epoch`` count) that is not a pytest ``test_*`` function, not a
+  Lightning ``*_step`` hook, and that calls a model, itself or through helpers
+  defined in the same file;
+* it never differentiates: no ``.backward()``, ``torch.autograd.grad``,
+  optimizer ``step``/``zero_grad``, ``requires_grad_``/``.grad`` on any path it
+  takes through this file. A helper shared with training
+  (``iteration(data, train=False)``) is followed with the literal ``False``
+  bound, so code under ``if train:`` does not count: that is the BERT-pytorch
+  ``test()`` -> ``iteration(train=False)`` shape;
+* the model it switches is the object that is *called*, expressed in the root's
+  own terms: a parameter, ``self.<attr>`` (in a method of the same class) or a
+  module-level name; a helper's parameter maps back to the caller's argument.
+
+Anything that cannot be proved downgrades: no model expression means no eval
+fix, a differentiating path means no finding at all.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from torchfix_codemods.analysis.modules import module_evidence
+from torchfix_codemods.analysis.names import NameIndex, dotted_name
+
+EVAL_TOKENS = frozenset({"evaluate", "evaluation", "eval", "validate", "validation", "val",
+                         "valid", "test", "testing"})
+"""Names whose result is a metric: a caller never differentiates it."""
+PREDICT_TOKENS = frozenset({"predict", "prediction", "infer", "inference", "score", "scoring"})
+"""Names that may be library APIs whose result other files could differentiate."""
+_TRAINING_TOKENS = frozenset({"train", "training", "fit", "step", "update", "optimize", "backward",
+                              "hook", "forward", "loss", "grad", "attack", "adversarial",
+                              "saliency", "adapt"})
+_MODEL_NAME = re.compile(
+    r"^(model|net|network|classifier|encoder|decoder|generator|discriminator|backbone|policy|"
+    r"critic|actor|student|teacher|bert|gpt|transformer|.*model|.*net)$",
+    re.IGNORECASE,
+)
+NO_GRAD_CONTEXTS = frozenset({"torch.no_grad", "torch.inference_mode", "torch.set_grad_enabled",
+                              "torch.enable_grad", "torch.autograd.no_grad",
+                              "torch.autograd.grad_mode.no_grad", "torch.autograd.inference_mode"})
+_DIFF_FUNCTIONS = frozenset({"torch.autograd.grad", "torch.autograd.backward",
+                             "torch.autograd.functional.jacobian",
+                             "torch.autograd.functional.hessian", "torch.func.grad",
+                             "torch.func.vjp", "torch.func.jacrev"})
+_DIFF_METHODS = frozenset({"backward", "requires_grad_", "retain_grad"})
+_OPTIMIZER_METHODS = frozenset({"step", "zero_grad"})
+_LOSS_KEYS = ("loss",)
+PENDING = "pending"
+"""Evidence of a helper's parameter that is called: the caller's argument decides."""
+
+
+def imports_torch(names: NameIndex) -> bool:
+    """Does the module import anything from torch? Without it, ``model(x)`` is not torch's."""
+    cached = names.cache.get("imports_torch")
+    if isinstance(cached, bool):
+        return cached
+    found = any(
+        binding.kind == "import" and binding.qualified is not None and
+        (binding.qualified == "torch" or binding.qualified.startswith("torch."))
+        for scope in names.all_scopes for bindings in scope.bindings.values()
+        for binding in bindings)
+    names.cache["imports_torch"] = found
+    return found
+
+
+def is_pytest_file(path: str) -> bool:
+    """``test_x.py``, ``x_test.py`` or ``conftest.py``: the files pytest collects by default.
+
+    A ``tests/`` folder alone is not enough: training repos keep evaluation
+    scripts there too.
+    """
+    base = path.replace("\\", "/").split("/")[-1]
+    return base.startswith("test_") or base.endswith("_test.py") or base == "conftest.py"
+
+
+def name_tokens(name: str) -> list[str]:
+    """``evalEpoch``/``eval_epoch`` -> ``["eval", "epoch"]``."""
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
+    return [token for token in spaced.lower().split("_") if token]
+
+
+def looks_like_model_name(name: str) -> bool:
+    return bool(_MODEL_NAME.match(name)) and name.lower() not in ("module", "torchvision")
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node)
+
+
+def _is_false(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "False"
+
+
+def _optimizer_like(expr: cst.BaseExpression) -> bool:
+    """A receiver of ``.step()`` that is an optimizer or a grad scaler (not a scheduler)."""
+    dotted = dotted_name(expr)
+    last = (dotted or "").split(".")[-1].lower()
+    if not last:
+        return isinstance(expr, cst.Subscript) and "opt" in _code(expr).lower()
+    return ("opt" in last or "scaler" in last) and "sched" not in last
+
+
+@dataclass
+class Site:
+    """A node inside a function with the ``if <param>:`` guards around it."""
+
+    node: cst.CSTNode
+    guards: tuple[tuple[str, bool], ...]
+    in_no_grad: bool = False
+    deferred: bool = False
+    """Inside a lambda: stored for later (a callback), not run by the function itself."""
+
+
+@dataclass
+class FunctionFacts:
+    """What one function does directly (nested functions and classes excluded)."""
+
+    node: cst.FunctionDef
+    cls: cst.ClassDef | None
+    params: list[str]
+    calls: list[Site] = field(default_factory=list)
+    differentiations: list[Site] = field(default_factory=list)
+    eval_calls: list[cst.Call] = field(default_factory=list)
+    train_calls: list[cst.Call] = field(default_factory=list)
+    grad_mode_calls: list[cst.Call] = field(default_factory=list)
+    names_used: set[str] = field(default_factory=set)
+
+    @property
+    def name(self) -> str:
+        return self.node.name.value
+
+    @property
+    def is_method(self) -> bool:
+        return self.cls is not None and bool(self.params) and self.params[0] == "self"
+
+
+@dataclass(frozen=True)
+class ModelUse:
+    """A model called for inference, as the inference root must name it."""
+
+    code: str
+    call: cst.Call
+    evidence: str
+    reads_losses: bool
+
+
+@dataclass
+class InferenceFunction:
+    """An inference root: what it calls, whether it is already covered, who calls it."""
+
+    facts: FunctionFacts
+    kind: str  # "eval" (metric-like name) or "predict" (API-like name)
+    models: list[ModelUse]
+    model_calls: list[Site]
+    already_no_grad: bool
+    already_eval: bool
+    callers: list[tuple[cst.Call, FunctionFacts | None]]
+    called_from_training: bool
+    result_differentiated: bool
+
+
+@dataclass
+class ScriptRegion:
+    """Top-level statements of an evaluation script that call a model."""
+
+    block: cst.Module | cst.IndentedBlock
+    statements: list[cst.BaseStatement]
+    model_code: str
+    model_calls: list[cst.Call]
+
+
+class InferenceAnalysis:
+    """Per-module facts for TFC2xx, built once and cached on the name index."""
+
+    def __init__(self, names: NameIndex, inference_decorators: tuple[str, ...] = (),
+                 pytest_file: bool = False) -> None:
+        self.names = names
+        self.decorators = frozenset(inference_decorators)
+        self.pytest_file = pytest_file
+        """In a test file pytest also collects a bare ``def test(...)``."""
+        self.functions: dict[int, FunctionFacts] = {}
+        self.module_sites: list[Site] = []
+        """Calls made by module-level code (outside every function)."""
+        self.module_diffs: list[Site] = []
+        self._deferred = 0
+        self._collect()
+        self._callers: dict[int, list[tuple[cst.Call, FunctionFacts | None]]] = {}
+        self._link_callers()
+        self._diff_cache: dict[tuple[int, frozenset[str]], bool] = {}
+
+    @classmethod
+    def of(cls, names: NameIndex, inference_decorators: tuple[str, ...] = (),
+           path: str = "") -> InferenceAnalysis:
+        pytest_file = is_pytest_file(path)
+        key = f"inference:{','.join(inference_decorators)}:{pytest_file}"
+        cached = names.cache.get(key)
+        if isinstance(cached, InferenceAnalysis):
+            return cached
+        analysis = cls(names, inference_decorators, pytest_file)
+        names.cache[key] = analysis
+        return analysis
+
+    # ------------------------------------------------------------- collection
+    def _collect(self) -> None:
+        assert self.names.module_scope is not None
+        module = self.names.module_scope.node
+        assert isinstance(module, cst.Module)
+        self._walk_body(module, None, None, (), False)
+
+    def _walk_body(self, node: cst.CSTNode, facts: FunctionFacts | None,
+                   cls: cst.ClassDef | None, guards: tuple[tuple[str, bool], ...],
+                   no_grad: bool) -> None:
+        for child in node.children:
+            self._walk(child, facts, cls, guards, no_grad)
+
+    def _walk(self, node: cst.CSTNode, facts: FunctionFacts | None, cls: cst.ClassDef | None,
+              guards: tuple[tuple[str, bool], ...], no_grad: bool) -> None:
+        if isinstance(node, cst.FunctionDef):
+            for decorator in node.decorators:
+                self._walk(decorator, facts, cls, guards, no_grad)
+            params = [p.name.value for p in (*node.params.posonly_params, *node.params.params)]
+            inner = FunctionFacts(node, cls, params)
+            self.functions[id(node)] = inner
+            self._walk(node.body, inner, None, (), False)
+            return
+        if isinstance(node, cst.ClassDef):
+            self._walk_body(node.body, facts, node, guards, no_grad)
+            return
+        if isinstance(node, cst.If) and facts is not None:
+            guard = self._guard(node.test, facts)
+            self._walk(node.test, facts, cls, guards, no_grad)
+            if guard is not None:
+                self._walk(node.body, facts, cls, (*guards, guard), no_grad)
+                if node.orelse is not None:
+                    self._walk(node.orelse, facts, cls, (*guards, (guard[0], not guard[1])),
+                               no_grad)
+                return
+            self._walk(node.body, facts, cls, guards, no_grad)
+            if node.orelse is not None:
+                self._walk(node.orelse, facts, cls, guards, no_grad)
+            return
+        if isinstance(node, cst.Lambda):
+            self._deferred += 1
+            try:
+                self._walk_body(node, facts, cls, guards, no_grad)
+            finally:
+                self._deferred -= 1
+            return
+        if isinstance(node, cst.With):
+            entered = no_grad or any(self._grad_context(item.item) for item in node.items)
+            for item in node.items:
+                self._walk(item, facts, cls, guards, no_grad)
+            self._walk(node.body, facts, cls, guards, entered)
+            return
+        if isinstance(node, cst.Name) and facts is not None:
+            facts.names_used.add(node.value)
+        if isinstance(node, cst.Attribute) and node.attr.value == "grad":
+            self._record_diff(node, facts, guards)
+        if isinstance(node, cst.Arg) and node.keyword is not None and \
+                node.keyword.value == "requires_grad" and not _is_false(node.value):
+            self._record_diff(node, facts, guards)
+        if isinstance(node, cst.Call):
+            self._record_call(node, facts, guards, no_grad)
+        self._walk_body(node, facts, cls, guards, no_grad)
+
+    def _guard(self, test: cst.BaseExpression, facts: FunctionFacts) -> tuple[str, bool] | None:
+        """``if train:`` -> ("train", True); ``if not train:`` -> ("train", False)."""
+        if isinstance(test, cst.Name) and test.value in facts.params:
+            return test.value, True
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not) and \
+                isinstance(test.expression, cst.Name) and test.expression.value in facts.params:
+            return test.expression.value, False
+        return None
+
+    def _grad_context(self, expr: cst.BaseExpression) -> bool:
+        target = expr.func if isinstance(expr, cst.Call) else expr
+        qualified = self.names.qualified_name(target)
+        if qualified in NO_GRAD_CONTEXTS:
+            return True
+        return self._is_user_decorator(target)
+
+    def _is_user_decorator(self, expr: cst.BaseExpression) -> bool:
+        if not self.decorators:
+            return False
+        target = expr.func if isinstance(expr, cst.Call) else expr
+        qualified = self.names.qualified_name(target)
+        dotted = dotted_name(target)
+        return qualified in self.decorators or dotted in self.decorators or any(
+            dotted is not None and d.endswith("." + dotted) and
+            self.names.qualified_name(target) is None and "." not in dotted
+            for d in self.decorators
+        )
+
+    def _record_diff(self, node: cst.CSTNode, facts: FunctionFacts | None,
+                     guards: tuple[tuple[str, bool], ...]) -> None:
+        site = Site(node, guards)
+        if facts is None:
+            self.module_diffs.append(site)
+        else:
+            facts.differentiations.append(site)
+
+    def _record_call(self, call: cst.Call, facts: FunctionFacts | None,
+                     guards: tuple[tuple[str, bool], ...], no_grad: bool) -> None:
+        func = call.func
+        qualified = self.names.qualified_name(func)
+        if qualified in _DIFF_FUNCTIONS:
+            self._record_diff(call, facts, guards)
+        if qualified in ("torch.set_grad_enabled", "torch.enable_grad") and facts is not None:
+            facts.grad_mode_calls.append(call)
+        if isinstance(func, cst.Attribute):
+            method = func.attr.value
+            if method in _DIFF_METHODS or (method in _OPTIMIZER_METHODS and
+                                           _optimizer_like(func.value)):
+                self._record_diff(call, facts, guards)
+            if facts is not None and method == "eval" and not call.args:
+                facts.eval_calls.append(call)
+            if facts is not None and method == "train":
+                facts.train_calls.append(call)
+        site = Site(call, guards, no_grad, self._deferred > 0)
+        if facts is None:
+            self.module_sites.append(site)
+        else:
+            facts.calls.append(site)
+
+    # ---------------------------------------------------------------- linking
+    def resolve(self, call: cst.Call, facts: FunctionFacts | None) -> FunctionFacts | None:
+        """The function of this file that ``call`` runs, when it can be told."""
+        func = call.func
+        if isinstance(func, cst.Name):
+            binding = self.names.binding_of(func)
+            if binding is not None and binding.kind == "def":
+                return self.functions.get(id(binding.node))
+            return None
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and \
+                func.value.value == "self" and facts is not None and facts.is_method:
+            assert facts.cls is not None
+            for statement in facts.cls.body.body:
+                if isinstance(statement, cst.FunctionDef) and \
+                        statement.name.value == func.attr.value:
+                    return self.functions.get(id(statement))
+        return None
+
+    def _link_callers(self) -> None:
+        for facts in [None, *self.functions.values()]:
+            sites = self.module_sites if facts is None else facts.calls
+            for site in sites:
+                assert isinstance(site.node, cst.Call)
+                callee = self.resolve(site.node, facts)
+                if callee is not None:
+                    self._callers.setdefault(id(callee.node), []).append((site.node, facts))
+
+    def callers(self, facts: FunctionFacts) -> list[tuple[cst.Call, FunctionFacts | None]]:
+        return self._callers.get(id(facts.node), [])
+
+    def false_bindings(self, call: cst.Call, callee: FunctionFacts,
+                       false_params: frozenset[str]) -> frozenset[str]:
+        """Parameters of ``callee`` that ``call`` binds to ``False`` (literal or known)."""
+        params = list(callee.params)
+        if callee.is_method and isinstance(call.func, cst.Attribute):
+            params = params[1:]
+        bound: set[str] = set()
+        position = 0
+        for arg in call.args:
+            if arg.star:
+                return frozenset(bound)
+            known_false = _is_false(arg.value) or (
+                isinstance(arg.value, cst.Name) and arg.value.value in false_params)
+            if arg.keyword is not None:
+                if known_false:
+                    bound.add(arg.keyword.value)
+                continue
+            if known_false and position < len(params):
+                bound.add(params[position])
+            position += 1
+        return frozenset(bound)
+
+    @staticmethod
+    def _live(site: Site, false_params: frozenset[str]) -> bool:
+        """Dead only under ``if p:`` with ``p`` known False (``if not p:`` stays live)."""
+        return not any(name in false_params and polarity for name, polarity in site.guards)
+
+    def differentiates(self, facts: FunctionFacts,
+                       false_params: frozenset[str] = frozenset(),
+                       _seen: frozenset[int] = frozenset()) -> bool:
+        """Does ``facts`` (or what it calls in this file) differentiate, with these params False?"""
+        key = (id(facts.node), false_params)
+        cached = self._diff_cache.get(key)
+        if cached is not None:
+            return cached
+        if id(facts.node) in _seen:
+            return False
+        seen = _seen | {id(facts.node)}
+        result = any(self._live(site, false_params) for site in facts.differentiations)
+        if not result:
+            for site in facts.calls:
+                if not self._live(site, false_params):
+                    continue
+                assert isinstance(site.node, cst.Call)
+                callee = self.resolve(site.node, facts)
+                if callee is None:
+                    continue
+                bound = self.false_bindings(site.node, callee, false_params)
+                if self.differentiates(callee, bound, seen):
+                    result = True
+                    break
+        self._diff_cache[key] = result
+        return result
+
+    def file_differentiates(self) -> bool:
+        return bool(self.module_diffs) or any(f.differentiations for f in self.functions.values())
+
+    # ----------------------------------------------------------------- models
+    def model_uses(self, facts: FunctionFacts, false_params: frozenset[str] = frozenset(),
+                   _seen: frozenset[int] = frozenset()) -> Iterator[tuple[Site, ModelUse | None]]:
+        """Model forward calls reached from ``facts``, named in ``facts``' terms (None: cannot)."""
+        if id(facts.node) in _seen:
+            return
+        seen = _seen | {id(facts.node)}
+        for site in facts.calls:
+            if not self._live(site, false_params) or site.deferred:
+                continue
+            assert isinstance(site.node, cst.Call)
+            call = site.node
+            model = self.model_of(call)
+            evidence = self._model_evidence(model, facts) if model is not None else None
+            if evidence is None and _seen and isinstance(model, cst.Name) and \
+                    model.value in facts.params and self.resolve(call, facts) is None:
+                evidence = PENDING  # a helper calling its parameter: decided by the caller
+            if model is not None and evidence is not None:
+                yield site, ModelUse(_code(model), call, evidence, self._reads_losses(call))
+                continue
+            callee = self.resolve(call, facts)
+            if callee is None:
+                continue
+            bound = self.false_bindings(call, callee, false_params)
+            for inner_site, use in self.model_uses(callee, bound, seen):
+                mapped = self._map(use, call, callee, facts) if use is not None else None
+                pending = use is not None and use.evidence == PENDING
+                if pending and (mapped is None or (mapped.evidence == PENDING and not _seen)):
+                    continue  # a called parameter that no caller shows to be a model
+                yield Site(inner_site.node, inner_site.guards,
+                           inner_site.in_no_grad or site.in_no_grad), mapped
+
+    @staticmethod
+    def model_of(call: cst.Call) -> cst.BaseExpression | None:
+        """The object a call runs: ``model`` in ``model(x)`` and in ``model.forward(x)``."""
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "forward":
+            return func.value
+        return func
+
+    def _model_evidence(self, func: cst.BaseExpression, facts: FunctionFacts) -> str | None:
+        if isinstance(func, cst.Attribute) and func.attr.value == "forward":
+            return None  # `model.forward(x)`: see model_of()
+        if isinstance(func, cst.Name):
+            if self.names.qualified_name(func) is not None:
+                return None
+            binding = self.names.binding_of(func)
+            if binding is not None and binding.kind in ("def", "class", "import"):
+                return None
+            evidence = module_evidence(self.names, func)
+            if evidence and ("Loss`" in evidence or _is_loss_name(func.value)):
+                return None  # a criterion is a module too, but not the model to switch
+            if evidence:
+                return evidence
+            if looks_like_model_name(func.value) and binding is not None:
+                return f"`{func.value}` is called and named like a model"
+            return None
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and \
+                func.value.value == "self" and facts.is_method:
+            if looks_like_model_name(func.attr.value):
+                return f"`self.{func.attr.value}` is called and named like a model"
+        return None
+
+    def _reads_losses(self, call: cst.Call) -> bool:
+        """``loss_dict = model(images, targets)``: a detection model read in train mode."""
+        parent = self.names.parent(call)
+        if isinstance(parent, cst.Assign):
+            for target in parent.targets:
+                if any(key in _code(target.target).lower() for key in _LOSS_KEYS):
+                    return True
+        for arg in call.args:
+            text = _code(arg.value).lower()
+            if "target" in text or (arg.keyword is not None and "target" in arg.keyword.value):
+                return True
+        return False
+
+    def _map(self, use: ModelUse, call: cst.Call, callee: FunctionFacts,
+             caller: FunctionFacts) -> ModelUse | None:
+        """Re-express a model named in ``callee`` as ``caller`` must name it."""
+        root = use.code.split(".")[0]
+        rest = use.code[len(root):]
+        if root == "self":
+            if callee.is_method and caller.is_method and callee.cls is caller.cls and \
+                    isinstance(call.func, cst.Attribute):
+                return use
+            return None
+        params = list(callee.params)
+        if callee.is_method and isinstance(call.func, cst.Attribute):
+            params = params[1:]
+        if root in params:
+            index = params.index(root)
+            for position, arg in enumerate(a for a in call.args if not a.keyword and not a.star):
+                if position == index:
+                    return self._mapped_arg(use, arg.value, rest, caller)
+            for arg in call.args:
+                if arg.keyword is not None and arg.keyword.value == root:
+                    return self._mapped_arg(use, arg.value, rest, caller)
+            return None
+        if root in callee.params:
+            return None
+        if any(a is caller.node for a in self.names.ancestors(callee.node)):
+            return use  # a closure: the nested helper reads the caller's own name
+        # A module-level name: valid in the caller unless it binds the same name itself.
+        module_scope = self.names.module_scope
+        assert module_scope is not None
+        caller_scope = self.names.scope_of(caller.node.body)
+        if root in module_scope.bindings and root not in caller_scope.bindings:
+            return use
+        return None
+
+    def _mapped_arg(self, use: ModelUse, value: cst.BaseExpression, rest: str,
+                    caller: FunctionFacts) -> ModelUse | None:
+        """The caller's argument for the helper's model parameter, if it can be named."""
+        if dotted_name(value) is None:
+            return None
+        evidence = use.evidence
+        if evidence == PENDING and not rest:
+            # The helper only called its parameter: the argument itself must look like a model
+            # (or be the caller's own parameter, left for the next caller up to decide).
+            evidence = self._model_evidence(value, caller) or ""
+            if not evidence and isinstance(value, cst.Name) and value.value in caller.params:
+                evidence = PENDING
+            if not evidence:
+                return None
+        return ModelUse(_code(value) + rest, use.call, evidence, use.reads_losses)
+
+    # ------------------------------------------------------------------ roots
+    def _excluded(self, facts: FunctionFacts) -> bool:
+        name = facts.name
+        tokens = name_tokens(name)
+        if name.startswith("test_") or name.startswith("Test"):
+            return True  # pytest collects these; a test is not inference
+        if self.pytest_file and name.startswith("test"):
+            return True
+        if facts.cls is not None and facts.cls.name.value.startswith("Test"):
+            return True
+        if name in ("forward", "__call__") or name.startswith("on_"):
+            return True
+        if any(token in _TRAINING_TOKENS for token in tokens):
+            return True
+        if facts.cls is not None:
+            for base in facts.cls.bases:
+                if "Lightning" in (dotted_name(base.value) or ""):
+                    return True  # the Lightning trainer sets eval and no_grad itself
+        return isinstance(facts.node.asynchronous, cst.Asynchronous)
+
+    def kind_of(self, facts: FunctionFacts) -> str | None:
+        if self._excluded(facts):
+            return None
+        tokens = set(name_tokens(facts.name))
+        if tokens & EVAL_TOKENS:
+            return "eval"
+        if tokens & PREDICT_TOKENS:
+            return "predict"
+        return None
+
+    def decorated_no_grad(self, facts: FunctionFacts) -> bool:
+        return any(self._grad_context(d.decorator) for d in facts.node.decorators)
+
+    def inference_functions(self) -> list[InferenceFunction]:
+        cached = self.names.cache.get(f"inference-roots:{id(self)}")
+        if isinstance(cached, list):
+            return cached
+        roots: list[InferenceFunction] = []
+        if not imports_torch(self.names):
+            self.names.cache[f"inference-roots:{id(self)}"] = roots
+            return roots
+        for facts in self.functions.values():
+            kind = self.kind_of(facts)
+            if kind is None or self.differentiates(facts):
+                continue
+            uses = list(self.model_uses(facts))
+            if not uses:
+                continue
+            roots.append(self._root(facts, kind, uses))
+        # A helper called only from other inference roots (a nested `run_validate`) is
+        # covered by their fixes: it is part of them, not a root of its own.
+        candidates = {id(root.facts.node) for root in roots}
+        roots = [root for root in roots if not root.callers or not all(
+            caller is not None and id(caller.node) in candidates and caller is not root.facts
+            for _, caller in root.callers)]
+        self.names.cache[f"inference-roots:{id(self)}"] = roots
+        return roots
+
+    def _root(self, facts: FunctionFacts, kind: str,
+              uses: list[tuple[Site, ModelUse | None]]) -> InferenceFunction:
+        models: dict[str, ModelUse] = {}
+        unknown = False
+        for _, use in uses:
+            if use is None:
+                unknown = True
+            elif use.code not in models:
+                models[use.code] = use
+        callers = self.callers(facts)
+        already_no_grad = self.decorated_no_grad(facts) or bool(facts.grad_mode_calls) or \
+            all(site.in_no_grad for site, _ in uses)
+        already_eval = self._evaluated(facts, callers)
+        from_training = any(
+            caller is not None and self.differentiates(caller) for _, caller in callers)
+        differentiated = any(self._result_differentiated(call, caller)
+                             for call, caller in callers)
+        return InferenceFunction(
+            facts, kind, [] if unknown else list(models.values()), [s for s, _ in uses],
+            already_no_grad, already_eval, callers, from_training, differentiated)
+
+    def _evaluated(self, facts: FunctionFacts,
+                   callers: list[tuple[cst.Call, FunctionFacts | None]]) -> bool:
+        """``.eval()``/``.train(False)`` already here, in a helper, or before every call site."""
+        if self._calls_eval(facts, frozenset()):
+            return True
+        if not callers:
+            return False
+        for call, caller in callers:
+            evals = caller.eval_calls if caller is not None else self.module_eval_calls()
+            if any(self._before(e, call) for e in evals):
+                continue
+            if caller is not None and self._evaluated_by_helper(caller, call):
+                continue
+            return False
+        return True
+
+    def _evaluated_by_helper(self, caller: FunctionFacts, call: cst.Call) -> bool:
+        """``model = load_model(path)`` before the call, where ``load_model`` calls ``.eval()``."""
+        for site in caller.calls:
+            other = site.node
+            assert isinstance(other, cst.Call)
+            if other is call or not self._before(other, call):
+                continue
+            helper = self.resolve(other, caller)
+            if helper is not None and helper is not caller and \
+                    self._calls_eval(helper, frozenset()):
+                return True
+        return False
+
+    def module_eval_calls(self) -> list[cst.Call]:
+        """``x.eval()`` calls made by module-level code (a script evaluating before a call)."""
+        return [site.node for site in self.module_sites  # type: ignore[misc]
+                if isinstance(site.node, cst.Call) and isinstance(site.node.func, cst.Attribute)
+                and site.node.func.attr.value == "eval" and not site.node.args]
+
+    def _calls_eval(self, facts: FunctionFacts, seen: frozenset[int]) -> bool:
+        if facts.eval_calls or any(
+                c.args and _is_false(c.args[0].value) for c in facts.train_calls):
+            return True
+        if id(facts.node) in seen:
+            return False
+        for site in facts.calls:
+            assert isinstance(site.node, cst.Call)
+            callee = self.resolve(site.node, facts)
+            if callee is not None and self._calls_eval(callee, seen | {id(facts.node)}):
+                return True
+        return False
+
+    def _before(self, first: cst.CSTNode, second: cst.CSTNode) -> bool:
+        """Does ``first`` come before ``second`` in source order (same module)?"""
+        order = self.names.cache.get("inference:order")
+        if not isinstance(order, dict):
+            order = {}
+            assert self.names.module_scope is not None
+            counter = 0
+
+            class _Order(cst.CSTVisitor):
+                def on_visit(self, node: cst.CSTNode) -> bool:
+                    nonlocal counter
+                    order[id(node)] = counter
+                    counter += 1
+                    return True
+
+            self.names.module_scope.node.visit(_Order())
+            self.names.cache["inference:order"] = order
+        return order.get(id(first), 0) < order.get(id(second), 0)
+
+    def _result_differentiated(self, call: cst.Call, caller: FunctionFacts | None) -> bool:
+        """Is the call's result (or a name it is assigned to) part of a differentiated line?"""
+        if caller is None:
+            return False
+        statement = self._statement_of(call)
+        names: set[str] = set()
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, cst.Assign):
+                    for target in small.targets:
+                        names |= {n.value for n in _names_in(target.target)}
+        for site in caller.differentiations:
+            if self._statement_of(site.node) is statement:
+                return True
+            other = self._statement_of(site.node)
+            if other is not None and names & {n.value for n in _names_in(other)}:
+                return True
+        return False
+
+    def _statement_of(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        for ancestor in [node, *self.names.ancestors(node)]:
+            if isinstance(ancestor, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+                return ancestor
+        return None
+
+    # ---------------------------------------------------------------- scripts
+    def script_region(self, include_no_grad: bool = False) -> ScriptRegion | None:
+        """Top-level code of an evaluation script: loads weights, calls a model, never trains.
+
+        Model calls already under ``no_grad`` count only with ``include_no_grad``
+        (for the eval question; the no_grad question must skip them).
+        """
+        if self.file_differentiates() or not imports_torch(self.names):
+            return None
+        assert self.names.module_scope is not None
+        module = self.names.module_scope.node
+        assert isinstance(module, cst.Module)
+        if not any(self._loads_weights(s.node) for s in self.module_sites):
+            return None
+        block: cst.Module | cst.IndentedBlock = module
+        for statement in module.body:
+            if isinstance(statement, cst.If) and _is_main_guard(statement.test) and \
+                    isinstance(statement.body, cst.IndentedBlock):
+                block = statement.body
+        model_calls: list[tuple[cst.BaseStatement, cst.Call, str]] = []
+        for site in self.module_sites:
+            call = site.node
+            assert isinstance(call, cst.Call)
+            if (site.in_no_grad and not include_no_grad) or site.deferred or \
+                    not isinstance(call.func, cst.Name):
+                continue
+            if module_evidence(self.names, call.func) is None:
+                continue
+            statement = self._top_statement(call, block)
+            if statement is None:
+                continue
+            model_calls.append((statement, call, call.func.value))
+        if not model_calls or len({code for _, _, code in model_calls}) != 1:
+            return None
+        body = list(block.body)
+        indices = sorted(body.index(s) for s, _, _ in model_calls)  # type: ignore[arg-type]
+        region = body[indices[0]: indices[-1] + 1]
+        if any(isinstance(s, (cst.FunctionDef, cst.ClassDef)) or _has_control_exit(s)
+               for s in region):
+            return None
+        return ScriptRegion(block, region, model_calls[0][2], [c for _, c, _ in model_calls])
+
+    def _loads_weights(self, node: cst.CSTNode) -> bool:
+        if not isinstance(node, cst.Call):
+            return False
+        func = node.func
+        return self.names.qualified_name(func) == "torch.load" or (
+            isinstance(func, cst.Attribute) and func.attr.value in ("load_state_dict",
+                                                                    "from_pretrained"))
+
+    def _top_statement(self, node: cst.CSTNode,
+                       block: cst.Module | cst.IndentedBlock) -> cst.BaseStatement | None:
+        previous: cst.CSTNode = node
+        for ancestor in self.names.ancestors(node):
+            if ancestor is block:
+                return previous if isinstance(previous, cst.BaseStatement) else None
+            if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                return None
+            previous = ancestor
+        return None
+
+
+def _is_loss_name(name: str) -> bool:
+    lowered = name.lower()
+    return "loss" in lowered or "criterion" in lowered
+
+
+def _names_in(node: cst.CSTNode) -> Iterator[cst.Name]:
+    if isinstance(node, cst.Name):
+        yield node
+    for child in node.children:
+        yield from _names_in(child)
+
+
+def _is_main_guard(test: cst.BaseExpression) -> bool:
+    return isinstance(test, cst.Comparison) and "__main__" in _code(test) and \
+        "__name__" in _code(test)
+
+
+def _has_control_exit(statement: cst.CSTNode) -> bool:
+    """Statements that a ``with`` block would change: ``global``, ``return``, ``yield``."""
+    if isinstance(statement, (cst.Global, cst.Nonlocal, cst.Return, cst.Yield)):
+        return True
+    if isinstance(statement, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        return False
+    return any(_has_control_exit(child) for child in statement.children)

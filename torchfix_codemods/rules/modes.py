@@ -1,0 +1,710 @@
+"""TFC201-TFC204: train/eval mode and gradient tracking.
+
+Which functions count as inference, which model they run and who calls them
+is decided once per file by :mod:`torchfix_codemods.analysis.inference`; the
+facts behind each fix are in RULES.md (TFC2xx).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from torchfix_codemods.analysis.imports import ImportUnavailable
+from torchfix_codemods.analysis.inference import (
+    FunctionFacts,
+    InferenceAnalysis,
+    InferenceFunction,
+    ScriptRegion,
+    imports_torch,
+    looks_like_model_name,
+    name_tokens,
+)
+from torchfix_codemods.analysis.modules import enclosing_class, module_classes, module_evidence
+from torchfix_codemods.analysis.names import dotted_name
+from torchfix_codemods.analysis.training import fresh_name, names_in, split_docstring, statement
+from torchfix_codemods.model import Safety
+from torchfix_codemods.rules.base import Example, Fix, Rule
+
+_MODE_TRIGGERS = ("eval", "valid", "test", "predict", "infer", "score", "Eval", "Valid", "Test",
+                  "Predict", "Infer", "Score", "load", "pretrained")
+
+
+def _analysis(rule: Rule) -> InferenceAnalysis:
+    return InferenceAnalysis.of(rule.names, rule.context.settings.inference_decorators,
+                                rule.context.path)
+
+
+class MissingEval(Rule):
+    """## What it does
+    Finds inference functions (named like `evaluate`, `validate`, `test`,
+    `predict`, `infer`, `score`, or an evaluation script's top level) that run
+    a model without switching it to eval mode, and adds `model.eval()`.
+
+    A function is inference when it never differentiates (no `.backward()`,
+    `torch.autograd.grad`, optimizer step, `requires_grad_`) on any path it
+    takes through this file; a helper shared with training and called with
+    `train=False` is followed with that value, so code under `if train:` does
+    not count. A pytest `test_*` function is not inference.
+
+    ## Why is this bad?
+    In train mode Dropout drops activations at random and BatchNorm normalises
+    with the batch's statistics and updates its running statistics: metrics are
+    noisy, predictions depend on the batch, and evaluating silently changes the
+    model.
+
+    ## Example
+    ```python
+    def evaluate(model, loader):
+        with torch.no_grad():
+            return sum(model(x).argmax(1).eq(y).sum() for x, y in loader)
+    ```
+
+    ## Use instead
+    ```python
+    def evaluate(model, loader):
+        train_modes = [(submodule, submodule.training) for submodule in model.modules()]
+        model.eval()
+        try:
+            with torch.no_grad():
+                return sum(model(x).argmax(1).eq(y).sum() for x, y in loader)
+        finally:
+            for submodule, mode in train_modes:
+                submodule.train(mode)
+    ```
+
+    The restore idiom: remember every submodule's `training` flag, switch to
+    eval, and put each flag back in a `finally` (so early returns and
+    exceptions restore it too). `model.train(was_training)` would not do: it
+    also un-freezes a submodule the caller deliberately kept in eval (a frozen
+    BatchNorm backbone). The flags are restored parent-first, so each
+    submodule ends with exactly the mode it had. In an evaluation script with
+    no training anywhere in the file, a plain `model.eval()` is added.
+
+    ## Fix safety
+    Unsafe: eval mode changes outputs on purpose (no dropout, running
+    BatchNorm statistics). Report only when the model cannot be named in the
+    function (it is reached through an expression the tool cannot re-express),
+    when several models are called, when a one-line body would have to be
+    restructured. Nothing is reported for torchvision-style detection models
+    whose losses are read (`loss_dict = model(images, targets)` only works in
+    train mode).
+    """
+
+    code = "TFC201"
+    name = "missing-eval"
+    message = "inference runs the model in train mode: call `model.eval()` first"
+    _specific = "inference runs `{model}` in train mode: call `{model}.eval()` first"
+    safety = Safety.UNSAFE
+    triggers = _MODE_TRIGGERS
+    valid = (
+        "import torch\ndef evaluate(model, x):\n    model.eval()\n    with torch.no_grad():\n"
+        "        return model(x)\n",
+        "import torch\ndef evaluate(model, x, opt):\n    loss = model(x).sum()\n"
+        "    loss.backward()\n    return loss\n",
+        "import torch\ndef test_model_output(model, x):\n    assert model(x).shape == (1,)\n",
+        "import torch\ndef train_epoch(model, x):\n    return model(x)\n",
+    )
+    invalid = (
+        Example(
+            "import torch\n\n\ndef evaluate(model, x):\n    \"\"\"Score a batch.\"\"\"\n"
+            "    with torch.no_grad():\n        return model(x)\n",
+            "import torch\n\n\ndef evaluate(model, x):\n    \"\"\"Score a batch.\"\"\"\n"
+            "    train_modes = [(submodule, submodule.training) for submodule in model.modules()]\n"
+            "    model.eval()\n    try:\n        with torch.no_grad():\n"
+            "            return model(x)\n    finally:\n        for submodule, mode in train_modes:\n"
+            "            submodule.train(mode)\n",
+            unsafe=True,
+        ),
+        Example(
+            "from torch import nn\nnet = nn.Linear(2, 2)\n\n\ndef predict(x):\n"
+            "    # forward only\n    return net(x)\n\n\nprint(predict(1))\n",
+            "from torch import nn\nnet = nn.Linear(2, 2)\n\n\ndef predict(x):\n"
+            "    net.eval()\n    # forward only\n    return net(x)\n\n\nprint(predict(1))\n",
+            unsafe=True,
+        ),
+        Example("import torch\ndef evaluate(model, x): return model(x)\n"),
+        Example(
+            "import torch\nfrom torch import nn\n\nif __name__ == '__main__':\n"
+            "    model = nn.Linear(2, 2)\n    model.load_state_dict(torch.load('m.pt'))\n"
+            "    with torch.no_grad():\n        print(model(torch.ones(1, 2)))\n",
+            "import torch\nfrom torch import nn\n\nif __name__ == '__main__':\n"
+            "    model = nn.Linear(2, 2)\n    model.load_state_dict(torch.load('m.pt'))\n"
+            "    model.eval()\n    with torch.no_grad():\n        print(model(torch.ones(1, 2)))\n",
+            unsafe=True,
+        ),
+    )
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        analysis = _analysis(self)
+        for root in analysis.inference_functions():
+            if not root.already_eval:
+                self._check(analysis, root)
+        region = analysis.script_region(include_no_grad=True)
+        if region is not None and not self._script_evaluates(analysis, region):
+            self._check_script(region)
+
+    def _check(self, analysis: InferenceAnalysis, root: InferenceFunction) -> None:
+        node = root.facts.node
+        shown = root.models[0].code if len(root.models) == 1 else "the model"
+        message = self._specific.format(model=shown)
+        why = None
+        if not root.models:
+            why = "the model it calls cannot be named in this function"
+        elif len(root.models) > 1:
+            why = "it calls several models (" + ", ".join(m.code for m in root.models) + ")"
+        elif root.models[0].reads_losses:
+            return  # detection models return the losses read here only in train mode
+        elif not isinstance(node.body, cst.IndentedBlock):
+            why = "its one-line body would have to be restructured"
+        elif self._bound_locally(node, root.models[0].code):
+            why = "the model is assigned inside the function; call `.eval()` after it is built"
+        if why is not None:
+            self.report(node.name, f"{message} (no fix: {why})")
+            return
+        model = root.models[0].code
+        plain = not analysis.file_differentiates() and bool(root.callers)
+        new_body = self._plain_body(node, model) if plain else self._restoring_body(
+            root.facts, model)
+        description = (f"add `{model}.eval()`" if plain else
+                       f"add `{model}.eval()` and restore every submodule's mode afterwards")
+        self.report(node.name, message,
+                    fix=Fix(Safety.UNSAFE, description, [(node.body, new_body)]),
+                    reason=root.models[0].evidence)
+
+    def _bound_locally(self, node: cst.FunctionDef, model: str) -> bool:
+        """Is the model's root name assigned in the function (so not usable at its start)?"""
+        root = model.split(".")[0]
+        scope = self.names.scope_of(node.body)
+        return any(b.kind != "param" for b in scope.bindings.get(root, ()))
+
+    @staticmethod
+    def _plain_body(node: cst.FunctionDef, model: str) -> cst.BaseSuite:
+        body = node.body
+        assert isinstance(body, cst.IndentedBlock)
+        docs, rest = split_docstring(body.body)
+        return body.with_changes(body=[*docs, statement(f"{model}.eval()\n"), *rest])
+
+    @staticmethod
+    def _restoring_body(facts: FunctionFacts, model: str) -> cst.BaseSuite:
+        node = facts.node
+        body = node.body
+        assert isinstance(body, cst.IndentedBlock)
+        taken = names_in(node) | set(facts.names_used)
+        modes = fresh_name("train_modes", taken)
+        submodule = fresh_name("submodule", taken)
+        mode = fresh_name("mode", taken)
+        docs, rest = split_docstring(body.body)
+        remember = statement(
+            f"{modes} = [({submodule}, {submodule}.training) for {submodule} in {model}.modules()]\n")
+        restore = statement(f"for {submodule}, {mode} in {modes}:\n    {submodule}.train({mode})\n")
+        guarded = cst.Try(
+            body=cst.IndentedBlock(body=rest),
+            finalbody=cst.Finally(body=cst.IndentedBlock(body=[restore])),
+        )
+        return body.with_changes(
+            body=[*docs, remember, statement(f"{model}.eval()\n"), guarded])
+
+    def _script_evaluates(self, analysis: InferenceAnalysis, region: ScriptRegion) -> bool:
+        for site in analysis.module_sites:
+            func = site.node.func  # type: ignore[attr-defined]
+            if isinstance(func, cst.Attribute) and func.attr.value in ("eval", "train") and \
+                    dotted_name(func.value) == region.model_code:
+                return True
+        return False
+
+    def _check_script(self, region: ScriptRegion) -> None:
+        first = region.statements[0]
+        evaluate = statement(f"{region.model_code}.eval()\n")
+        evaluate = evaluate.with_changes(leading_lines=getattr(first, "leading_lines", ()))
+        moved = first.with_changes(leading_lines=())
+        fix = Fix(Safety.UNSAFE, f"add `{region.model_code}.eval()` before the model is run",
+                  [(first, cst.FlattenSentinel([evaluate, moved]))])
+        self.report(region.model_calls[0], self._specific.format(model=region.model_code), fix=fix,
+                    reason="a script that loads weights and runs the model without training")
+
+
+class MissingNoGrad(Rule):
+    """## What it does
+    Finds inference functions (see TFC201) and evaluation-script code that run
+    a model with gradient tracking on, and decorates the function with
+    `@torch.no_grad()` (or wraps the script's model calls in
+    `with torch.no_grad():`).
+
+    ## Why is this bad?
+    With gradients on, every forward keeps its activations alive for a
+    backward pass that never comes: evaluation uses several times the memory
+    it needs (out-of-memory at batch sizes training handles), runs slower, and
+    returned tensors drag their whole graph along.
+
+    ## Example
+    ```python
+    def evaluate(model, loader):
+        model.eval()
+        return [model(x) for x in loader]
+    ```
+
+    ## Use instead
+    ```python
+    @torch.no_grad()
+    def evaluate(model, loader):
+        model.eval()
+        return [model(x) for x in loader]
+    ```
+
+    ## Fix safety
+    Values are identical under `no_grad`; only `requires_grad`/`grad_fn` of
+    the results change. The fix is never offered where anything on the
+    function's path differentiates (saliency maps, adversarial attacks,
+    test-time adaptation: those are not inference), nor where a caller puts
+    the result into a line that calls `.backward()`. Safe for metric-like names
+    (`evaluate`, `validate`, `test`, ...), whose results are metrics. Unsafe
+    for API-like names (`predict`, `infer`, `score`): code in another file may
+    differentiate their result; unsafe too in files that use `nn.Transformer*`
+    or `nn.MultiheadAttention`, whose eval + no_grad fast path returns zeros at
+    padded positions. `torch.no_grad` is preferred over
+    `torch.inference_mode`: tensors made in inference mode can never enter
+    autograd later (caches, lazily built parameters). A function already
+    under `no_grad`, `inference_mode`, `set_grad_enabled` or one of the
+    `inference-decorators` from the settings is left alone. `import torch`
+    is added when the file has no usable `torch` name.
+    """
+
+    code = "TFC202"
+    name = "missing-no-grad"
+    message = "inference runs the model with gradient tracking: wrap it in `torch.no_grad()`"
+    safety = Safety.SAFE
+    triggers = _MODE_TRIGGERS
+    valid = (
+        "import torch\n@torch.no_grad()\ndef evaluate(model, x):\n    model.eval()\n"
+        "    return model(x)\n",
+        "import torch\ndef evaluate(model, x):\n    model.eval()\n"
+        "    with torch.inference_mode():\n        return model(x)\n",
+        "import torch\ndef evaluate(model, x):\n    x.requires_grad_(True)\n"
+        "    model(x).sum().backward()\n    return x.grad\n",
+        "import torch\nclass Trainer:\n    def iteration(self, x, train=True):\n"
+        "        loss = self.model(x)\n        loss.backward()\n"
+        "    def test(self, x):\n        return self.iteration(x)\n",
+    )
+    invalid = (
+        Example(
+            "import torch\n\n\ndef evaluate(model, x):\n    model.eval()\n    return model(x)\n",
+            "import torch\n\n\n@torch.no_grad()\ndef evaluate(model, x):\n    model.eval()\n"
+            "    return model(x)\n",
+        ),
+        Example(
+            "from torch import nn\n\nnet = nn.Linear(2, 2)\n\n\ndef validate(x):\n"
+            "    net.eval()\n    return net(x)\n",
+            "from torch import nn\nimport torch\n\nnet = nn.Linear(2, 2)\n\n\n@torch.no_grad()\n"
+            "def validate(x):\n    net.eval()\n    return net(x)\n",
+        ),
+        Example(
+            "import torch\nclass Trainer:\n    def iteration(self, x, train=True):\n"
+            "        loss = self.model(x)\n        if train:\n            loss.backward()\n"
+            "        return loss\n\n    def test(self, x):\n        self.model.eval()\n"
+            "        return self.iteration(x, train=False)\n",
+            "import torch\nclass Trainer:\n    def iteration(self, x, train=True):\n"
+            "        loss = self.model(x)\n        if train:\n            loss.backward()\n"
+            "        return loss\n\n    @torch.no_grad()\n    def test(self, x):\n"
+            "        self.model.eval()\n        return self.iteration(x, train=False)\n",
+        ),
+        Example(
+            "import torch\nfrom torch import nn\n\nif __name__ == '__main__':\n"
+            "    model = nn.Linear(2, 2)\n    model.load_state_dict(torch.load('m.pt'))\n"
+            "    model.eval()\n    # score\n    out = model(torch.ones(1, 2))\n"
+            "    print(out, model(out))\n    print('done')\n",
+            "import torch\nfrom torch import nn\n\nif __name__ == '__main__':\n"
+            "    model = nn.Linear(2, 2)\n    model.load_state_dict(torch.load('m.pt'))\n"
+            "    model.eval()\n    # score\n    with torch.no_grad():\n"
+            "        out = model(torch.ones(1, 2))\n        print(out, model(out))\n"
+            "    print('done')\n",
+        ),
+        Example(
+            "import torch\n\n\ndef predict(model, x):\n    model.eval()\n    return model(x)\n",
+            "import torch\n\n\n@torch.no_grad()\ndef predict(model, x):\n    model.eval()\n"
+            "    return model(x)\n",
+            unsafe=True,
+        ),
+    )
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        analysis = _analysis(self)
+        for root in analysis.inference_functions():
+            if not root.already_no_grad:
+                self._check(root)
+        region = analysis.script_region()
+        if region is not None:
+            self._check_script(region)
+
+    def _check(self, root: InferenceFunction) -> None:
+        node = root.facts.node
+        if root.result_differentiated:
+            self.report(node.name, self.message + " (no fix: a caller differentiates its result)")
+            return
+        compiled = [d for d in node.decorators
+                    if (self.qualified_name(_decorator_target(d)) or "").startswith(
+                        ("torch.jit", "torch.compile"))]
+        if compiled:
+            self.report(node.name, self.message + " (no fix: the function is scripted or "
+                        "compiled; put `with torch.no_grad():` around the call instead)")
+            return
+        try:
+            reference = self.context.imports.reference("torch.no_grad", at=node)
+        except ImportUnavailable as error:
+            self.report(node.name, f"{self.message} (no fix: {error})")
+            return
+        decorator = cst.Decorator(decorator=cst.Call(func=reference.expression))
+        new = node.with_changes(decorators=[*node.decorators, decorator])
+        safety = Safety.SAFE if root.kind == "eval" else Safety.UNSAFE
+        reason = ("its result is a metric" if root.kind == "eval" else
+                  "a caller in another file may differentiate what it returns")
+        if safety is Safety.SAFE and any(marker in self.context.source
+                                         for marker in _FAST_PATH_MARKERS):
+            safety = Safety.UNSAFE
+            reason = ("under eval + no_grad, nn.Transformer/MultiheadAttention take a fast path "
+                      "that zeroes padded positions")
+        fix = Fix(safety, f"decorate `{node.name.value}` with `@{reference.code}()`",
+                  [(node, new)], imports=(reference.needs,) if reference.needs else ())
+        self.report(node.name, self.message, fix=fix, reason=reason)
+
+    def _check_script(self, region: ScriptRegion) -> None:
+        first = region.statements[0]
+        try:
+            reference = self.context.imports.reference("torch.no_grad", at=first)
+        except ImportUnavailable as error:
+            self.report(region.model_calls[0], f"{self.message} (no fix: {error})")
+            return
+        inner = [first.with_changes(leading_lines=()), *region.statements[1:]]
+        block = cst.With(
+            items=[cst.WithItem(item=cst.Call(func=reference.expression))],
+            body=cst.IndentedBlock(body=inner),
+            leading_lines=getattr(first, "leading_lines", ()),
+        )
+        replacements: list[tuple[cst.CSTNode, cst.CSTNode | cst.RemovalSentinel]] = [
+            (first, block)]
+        replacements += [(s, cst.RemovalSentinel.REMOVE) for s in region.statements[1:]]
+        fast_path = any(marker in self.context.source for marker in _FAST_PATH_MARKERS)
+        fix = Fix(Safety.UNSAFE if fast_path else Safety.SAFE,
+                  f"run the model under `with {reference.code}():`",
+                  replacements,  # type: ignore[arg-type]
+                  imports=(reference.needs,) if reference.needs else ())
+        self.report(region.model_calls[0], self.message, fix=fix,
+                    reason="a script that loads weights and never differentiates")
+
+
+class EvalNotRestored(Rule):
+    """## What it does
+    Finds a switch to eval mode that happens inside a training loop (directly,
+    or in a function the loop calls, like a per-epoch `validate()`) when
+    nothing in that loop switches the model back with `.train()`.
+
+    ## Why is this bad?
+    After the first validation, every later epoch trains in eval mode:
+    Dropout is off and BatchNorm stops updating its running statistics. The
+    run still converges, just to a worse model, and nothing fails.
+
+    ## Example
+    ```python
+    model.train()
+    for epoch in range(epochs):
+        for x, y in loader:
+            ...
+            loss.backward()
+            optimizer.step()
+        validate(model)   # calls model.eval()
+    ```
+
+    ## Use instead
+    ```python
+    for epoch in range(epochs):
+        model.train()
+        for x, y in loader:
+            ...
+        validate(model)
+    ```
+    or restore the caller's mode inside `validate` (the idiom of TFC201).
+
+    ## Fix safety
+    Report only: where the `.train()` belongs (top of the epoch loop, or a
+    restore inside the validation function) is a choice about the program's
+    structure.
+    """
+
+    code = "TFC203"
+    name = "eval-not-restored"
+    message = "`.eval()` inside a training loop is never undone: later iterations train in eval mode"
+    safety = Safety.NONE
+    triggers = (".eval()",)
+    valid = (
+        "import torch\ndef fit(model, opt, loader):\n    for epoch in range(3):\n"
+        "        model.train()\n        for x in loader:\n            model(x).sum().backward()\n"
+        "            opt.step()\n        model.eval()\n",
+        "import torch\ndef validate(model):\n    model.eval()\n    model(1)\n    model.train()\n"
+        "def fit(model, opt):\n    for epoch in range(3):\n        model(1).backward()\n"
+        "        opt.step()\n        validate(model)\n",
+    )
+    invalid = (
+        Example(
+            "import torch\ndef fit(model, opt, loader):\n    model.train()\n"
+            "    for epoch in range(3):\n        for x in loader:\n"
+            "            model(x).sum().backward()\n            opt.step()\n        model.eval()\n"
+        ),
+        Example(
+            "import torch\ndef validate(model):\n    model.eval()\n    return model(1)\n"
+            "def fit(model, opt):\n    for epoch in range(3):\n        model(1).backward()\n"
+            "        opt.step()\n        validate(model)\n"
+        ),
+    )
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        analysis = _analysis(self)
+        reported: set[int] = set()
+        for facts in analysis.functions.values():
+            if not analysis.differentiates(facts):
+                continue
+            for eval_call in facts.eval_calls:
+                loop = self._outer_loop(eval_call, facts)
+                if loop is not None and not self._trains_in(facts, loop, eval_call):
+                    self._report_once(eval_call, reported)
+            for site in facts.calls:
+                call = site.node
+                assert isinstance(call, cst.Call)
+                callee = analysis.resolve(call, facts)
+                if callee is None or analysis.differentiates(callee) or not callee.eval_calls:
+                    continue
+                if callee.train_calls:
+                    continue
+                loop = self._outer_loop(call, facts)
+                if loop is not None and not self._trains_in(facts, loop, call):
+                    for eval_call in callee.eval_calls:
+                        self._report_once(eval_call, reported,
+                                          f" (`{callee.name}` is called from the training "
+                                          f"loop in `{facts.name}`)")
+
+    def _report_once(self, node: cst.Call, reported: set[int], extra: str = "") -> None:
+        if id(node) not in reported:
+            reported.add(id(node))
+            self.report(node, self.message + extra)
+
+    def _outer_loop(self, node: cst.CSTNode, facts: FunctionFacts) -> cst.CSTNode | None:
+        """The outermost loop of ``facts`` around ``node`` that also contains a backward."""
+        outer = None
+        for ancestor in self.names.ancestors(node):
+            if ancestor is facts.node:
+                break
+            if isinstance(ancestor, (cst.For, cst.While)):
+                outer = ancestor
+        if outer is None:
+            return None
+        analysis = _analysis(self)
+        if any(self._inside(site.node, outer) for site in facts.differentiations):
+            return outer
+        for site in facts.calls:
+            callee = analysis.resolve(site.node, facts)  # type: ignore[arg-type]
+            if callee is not None and self._inside(site.node, outer) and \
+                    analysis.differentiates(callee):
+                return outer
+        return None
+
+    def _inside(self, node: cst.CSTNode, container: cst.CSTNode) -> bool:
+        return any(a is container for a in self.names.ancestors(node))
+
+    def _trains_in(self, facts: FunctionFacts, loop: cst.CSTNode, at: cst.CSTNode) -> bool:
+        """A ``.train()`` in the loop, directly or in a function the loop calls."""
+        if any(self._inside(call, loop) for call in facts.train_calls):
+            return True
+        analysis = _analysis(self)
+        for site in facts.calls:
+            if not self._inside(site.node, loop):
+                continue
+            callee = analysis.resolve(site.node, facts)  # type: ignore[arg-type]
+            if callee is not None and callee.train_calls:
+                return True
+        return False
+
+
+_FAST_PATH_MARKERS = ("Transformer", "MultiheadAttention")
+_HOOK_REGISTRATION = ("register_forward_hook", "register_forward_pre_hook",
+                      "register_full_backward_hook", "register_backward_hook",
+                      "register_module_forward_hook", "spectral_norm", "weight_norm",
+                      "prune.", "parametriz", "quantiz", "fully_shard", "FullyShardedDataParallel")
+
+
+class DirectForward(Rule):
+    """## What it does
+    Finds `module.forward(x)` on an `nn.Module` and rewrites it to `module(x)`.
+
+    ## Why is this bad?
+    `nn.Module.__call__` runs forward pre-hooks and hooks around `forward`.
+    Pruning masks, spectral and weight norm, quantization observers, FSDP's
+    parameter gathering and any user hook are all hooks: calling `.forward`
+    directly silently skips them.
+
+    ## Example
+    ```python
+    logits = model.forward(x)
+    ```
+
+    ## Use instead
+    ```python
+    logits = model(x)
+    ```
+
+    ## Fix safety
+    Safe when the receiver is known to be an `nn.Module` (built from a
+    `torch.nn` class or a subclass in this file, `self` in such a class, a
+    submodule assigned in its `__init__`) and this file registers no hook
+    (without hooks both calls are the same). Unsafe when the file registers
+    hooks or applies pruning, spectral/weight norm, parametrizations,
+    quantization or FSDP (the hooks then run: the intended change), and when
+    the receiver is only named like a model. Never changed: `super().forward(...)`
+    and `Base.forward(self, ...)`, calls inside hooks and inside `forward`/
+    `__call__` themselves, classes that define their own `__call__`, and
+    receivers with no sign of being a module.
+    """
+
+    code = "TFC204"
+    name = "direct-forward"
+    message = "`.forward()` called directly skips the module's hooks: call the module instead"
+    safety = Safety.SAFE
+    triggers = (".forward(",)
+    valid = (
+        "from torch import nn\nclass A(nn.Linear):\n    def forward(self, x):\n"
+        "        return super().forward(x)\n",
+        "from torch import nn\nclass A(nn.Linear):\n    def forward(self, x):\n"
+        "        return nn.Linear.forward(self, x)\n",
+        "import torch\nclass Wrapper:\n    def forward(self, x):\n        return x\n"
+        "w = Wrapper()\nw.forward(1)\n",
+        "from torch import nn\nm = nn.Linear(2, 2)\ndef hook(mod, inp, out):\n"
+        "    return m.forward(inp[0])\n",
+    )
+    invalid = (
+        Example(
+            "from torch import nn\nm = nn.Linear(2, 2)\ny = m.forward(1)\n",
+            "from torch import nn\nm = nn.Linear(2, 2)\ny = m(1)\n",
+        ),
+        Example(
+            "import torch\nfrom torch import nn\nclass Net(nn.Module):\n    def __init__(self):\n"
+            "        super().__init__()\n        self.enc = nn.Linear(2, 2)\n"
+            "    def forward(self, x):\n        return self.enc.forward(x)\n",
+            "import torch\nfrom torch import nn\nclass Net(nn.Module):\n    def __init__(self):\n"
+            "        super().__init__()\n        self.enc = nn.Linear(2, 2)\n"
+            "    def forward(self, x):\n        return self.enc(x)\n",
+        ),
+        Example(
+            "import torch\ndef run(model, x):\n    return model.forward(x)\n",
+            "import torch\ndef run(model, x):\n    return model(x)\n",
+            unsafe=True,
+        ),
+    )
+
+    def visit_Module(self, node: cst.Module) -> None:
+        text = self.context.source
+        self._hooks = any(marker in text for marker in _HOOK_REGISTRATION)
+        self._torch = imports_torch(self.names)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "forward"):
+            return
+        receiver = func.value
+        if not self._torch or isinstance(receiver, cst.Call):
+            return  # super().forward(...), make().forward(...)
+        first = node.args[0].value if node.args else None
+        if isinstance(first, cst.Name) and first.value == "self":
+            return  # Base.forward(self, ...): an explicit parent implementation
+        if self._in_excluded_function(node, receiver):
+            return
+        evidence = self._evidence(receiver, node)
+        if evidence is None:
+            return
+        reason, certain = evidence
+        safety = Safety.SAFE if certain and not self._hooks else Safety.UNSAFE
+        new = node.with_changes(func=receiver)
+        self.report(node, self.message, reason=reason,
+                    fix=Fix(safety, "call the module instead of `.forward`", [(node, new)]))
+
+    def _in_excluded_function(self, node: cst.CSTNode, receiver: cst.BaseExpression) -> bool:
+        """Inside a hook, or ``self.forward`` inside ``forward``/``__call__`` (recursion)."""
+        is_self = isinstance(receiver, cst.Name) and receiver.value == "self"
+        for ancestor in self.names.ancestors(node):
+            if isinstance(ancestor, cst.FunctionDef):
+                name = ancestor.name.value
+                if is_self and name in ("forward", "__call__", "_call_impl"):
+                    return True
+                if "hook" in name_tokens(name):
+                    return True
+            if isinstance(ancestor, cst.Call):
+                callee = dotted_name(ancestor.func) or ""
+                if "hook" in callee.split(".")[-1]:
+                    return True
+        return False
+
+    def _evidence(self, receiver: cst.BaseExpression,
+                  call: cst.Call) -> tuple[str, bool] | None:
+        if isinstance(receiver, cst.Name):
+            binding = self.names.binding_of(receiver)
+            if binding is not None and binding.kind in ("class", "import", "def"):
+                return None
+            evidence = module_evidence(self.names, receiver)
+            if evidence:
+                own = self._own_class(receiver)
+                if own is not None and _defines(own, "__call__"):
+                    return None
+                return evidence, True
+            if looks_like_model_name(receiver.value) and self.names.bindings_of(receiver):
+                return f"`{receiver.value}` is named like a model", False
+            return None
+        if isinstance(receiver, cst.Attribute) and isinstance(receiver.value, cst.Name) and \
+                receiver.value.value == "self":
+            owner = enclosing_class(self.names, call)
+            if owner is None:
+                return None
+            value = _init_assignment(owner, receiver.attr.value)
+            if value is not None and module_evidence(self.names, value):
+                return f"`self.{receiver.attr.value}` is assigned a module in `__init__`", True
+            if looks_like_model_name(receiver.attr.value):
+                return f"`self.{receiver.attr.value}` is named like a model", False
+        return None
+
+    def _own_class(self, receiver: cst.Name) -> cst.ClassDef | None:
+        binding = self.names.binding_of(receiver)
+        if binding is None:
+            return None
+        if receiver.value == "self":
+            return enclosing_class(self.names, binding.node)
+        value = binding.value
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Name):
+            return module_classes(self.names).get(value.func.value)
+        return None
+
+
+def _decorator_target(decorator: cst.Decorator) -> cst.BaseExpression:
+    expr = decorator.decorator
+    return expr.func if isinstance(expr, cst.Call) else expr
+
+
+def _defines(cls: cst.ClassDef, method: str) -> bool:
+    return any(isinstance(s, cst.FunctionDef) and s.name.value == method for s in cls.body.body)
+
+
+def _init_assignment(cls: cst.ClassDef, attr: str) -> cst.BaseExpression | None:
+    """The value of ``self.<attr> = value`` in the class's ``__init__`` (one assignment only)."""
+    init = next((s for s in cls.body.body
+                 if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"), None)
+    if init is None:
+        return None
+    found: list[cst.BaseExpression] = []
+
+    class _Assigns(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            for target in node.targets:
+                t = target.target
+                if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and \
+                        t.value.value == "self" and t.attr.value == attr:
+                    found.append(node.value)
+
+    init.visit(_Assigns())
+    return found[0] if len(found) == 1 else None
+
+
+RULES = [MissingEval, MissingNoGrad, EvalNotRestored, DirectForward]
