@@ -32,6 +32,7 @@ import libcst as cst
 
 from torchfix_codemods.analysis.modules import module_evidence
 from torchfix_codemods.analysis.names import NameIndex, dotted_name
+from torchfix_codemods.analysis.walk import children
 
 EVAL_TOKENS = frozenset({"evaluate", "evaluation", "eval", "validate", "validation", "val",
                          "valid", "test", "testing"})
@@ -221,7 +222,7 @@ class InferenceAnalysis:
     def _walk_body(self, node: cst.CSTNode, facts: FunctionFacts | None,
                    cls: cst.ClassDef | None, guards: tuple[tuple[str, bool], ...],
                    no_grad: bool) -> None:
-        for child in node.children:
+        for child in children(node):
             self._walk(child, facts, cls, guards, no_grad)
 
     def _walk(self, node: cst.CSTNode, facts: FunctionFacts | None, cls: cst.ClassDef | None,
@@ -787,7 +788,7 @@ def _is_loss_name(name: str) -> bool:
 def _names_in(node: cst.CSTNode) -> Iterator[cst.Name]:
     if isinstance(node, cst.Name):
         yield node
-    for child in node.children:
+    for child in children(node):
         yield from _names_in(child)
 
 
@@ -802,4 +803,4 @@ def _has_control_exit(statement: cst.CSTNode) -> bool:
         return True
     if isinstance(statement, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
         return False
-    return any(_has_control_exit(child) for child in statement.children)
+    return any(_has_control_exit(child) for child in children(statement))

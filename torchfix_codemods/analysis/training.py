@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from torchfix_codemods.analysis.names import NameIndex, dotted_name
+from torchfix_codemods.analysis.walk import children
 
 
 def statement(code: str) -> cst.BaseStatement:
@@ -109,7 +110,7 @@ def optimizer_of_step(names: NameIndex, call: cst.Call) -> cst.BaseExpression | 
 
 def walk_local(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """Every node under ``node`` that runs as part of it (nested defs and classes excluded)."""
-    for child in node.children:
+    for child in children(node):
         if isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             continue
         yield child
