@@ -1,0 +1,286 @@
+"""TFC301 executed: the migrated script trains under torchrun and still runs as plain python.
+
+A DataParallel training script (tests/fixtures/TFC301/train_dp.py) is migrated
+by the engine and run three ways in fresh subprocesses: as written (one
+process, DataParallel), migrated under ``torchrun --standalone
+--nproc_per_node=2``, and migrated as plain ``python``. The fixture loads
+without shuffling and has no BatchNorm, and DDP averages gradients across
+ranks, so with the global batch kept all three end with the same weights.
+
+With shuffling on (train_dp_shuffle.py), each rank's sample order must be
+exactly DistributedSampler's shard of ``randperm(64)`` seeded with the epoch,
+which only happens when ``sampler.set_epoch(epoch)`` runs every epoch.
+
+On CPU the backend is gloo; where CUDA is present the same test runs with
+nccl, one process per GPU (a second process on the same GPU is not allowed by
+nccl), and compares against the original run on the GPU.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import torch
+import torch.distributed as dist
+from support import findings, fixed_text
+
+from torchfix_codemods.engine import process
+from torchfix_codemods.model import Safety
+from torchfix_codemods.settings import Settings
+from torchfix_codemods.source import SourceUnit
+
+FIXTURES = Path(__file__).parent / "fixtures" / "TFC301"
+SETTINGS = Settings(enabled=frozenset({"TFC301"}), unsafe_fixes=True)
+TIMEOUT = 300  # generous: CI machines run other suites beside this one
+
+needs_gloo = pytest.mark.skipif(
+    not (dist.is_available() and dist.is_gloo_available()),
+    reason="torch.distributed with the gloo backend is not available in this torch build",
+)
+
+
+def _migrate(name: str, directory: Path) -> tuple[Path, Path, str]:
+    """Copy the fixture and its migrated version into ``directory``; return both and the message."""
+    source = FIXTURES / name
+    result = process(SourceUnit.from_bytes(name, source.read_bytes()), SETTINGS, apply_fixes=True)
+    assert result.fixed is not None, [f.message for f in result.findings]
+    finding = next(f for f in result.findings if f.code == "TFC301")
+    assert finding.fix is not None and finding.fix.applied and finding.fix.safety is Safety.UNSAFE
+    original = directory / name
+    original.write_bytes(source.read_bytes())
+    migrated = directory / f"migrated_{name}"
+    migrated.write_text(result.fixed)
+    return original, migrated, finding.message + "\n" + finding.fix.description
+
+
+def _env(directory: Path, device: str, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")}
+    if device == "cpu":
+        env["CUDA_VISIBLE_DEVICES"] = ""
+    env["OMP_NUM_THREADS"] = "1"
+    env.update(extra)
+    return env
+
+
+def _run(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Popen[str]:
+    # A session of its own, so a run that hangs is killed with every worker torchrun started.
+    return subprocess.Popen([sys.executable, *args], cwd=cwd, env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            start_new_session=True)
+
+
+def _wait(proc: subprocess.Popen[str]) -> str:
+    try:
+        output, _ = proc.communicate(timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        output, _ = proc.communicate()
+        pytest.fail(f"{proc.args} ran past {TIMEOUT} s:\n{output}")
+    assert proc.returncode == 0, f"{proc.args} failed:\n{output}"
+    return output
+
+
+def _torchrun(script: Path, nproc: int) -> list[str]:
+    """``torchrun --standalone --nproc_per_node=N script`` (torchrun is this module)."""
+    return ["-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={nproc}",
+            str(script)]
+
+
+def _load(path: Path) -> dict[str, torch.Tensor]:
+    return torch.load(path, map_location="cpu", weights_only=True)
+
+
+def _devices() -> list[str]:
+    devices = ["cpu"]
+    if torch.cuda.is_available() and dist.is_nccl_available():
+        devices.append("cuda")
+    return devices
+
+
+@dataclass
+class _Runs:
+    """The finished runs of one device: outputs by name, and where their files went."""
+
+    directory: Path
+    message: str
+    outputs: dict[str, str]
+
+
+def _start_all(directory: Path, device: str) -> _Runs:
+    """Migrate both fixtures and run everything at once: the runs are independent."""
+    original, migrated, message = _migrate("train_dp.py", directory)
+    nproc = 2 if device == "cpu" else min(2, torch.cuda.device_count())
+
+    def env(name: str) -> dict[str, str]:
+        return _env(directory, device, TFC301_WEIGHTS=str(directory / f"{name}.pt"),
+                    TFC301_ORDER=str(directory / f"{name}.order"))
+
+    procs = {
+        "original": _run([str(original)], directory, env("original")),
+        "torchrun": _run(_torchrun(migrated, nproc), directory, env("torchrun")),
+        "plain": _run([str(migrated)], directory, env("plain")),
+    }
+    if device == "cpu":
+        _, shuffled, _ = _migrate("train_dp_shuffle.py", directory)
+        procs["shuffle"] = _run(_torchrun(shuffled, 2), directory, env("shuffle"))
+    return _Runs(directory, message, {name: _wait(proc) for name, proc in procs.items()})
+
+
+@pytest.fixture(scope="module", params=_devices())
+def runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> _Runs:
+    return _start_all(tmp_path_factory.mktemp(f"ddp-{request.param}"), request.param)
+
+
+@needs_gloo
+def test_message_and_fix_carry_the_launch_line_and_batch_note(runs: _Runs) -> None:
+    assert "torchrun --nproc_per_node=N train_dp.py" in runs.message
+    assert "batch_size" in runs.message and "per process" in runs.message
+
+
+@needs_gloo
+def test_migrated_script_matches_the_original_under_torchrun_and_plain_python(
+        runs: _Runs) -> None:
+    # Printing is guarded to rank 0: one line per epoch, not one per process.
+    assert runs.outputs["torchrun"].count("epoch 2: loss") == 1, runs.outputs["torchrun"]
+    reference = _load(runs.directory / "original.pt")
+    assert set(reference) == {"fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"}
+    for run in ("torchrun", "plain"):
+        got = _load(runs.directory / f"{run}.pt")
+        assert set(got) == set(reference), run
+        for key, value in reference.items():
+            torch.testing.assert_close(got[key], value, rtol=1e-5, atol=1e-6,
+                                       msg=lambda m, run=run, key=key: f"{run} {key}: {m}")
+    # It trained: the loss at the end is well below the loss at the start.
+    output = runs.outputs["original"]
+    first = float(output.split("epoch 0: loss ")[1].split()[0])
+    last = float(output.split("epoch 2: loss ")[1].split()[0])
+    assert last < first / 2
+
+
+@needs_gloo
+def test_shuffled_loader_reshuffles_every_epoch_through_set_epoch(runs: _Runs) -> None:
+    if "shuffle" not in runs.outputs:
+        pytest.skip("the shuffle order is checked once, on CPU")
+    assert runs.outputs["shuffle"].count("epoch 0: loss") == 1, runs.outputs["shuffle"]
+    ranks = [json.loads((runs.directory / f"shuffle.order.{rank}").read_text()) for rank in (0, 1)]
+    for epoch in range(3):
+        # DistributedSampler(shuffle=True, seed=0) after set_epoch(epoch).
+        generator = torch.Generator()
+        generator.manual_seed(epoch)
+        permutation = torch.randperm(64, generator=generator).tolist()
+        for rank, seen in enumerate(ranks):
+            assert seen["order"][epoch] == permutation[rank::2], (rank, epoch)
+    assert ranks[0]["order"][0] != ranks[0]["order"][1]
+    for seen in ranks:
+        assert seen["losses"][-1] < seen["losses"][0]
+    assert set(_load(runs.directory / "shuffle.pt")) == {"weight", "bias"}
+
+
+# ----------------------------------------------------------------- report-only and traps
+@pytest.mark.parametrize("name", ["report_loader_elsewhere.py", "report_two_models.py",
+                                  "trap_already_ddp.py"])
+def test_irregular_files_get_the_launch_line_and_no_rewrite(name: str) -> None:
+    data = (FIXTURES / name).read_bytes()
+    result = process(SourceUnit.from_bytes(name, data), SETTINGS, apply_fixes=True)
+    assert result.new_bytes is None
+    found = [f for f in result.findings if f.code == "TFC301"]
+    assert found and all(f.fix is None for f in found)
+    for finding in found:
+        assert f"torchrun --nproc_per_node=N {name}" in finding.message
+        assert "per process" in finding.message
+    if name.startswith("report_"):
+        assert all("checklist" in f.message and "set_epoch" in f.message for f in found)
+
+
+def test_users_own_dataparallel_class_is_not_flagged() -> None:
+    text = (FIXTURES / "trap_user_class.py").read_text()
+    assert findings(text, ["TFC301"]) == []
+
+
+PREFIX = "import torch\nfrom torch import nn\nfrom torch.utils.data import DataLoader\n\n\n"
+
+
+def _migrates(body: str) -> bool:
+    text = PREFIX + body
+    return fixed_text(text, ["TFC301"], unsafe=True) != text
+
+
+def _message(body: str) -> str:
+    return " ".join(f.message for f in findings(PREFIX + body, ["TFC301"]))
+
+
+def test_wrap_under_another_condition_is_reported_not_rewritten() -> None:
+    body = ("def main(ds, args):\n    loader = DataLoader(ds, batch_size=8, shuffle=True)\n"
+            "    model = nn.Linear(2, 2)\n    if args.multi_gpu:\n"
+            "        model = nn.DataParallel(model)\n"
+            "    for epoch in range(2):\n        for x in loader:\n            model(x)\n")
+    assert not _migrates(body)
+    assert "condition" in _message(body)
+
+
+def test_shuffled_loader_without_an_epoch_loop_is_reported() -> None:
+    body = ("def main(ds):\n    loader = DataLoader(ds, batch_size=8, shuffle=True)\n"
+            "    model = nn.DataParallel(nn.Linear(2, 2))\n    for x in loader:\n"
+            "        model(x)\n")
+    assert not _migrates(body)
+    assert "set_epoch" in _message(body)
+
+
+def test_len_of_the_loader_inside_the_batch_loop_is_not_an_epoch_loop() -> None:
+    body = ("def main(ds):\n    loader = DataLoader(ds, batch_size=8, shuffle=True)\n"
+            "    model = nn.DataParallel(nn.Linear(2, 2))\n    for epoch in range(3):\n"
+            "        for i, x in enumerate(loader):\n            model(x)\n"
+            "            print(i, len(loader))\n")
+    fixed = fixed_text(PREFIX + body, ["TFC301"], unsafe=True)
+    assert "    for epoch in range(3):\n        loader.sampler.set_epoch(epoch)\n" in fixed
+
+
+def test_inline_dataset_and_helper_name_clash_are_reported() -> None:
+    inline = ("def main(x, y):\n    loader = DataLoader(torch.utils.data.TensorDataset(x, y), "
+              "batch_size=8)\n    model = nn.DataParallel(nn.Linear(2, 2))\n"
+              "    for epoch in range(2):\n        for b in loader:\n            model(b)\n")
+    assert not _migrates(inline)
+    clash = ("def _ddp_setup():\n    pass\n\n\ndef main(ds):\n"
+             "    loader = DataLoader(ds, batch_size=8)\n    model = nn.DataParallel(nn.Linear(2, 2))\n"
+             "    for epoch in range(2):\n        for b in loader:\n            model(b)\n")
+    assert not _migrates(clash)
+    assert "_ddp_setup" in _message(clash)
+
+
+def test_isinstance_inside_a_guarded_print_is_fixed_in_a_later_round() -> None:
+    body = ("def main(ds):\n    loader = DataLoader(ds, batch_size=8)\n"
+            "    model = nn.DataParallel(nn.Linear(2, 2))\n"
+            "    for epoch in range(2):\n        for b in loader:\n            model(b)\n"
+            "    print(isinstance(model, nn.DataParallel))\n")
+    fixed = fixed_text(PREFIX + body, ["TFC301"], unsafe=True)
+    assert ("    if _ddp_is_main():  # TFC301: rank 0 only\n        print(isinstance(model, "
+            "(nn.DataParallel, nn.parallel.DistributedDataParallel)))\n    _ddp_cleanup()\n") in fixed
+    assert "nn.DataParallel(" not in fixed
+
+
+def test_training_function_returning_the_model_is_reported() -> None:
+    body = ("def main(ds):\n    loader = DataLoader(ds, batch_size=8)\n"
+            "    model = nn.DataParallel(nn.Linear(2, 2))\n"
+            "    for epoch in range(2):\n        for b in loader:\n            model(b)\n"
+            "    return model\n")
+    assert not _migrates(body)
+    assert "returns a value" in _message(body)
+    assert _migrates(body.replace("return model", "return 0"))
+
+
+def test_reloading_a_saved_file_is_reported() -> None:
+    body = ("def main(ds):\n    loader = DataLoader(ds, batch_size=8)\n"
+            "    model = nn.DataParallel(nn.Linear(2, 2))\n"
+            "    for epoch in range(2):\n        for b in loader:\n            model(b)\n"
+            "        torch.save(model.module.state_dict(), 'best.pt')\n"
+            "    model.module.load_state_dict(torch.load('best.pt'))\n")
+    assert not _migrates(body)
+    assert "barrier" in _message(body)

@@ -1,0 +1,66 @@
+"""Which ``for`` loop is the epoch loop of a data loader?
+
+Migrating a loader to a ``DistributedSampler`` needs ``sampler.set_epoch(epoch)``
+at the top of every epoch, or every epoch sees the same shuffled order. The
+epoch loop is found from the loader's side: the innermost ``for`` whose *body*
+iterates the loader (``for x in loader``, ``enumerate(loader)``,
+``tqdm(loader)``) or hands it to a call (``train_one_epoch(model, loader)``).
+A read of the loader that does neither (``len(loader)``) says nothing about
+epochs and is ignored. When the answer is not unique, there is no answer:
+callers report instead of guessing.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from torchfix_codemods.analysis.names import NameIndex, Scope
+
+# Calls that look at a loader without running an epoch over it.
+_INSPECTING = frozenset({"len", "print", "str", "repr", "isinstance", "type", "id", "hasattr",
+                         "getattr", "setattr", "vars", "dir"})
+
+
+def _inspects(call: cst.Call) -> bool:
+    return isinstance(call.func, cst.Name) and call.func.value in _INSPECTING
+
+
+def _iterates_or_passes(names: NameIndex, read: cst.Name) -> bool:
+    """Whether ``read`` is (inside) a ``for`` loop's iterable or a call argument."""
+    child: cst.CSTNode = read
+    for ancestor in names.ancestors(read):
+        if isinstance(ancestor, cst.For):
+            return ancestor.iter is child
+        if isinstance(ancestor, cst.Arg):
+            grand = names.parent(ancestor)
+            return isinstance(grand, cst.Call) and not _inspects(grand)
+        if isinstance(ancestor, cst.BaseStatement | cst.BaseSmallStatement):
+            return False
+        child = ancestor
+    return False
+
+
+def _innermost_for_with_in_body(names: NameIndex, read: cst.Name) -> cst.For | None:
+    """The closest enclosing ``for`` that has ``read`` in its body (not its iterable)."""
+    child: cst.CSTNode = read
+    for ancestor in names.ancestors(read):
+        if isinstance(ancestor, cst.For) and ancestor.body is child:
+            return ancestor
+        if isinstance(ancestor, cst.FunctionDef | cst.ClassDef | cst.Lambda):
+            return None
+        child = ancestor
+    return None
+
+
+def epoch_loop(names: NameIndex, scope: Scope, loader: str) -> cst.For | None:
+    """The one ``for`` loop in ``scope`` that runs an epoch over ``loader``, or None."""
+    found: dict[int, cst.For] = {}
+    for read in names.loads_in(scope, loader):
+        if names.scope_of(read) is not scope or not _iterates_or_passes(names, read):
+            continue
+        loop = _innermost_for_with_in_body(names, read)
+        if loop is not None and names.scope_of(loop) is scope:
+            found[id(loop)] = loop
+    if len(found) != 1:
+        return None
+    return next(iter(found.values()))

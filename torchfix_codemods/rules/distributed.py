@@ -1,0 +1,693 @@
+"""TFC301: ``nn.DataParallel`` -> ``DistributedDataParallel``, a migration rather than a swap.
+
+The facts are in RULES.md (TFC301). The rewrite touches several places of one
+file at once (a helper block after the imports, the wrap, the training
+``DataLoader``, the epoch loop, saves and prints, the end of training), so it
+is one :class:`Fix` with several non-overlapping replacements, composed by
+:class:`_Edits`. Anything the rule cannot place with confidence turns the fix
+into a report that still carries the launch line and the checklist.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+import libcst as cst
+import libcst.matchers as m
+
+from torchfix_codemods.analysis.calls import (
+    add_keyword,
+    argument,
+    has_star_args,
+    has_star_kwargs,
+    positional_args,
+)
+from torchfix_codemods.analysis.imports import ImportRequest, ImportUnavailable
+from torchfix_codemods.analysis.loops import epoch_loop
+from torchfix_codemods.analysis.names import Scope
+from torchfix_codemods.analysis.usage import assigned_name
+from torchfix_codemods.model import Safety
+from torchfix_codemods.rules.base import Example, Fix, Rule
+
+DATA_PARALLEL = frozenset({
+    "torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
+    "torch.nn.parallel.data_parallel.DataParallel",
+})
+DDP = "torch.nn.parallel.DistributedDataParallel"
+DDP_NAMES = frozenset({DDP, "torch.nn.parallel.distributed.DistributedDataParallel"})
+DATA_LOADER = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
+SAMPLER = "torch.utils.data.DistributedSampler"
+DEVICE_CHECKS = frozenset({"torch.cuda.device_count", "torch.cuda.is_available"})
+HELPERS = ("_ddp_setup", "_ddp_is_main", "_ddp_wrap", "_ddp_cleanup")
+
+CHECKLIST = (
+    "migration checklist: init the process group (nccl on GPU, gloo on CPU) from LOCAL_RANK/"
+    "RANK/WORLD_SIZE, torch.cuda.set_device(local_rank), move the model before wrapping, "
+    "DistributedDataParallel(model, device_ids=[local_rank]) (no device_ids on CPU), "
+    "DistributedSampler instead of shuffle=True with sampler.set_epoch(epoch) every epoch, "
+    "per-process batch_size = global // world size, save and print on rank 0, "
+    "destroy_process_group() at the end"
+)
+
+# The helper block, written once per file. Comments, not docstrings: inserted
+# text must follow the file's own indentation (tabs included), which LibCST
+# does for statements and comments but not for the inside of a string.
+_HELPER_TEMPLATE = '''
+def _ddp_setup():
+    # TFC301: one process per device, started by `torchrun --nproc_per_node=N {script}`.
+    # Plain `python {script}` (no WORLD_SIZE) is a one-process group and trains as before.
+    # Safe to call again; returns (local_rank, rank, world_size, device).
+    local_rank = int({environ}.get("LOCAL_RANK", "0"))
+    rank = int({environ}.get("RANK", "0"))
+    world_size = int({environ}.get("WORLD_SIZE", "1"))
+    if {torch}.cuda.is_available():
+        {torch}.cuda.set_device(local_rank)
+        device = {torch}.device("cuda", local_rank)
+    else:
+        device = {torch}.device("cpu")
+    if not {dist}.is_initialized():
+        backend = "nccl" if {torch}.cuda.is_available() else "gloo"
+        if "WORLD_SIZE" in {environ}:
+            {dist}.init_process_group(backend)
+        else:
+            # No launcher: a one-process group on an in-memory store, no address or port.
+            store = {dist}.HashStore()
+            {dist}.init_process_group(backend, store=store, rank=0, world_size=1)
+    return local_rank, rank, world_size, device
+
+
+def _ddp_is_main():
+    # TFC301: rank 0 saves and prints. Reads the environment only, so it is safe anywhere
+    # (DataLoader workers included) and never starts a process group.
+    return int({environ}.get("RANK", "0")) == 0
+
+
+def _ddp_wrap(module):
+    # TFC301: the model moves to this process's device before wrapping.
+    # BatchNorm statistics are now per process; on GPU, for statistics over the
+    # global batch, call {torch}.nn.SyncBatchNorm.convert_sync_batchnorm(module) first.
+    # `.module` and the "module." prefix of state_dict keys are unchanged.
+    local_rank, _, _, device = _ddp_setup()
+    module = module.to(device)
+    if device.type == "cuda":
+        return {ddp}(module, device_ids=[local_rank])
+    return {ddp}(module)
+
+
+def _ddp_cleanup():
+    # TFC301: leave the process group once training is done.
+    if {dist}.is_initialized():
+        {dist}.destroy_process_group()
+'''
+
+
+def launch_line(path: str) -> str:
+    script = os.path.basename(path.split("#", 1)[0]) or "script.py"
+    return f"torchrun --nproc_per_node=N {script}"
+
+
+class _Irregular(Exception):
+    """The file does not have the shape the rewrite needs; the message says which part."""
+
+
+@dataclass
+class _Edit:
+    """What happens to one node: statements around it and a rewrite of the node itself."""
+
+    node: cst.CSTNode
+    before: list[cst.BaseStatement] = field(default_factory=list)
+    after: list[cst.BaseStatement] = field(default_factory=list)
+    transforms: list[Callable[[cst.CSTNode], cst.CSTNode]] = field(default_factory=list)
+
+    def render(self, updated: cst.CSTNode) -> cst.CSTNode | cst.FlattenSentinel:
+        for transform in self.transforms:
+            updated = transform(updated)
+        if self.before or self.after:
+            return cst.FlattenSentinel([*self.before, updated, *self.after])  # type: ignore[list-item]
+        return updated
+
+
+class _Apply(cst.CSTTransformer):
+    def __init__(self, edits: dict[int, _Edit], skip: cst.CSTNode) -> None:
+        super().__init__()
+        self._edits = edits
+        self._skip = skip
+
+    def on_leave(self, original_node, updated_node):  # type: ignore[no-untyped-def]
+        edit = self._edits.get(id(original_node))
+        if edit is None or original_node is self._skip:
+            return updated_node
+        return edit.render(updated_node)
+
+
+class _Edits:
+    """Edits on nested nodes, turned into replacements of their outermost nodes only.
+
+    The engine replaces nodes by identity and never looks inside a replacement,
+    so an edit inside another edited node (a guarded ``print`` inside the epoch
+    loop that also gets a statement before it) is applied here first.
+    """
+
+    def __init__(self, parents: Callable[[cst.CSTNode], Iterator[cst.CSTNode]]) -> None:
+        self._edits: dict[int, _Edit] = {}
+        self._ancestors = parents
+
+    def _get(self, node: cst.CSTNode) -> _Edit:
+        return self._edits.setdefault(id(node), _Edit(node))
+
+    def before(self, node: cst.BaseStatement, *statements: cst.BaseStatement) -> None:
+        self._get(node).before.extend(statements)
+
+    def after(self, node: cst.BaseStatement, *statements: cst.BaseStatement) -> None:
+        self._get(node).after.extend(statements)
+
+    def transform(self, node: cst.CSTNode, function: Callable[[cst.CSTNode], cst.CSTNode]) -> None:
+        self._get(node).transforms.append(function)
+
+    def nodes(self) -> list[cst.CSTNode]:
+        return [edit.node for edit in self._edits.values()]
+
+    def replacements(self) -> list[tuple[cst.CSTNode, cst.CSTNode | cst.FlattenSentinel]]:
+        result = []
+        for edit in self._edits.values():
+            if any(id(a) in self._edits for a in self._ancestors(edit.node)):
+                continue
+            updated = edit.node.visit(_Apply(self._edits, edit.node))
+            assert isinstance(updated, cst.CSTNode)
+            result.append((edit.node, edit.render(updated)))
+        return result
+
+
+def _statement(code: str, comment: str | None = None) -> cst.SimpleStatementLine:
+    statement = cst.parse_statement(code)
+    assert isinstance(statement, cst.SimpleStatementLine)
+    if comment is not None:
+        statement = statement.with_changes(trailing_whitespace=cst.TrailingWhitespace(
+            whitespace=cst.SimpleWhitespace("  "), comment=cst.Comment(f"# {comment}")))
+    return statement
+
+
+def _is_literal_false(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value in ("False", "None")
+
+
+def _pure(node: cst.BaseExpression) -> bool:
+    """A name or attribute chain: safe to evaluate twice (dataset for the sampler)."""
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return isinstance(node, cst.Name)
+
+
+def _parenthesized(node: cst.BaseExpression) -> cst.BaseExpression:
+    simple = (cst.Name, cst.Attribute, cst.Integer, cst.Call, cst.Subscript)
+    if isinstance(node, simple) or node.lpar:
+        return node
+    return node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+
+
+class DataParallelToDDP(Rule):
+    """## What it does
+    Finds `nn.DataParallel(model)` (any spelling: `torch.nn.DataParallel`,
+    `torch.nn.parallel.DataParallel`, an aliased `from torch.nn import
+    DataParallel as DP`, with `device_ids=`/`output_device=`, under
+    `if torch.cuda.device_count() > 1:`) and migrates the script to
+    `DistributedDataParallel`, launched with `torchrun --nproc_per_node=N script.py`.
+    Also finds `isinstance(m, nn.DataParallel)` checks, which must recognise
+    both wrappers once a model is wrapped in DDP.
+
+    ## Why is this bad?
+    `DataParallel` runs one process that scatters every batch and replicates
+    the model on every step; the PyTorch docs recommend `DistributedDataParallel`
+    even on a single machine, and it is the only one that scales past one node.
+    The migration is never a one-line swap: a process group, one device per
+    process, a `DistributedSampler` (with `set_epoch` every epoch, or every
+    epoch sees the same order), a per-process batch size, and rank-0-only
+    saving and logging.
+
+    ## Example
+    ```python
+    loader = DataLoader(dataset, batch_size=64, shuffle=True)
+    model = nn.DataParallel(Net().to(device))
+    for epoch in range(10):
+        for x, y in loader:
+            ...
+    torch.save(model.module.state_dict(), "model.pt")
+    ```
+
+    ## Use instead
+    ```python
+    # helpers _ddp_setup() / _ddp_is_main() / _ddp_wrap() / _ddp_cleanup() after the imports
+    loader = DataLoader(dataset, batch_size=64 // _ddp_setup()[2],
+                        sampler=DistributedSampler(dataset, shuffle=True))
+    model = _ddp_wrap(Net().to(device))
+    for epoch in range(10):
+        loader.sampler.set_epoch(epoch)
+        for x, y in loader:
+            ...
+    if _ddp_is_main():
+        torch.save(model.module.state_dict(), "model.pt")
+    _ddp_cleanup()
+    ```
+    Launch with `torchrun --nproc_per_node=N script.py`; `python script.py`
+    still works (one process, world size 1). DDP's `batch_size` is per process:
+    the fix divides it by the world size, so the global batch and the
+    training math stay the same (DDP averages gradients across processes).
+
+    ## Fix safety
+    Unsafe: the program now runs as several processes. The helper initialises
+    a one-process group (an in-memory store, no port) when no launcher set
+    `WORLD_SIZE`, so `python script.py` trains to the same weights as before,
+    and `.module` keeps working. BatchNorm statistics become per process (use
+    `SyncBatchNorm` on GPU for global ones); `device_ids=`/`output_device=` are
+    dropped (one device per process). Report only, with the launch line and
+    the checklist, when the file already has a DDP or process-group path, when
+    several models are wrapped, when the wrap is under a condition other than a
+    GPU count check or inside a loop, when the training `DataLoader`, its
+    epoch loop (in the same function as the wrap) or a place for the helpers
+    cannot be found with certainty, when the training function returns a
+    value that may outlive the process group, or when the file loads with
+    `torch.load` after it saves (rank-0-only saving would race other ranks).
+    `isinstance(m, DataParallel)` becomes `isinstance(m, (DataParallel,
+    DistributedDataParallel))` (unsafe: DDP-wrapped models are now unwrapped
+    too, which is what such checks are for).
+    """
+
+    code = "TFC301"
+    name = "data-parallel"
+    message = "`nn.DataParallel` is slower than `DistributedDataParallel`; migrate and launch with torchrun"
+    safety = Safety.UNSAFE
+    triggers = ("DataParallel",)
+    valid = (
+        "import torch\nfrom torch import nn\nm = nn.parallel.DistributedDataParallel(nn.Linear(2, 2))\n",
+        "class DataParallel:\n    def __init__(self, m):\n        self.module = m\n"
+        "model = DataParallel(object())\n",
+        "import torch\nfrom torch import nn\n"
+        "ok = isinstance(m, (nn.DataParallel, nn.parallel.DistributedDataParallel))\n",
+    )
+    invalid = (
+        Example(
+            "import torch\nfrom torch import nn\n\n\ndef main(ds):\n"
+            "    loader = torch.utils.data.DataLoader(ds, batch_size=8, shuffle=True)\n"
+            "    model = nn.DataParallel(nn.Linear(2, 1))\n"
+            "    for epoch in range(2):\n        for x, y in loader:\n"
+            "            model(x).sum().backward()\n"
+            "    torch.save(model.module.state_dict(), 'm.pt')\n",
+            "import torch\nfrom torch import nn\nimport os\n\n"
+            + _HELPER_TEMPLATE.format(
+                script="case.py", environ="os.environ", torch="torch", dist="torch.distributed",
+                ddp="nn.parallel.DistributedDataParallel")
+            + "\n\ndef main(ds):\n"
+            "    _ddp_setup()  # TFC301: join the process group before anything uses a device\n"
+            "    # TFC301: DDP's batch_size is per process: global batch // world size keeps the "
+            "global batch\n"
+            "    loader = torch.utils.data.DataLoader(ds, batch_size=8 // _ddp_setup()[2], "
+            "sampler=torch.utils.data.DistributedSampler(ds, shuffle=True))\n"
+            "    model = _ddp_wrap(nn.Linear(2, 1))  # TFC301: launch with torchrun "
+            "--nproc_per_node=N case.py\n"
+            "    for epoch in range(2):\n        loader.sampler.set_epoch(epoch)\n"
+            "        for x, y in loader:\n            model(x).sum().backward()\n"
+            "    if _ddp_is_main():  # TFC301: rank 0 only\n"
+            "        torch.save(model.module.state_dict(), 'm.pt')\n"
+            "    _ddp_cleanup()\n",
+            unsafe=True,
+        ),
+        Example(
+            "import torch\nfrom torch import nn\n\n\ndef unwrap(m):\n"
+            "    return m.module if isinstance(m, nn.DataParallel) else m\n",
+            "import torch\nfrom torch import nn\n\n\ndef unwrap(m):\n"
+            "    return m.module if isinstance(m, (nn.DataParallel, "
+            "nn.parallel.DistributedDataParallel)) else m\n",
+            unsafe=True,
+        ),
+        Example("import torch\nfrom torch import nn\nmodel = nn.DataParallel(build())\n"),
+        Example(
+            "import torch\nfrom torch import nn\nimport torch.distributed as dist\n"
+            "if dist.is_initialized():\n"
+            "    model = nn.parallel.DistributedDataParallel(net)\nelse:\n"
+            "    model = nn.DataParallel(net)\n"
+        ),
+    )
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._wraps: list[cst.Call] = []
+        self._loaders: list[cst.Call] = []
+        self._outputs: list[cst.Call] = []
+        self._isinstance: list[tuple[cst.Call, cst.Arg]] = []
+        self._distributed = False
+        self._saved = False
+        self._reloads = False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        qualified = self.qualified_name(node.func)
+        if qualified in DATA_PARALLEL:
+            self._wraps.append(node)
+        elif qualified in DDP_NAMES or (qualified or "").startswith(
+                ("torch.distributed.init_process_group", "torch.distributed.run")):
+            # This rule's own helpers (a file migrated earlier) are not the user's DDP path.
+            if not self._in_helper(node):
+                self._distributed = True
+        elif qualified in DATA_LOADER:
+            self._loaders.append(node)
+        elif qualified == "torch.save" or self._is_builtin(node.func, "print"):
+            self._outputs.append(node)
+            self._saved = self._saved or qualified == "torch.save"
+        elif qualified == "torch.load" and self._saved:
+            self._reloads = True
+        elif self._is_builtin(node.func, "isinstance"):
+            classes = argument(node, "class_or_tuple", 1)
+            if classes is not None and self._needs_ddp(classes.value):
+                self._isinstance.append((node, classes))
+
+    def _in_helper(self, node: cst.CSTNode) -> bool:
+        return any(isinstance(a, cst.FunctionDef) and a.name.value in HELPERS
+                   for a in self.names.ancestors(node))
+
+    def _is_builtin(self, func: cst.BaseExpression, name: str) -> bool:
+        return (isinstance(func, cst.Name) and func.value == name
+                and not self.names.bindings_of(func))
+
+    def _needs_ddp(self, classes: cst.BaseExpression) -> bool:
+        elements = ([e.value for e in classes.elements] if isinstance(classes, cst.Tuple)
+                    else [classes])
+        names = {self.qualified_name(e) for e in elements}
+        return bool(names & DATA_PARALLEL) and not names & DDP_NAMES
+
+    # ---------------------------------------------------------------- reports
+    def leave_Module(self, original_node: cst.Module) -> None:
+        launch = launch_line(self.context.path)
+        for call, classes in self._isinstance:
+            self._report_isinstance(call, classes)
+        if not self._wraps:
+            return
+        if self._distributed:
+            for call in self._wraps:
+                self.report(call, f"`nn.DataParallel` next to a DistributedDataParallel/process-"
+                            f"group path in the same file: no rewrite; make DDP the only path, "
+                            f"launched with `{launch}` (DDP's batch_size is per process)")
+            return
+        if len(self._wraps) > 1:
+            for call in self._wraps:
+                self.report(call, f"{self.message} (`{launch}`; DDP's batch_size is per process); "
+                            "several models are wrapped, so "
+                            f"no automatic rewrite: {CHECKLIST}")
+            return
+        call = self._wraps[0]
+        try:
+            fix = self._migration(original_node, call, launch)
+        except (_Irregular, ImportUnavailable) as why:
+            self.report(call, f"{self.message} (`{launch}`; DDP's batch_size is per process); "
+                        f"no automatic rewrite: {why}; {CHECKLIST}")
+            return
+        self.report(call, f"{self.message}: `{launch}`; DDP's batch_size is per process "
+                    "(the fix divides it by the world size to keep the global batch)", fix=fix)
+
+    def _report_isinstance(self, call: cst.Call, classes: cst.Arg) -> None:
+        message = ("`isinstance(..., DataParallel)` misses models wrapped in "
+                   "`DistributedDataParallel`; check for both wrappers")
+        if self._distributed:
+            self.report(call, message)
+            return
+        try:
+            ddp = self.context.imports.reference(DDP, call, "torch.nn.parallel")
+        except ImportUnavailable:
+            self.report(call, message)
+            return
+        value = classes.value
+        if isinstance(value, cst.Tuple):
+            last = value.elements[-1].with_changes(comma=cst.Comma(
+                whitespace_after=cst.SimpleWhitespace(" ")))
+            new_value: cst.BaseExpression = value.with_changes(
+                elements=[*value.elements[:-1], last, cst.Element(ddp.expression)])
+        else:
+            new_value = cst.Tuple([
+                cst.Element(value, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+                cst.Element(ddp.expression)])
+        new_call = call.with_changes(args=[
+            arg.with_changes(value=new_value) if arg is classes else arg for arg in call.args])
+        fix = Fix(Safety.UNSAFE, "recognise DistributedDataParallel too",
+                  [(call, new_call)], imports=tuple(r for r in [ddp.needs] if r))
+        self.report(call, message, fix=fix)
+
+    # --------------------------------------------------------------- migration
+    def _migration(self, module: cst.Module, call: cst.Call, launch: str) -> Fix:
+        names = self.names
+        edits = _Edits(names.ancestors)
+        imports: list[ImportRequest] = []
+        statement, guard = self._wrap_statement(call)
+        scope = names.scope_of(statement)
+        self._check_helper_names()
+
+        # 1. The wrap: `_ddp_wrap(model)`, the device-count guard dropped.
+        if has_star_args(call) or has_star_kwargs(call):
+            raise _Irregular("the DataParallel arguments come from *args/**kwargs")
+        wrapped = argument(call, "module", 0)
+        if wrapped is None:
+            raise _Irregular("DataParallel is called without a module")
+        if argument(call, "dim", 3) is not None:
+            raise _Irregular("DataParallel(dim=...) has no DDP equivalent")
+        new_wrap = cst.Call(cst.Name("_ddp_wrap"), [cst.Arg(wrapped.value)])
+        edits.transform(call, lambda _: new_wrap)
+        edits.transform(statement, lambda s: _with_comment(s, f"TFC301: launch with {launch}"))
+        if guard is not None:
+            edits.transform(guard, lambda g: g.body.body[0].with_changes(  # type: ignore[attr-defined]
+                leading_lines=[*g.leading_lines, *g.body.body[0].leading_lines]))  # type: ignore[attr-defined]
+
+        # 2. The training DataLoader: DistributedSampler, per-process batch size.
+        loader, loader_name, _ = self._training_loader(scope)
+        sampler = self.context.imports.reference(SAMPLER, loader, "torch.utils.data")
+        imports.extend(r for r in [sampler.needs] if r)
+        edits.transform(loader, lambda _: self._new_loader(loader, sampler.expression))
+        loader_statement = self._statement_of(loader)
+        edits.transform(loader_statement, lambda s: s.with_changes(leading_lines=[
+            *s.leading_lines,
+            cst.EmptyLine(comment=cst.Comment(
+                "# TFC301: DDP's batch_size is per process: global batch // world size keeps "
+                "the global batch"))]))
+
+        # 3. set_epoch at the top of the epoch loop. Training must happen in this scope,
+        # or the teardown at its end would come before it.
+        loop = epoch_loop(names, scope, loader_name)
+        if loop is None or not isinstance(loop.target, cst.Name) or not isinstance(
+                loop.body, cst.IndentedBlock):
+            raise _Irregular(f"no single epoch loop over `{loader_name}` found next to the wrap "
+                             "for sampler.set_epoch(epoch)")
+        edits.before(loop.body.body[0], _statement(
+            f"{loader_name}.sampler.set_epoch({loop.target.value})"))
+
+        # 4. Saves and prints on rank 0 only.
+        if self._reloads:
+            raise _Irregular("the file loads with torch.load after it saves: once saving is on "
+                             "rank 0 only, other ranks could read the file before it is written "
+                             "(add torch.distributed.barrier() where that is safe)")
+        for output in self._outputs:
+            line = self._statement_of(output, strict=False)
+            if line is not None and len(line.body) == 1 and isinstance(line.body[0], cst.Expr):
+                edits.transform(line, _rank_zero_guard)
+
+        # 5. Setup first in the training scope, cleanup at its end.
+        self._setup_and_cleanup(scope, edits)
+
+        # 6. The helper block after the imports.
+        anchor = self._helper_anchor(module, scope, edits)
+        helpers, needs = self._helpers(anchor, launch)
+        imports.extend(needs)
+        edits.after(anchor, *helpers)
+        if scope.kind == "module":
+            edits.after(anchor, _statement("_ddp_setup()").with_changes(
+                leading_lines=[cst.EmptyLine(), cst.EmptyLine()]))
+
+        description = (f"migrate to DistributedDataParallel: launch with `{launch}` (plain "
+                       "`python` still runs one process); DistributedSampler + set_epoch, "
+                       "batch_size per process = global // world size, rank-0 saves and prints, "
+                       "process group torn down at the end")
+        return Fix(Safety.UNSAFE, description, edits.replacements(),
+                   imports=tuple(dict.fromkeys(imports)))
+
+    def _check_helper_names(self) -> None:
+        for scope in self.names.all_scopes:
+            for helper in HELPERS:
+                if helper in scope.bindings or helper in scope.loads:
+                    raise _Irregular(f"the file already uses the name `{helper}`")
+
+    def _statement_of(self, node: cst.CSTNode, *, strict: bool = True
+                      ) -> cst.SimpleStatementLine | None:
+        for ancestor in self.names.ancestors(node):
+            if isinstance(ancestor, cst.SimpleStatementLine):
+                return ancestor
+            if isinstance(ancestor, cst.BaseCompoundStatement | cst.Lambda | cst.SimpleStatementSuite):
+                break
+        if strict:
+            raise _Irregular("the call is not on a statement line of its own")
+        return None
+
+    def _wrap_statement(self, call: cst.Call) -> tuple[cst.SimpleStatementLine, cst.If | None]:
+        """The assignment that wraps, and the GPU-count ``if`` around it (dropped by the fix)."""
+        statement = self._statement_of(call)
+        assert statement is not None
+        if len(statement.body) != 1 or not isinstance(statement.body[0], cst.Assign | cst.AnnAssign):
+            raise _Irregular("the DataParallel wrap is not a plain assignment")
+        block = self.names.parent(statement)
+        owner = self.names.parent(block) if block is not None else None
+        if isinstance(block, cst.Module) or isinstance(owner, cst.FunctionDef):
+            return statement, None
+        if (isinstance(owner, cst.If) and owner.orelse is None and isinstance(block, cst.IndentedBlock)
+                and len(block.body) == 1 and self._is_device_check(owner.test)):
+            outer = self.names.parent(owner)
+            if isinstance(outer, cst.Module) or isinstance(self.names.parent(outer), cst.FunctionDef):
+                return statement, owner
+        raise _Irregular("the wrap is inside a condition or loop that is not a plain GPU-count "
+                         "check (DDP must wrap in every process)")
+
+    def _is_device_check(self, test: cst.BaseExpression) -> bool:
+        return any(self.qualified_name(c.func) in DEVICE_CHECKS  # type: ignore[union-attr]
+                   for c in m.findall(test, m.Call()))
+
+    def _training_loader(self, scope: Scope) -> tuple[cst.Call, str, cst.BaseExpression | None]:
+        def shuffle_of(loader: cst.Call) -> cst.BaseExpression | None:
+            arg = argument(loader, "shuffle", 2)
+            return arg.value if arg is not None else None
+
+        shuffled = [c for c in self._loaders
+                    if shuffle_of(c) is not None and not _is_literal_false(shuffle_of(c))]  # type: ignore[arg-type]
+        if len(shuffled) == 1:
+            loader = shuffled[0]
+        elif not shuffled and len(self._loaders) == 1:
+            loader = self._loaders[0]
+        elif not self._loaders:
+            raise _Irregular("no DataLoader in this file to shard with a DistributedSampler")
+        else:
+            raise _Irregular("cannot tell which DataLoader is the training one")
+        target = assigned_name(self.names, loader)
+        if target is None or self.names.scope_of(target) is not scope:
+            raise _Irregular("the training DataLoader is not assigned to a name next to the wrap")
+        if has_star_args(loader) or has_star_kwargs(loader) or len(positional_args(loader)) > 3:
+            raise _Irregular("the DataLoader's arguments cannot all be read")
+        if argument(loader, "sampler", 3) is not None or argument(loader, "batch_sampler", 4):
+            raise _Irregular("the DataLoader already has a sampler")
+        dataset = argument(loader, "dataset", 0)
+        if dataset is None or not _pure(dataset.value):
+            raise _Irregular("the DataLoader's dataset is not a plain name the sampler can share")
+        batch = argument(loader, "batch_size", 1)
+        if batch is None or _is_literal_false(batch.value):
+            raise _Irregular("the DataLoader has no batch_size to divide by the world size")
+        return loader, target.value, shuffle_of(loader)
+
+    def _new_loader(self, loader: cst.Call, sampler_func: cst.BaseExpression) -> cst.Call:
+        dataset = argument(loader, "dataset", 0)
+        batch = argument(loader, "batch_size", 1)
+        shuffle = argument(loader, "shuffle", 2)
+        assert dataset is not None and batch is not None
+        shuffle_value = shuffle.value if shuffle is not None else cst.Name("False")
+        sampler = cst.Call(sampler_func, [
+            cst.Arg(dataset.value.deep_clone(), comma=cst.Comma(
+                whitespace_after=cst.SimpleWhitespace(" "))),
+            cst.Arg(shuffle_value, keyword=cst.Name("shuffle"), equal=cst.AssignEqual(
+                cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))),
+        ])
+        per_process = cst.BinaryOperation(
+            _parenthesized(batch.value), cst.FloorDivide(),
+            cst.Subscript(cst.Call(cst.Name("_ddp_setup")),
+                          [cst.SubscriptElement(cst.Index(cst.Integer("2")))]))
+        args = []
+        for arg in loader.args:
+            if arg is batch:
+                args.append(arg.with_changes(value=per_process))
+            elif arg is shuffle:
+                args.append(arg.with_changes(value=sampler, keyword=cst.Name("sampler"),
+                                             equal=cst.AssignEqual(cst.SimpleWhitespace(""),
+                                                                   cst.SimpleWhitespace(""))))
+            else:
+                args.append(arg)
+        new = loader.with_changes(args=args)
+        if shuffle is None:
+            new = add_keyword(new, "sampler", sampler)
+        return new
+
+    def _setup_and_cleanup(self, scope: Scope, edits: _Edits) -> None:
+        if scope.kind == "module":
+            body: list[cst.BaseStatement] = list(self.context.module.body)
+        elif isinstance(scope.node, cst.FunctionDef) and isinstance(
+                scope.node.body, cst.IndentedBlock):
+            body = list(scope.node.body.body)
+            first = body[0]
+            setup = _statement("_ddp_setup()", "TFC301: join the process group before anything "
+                               "uses a device")
+            if _is_docstring(first) and len(body) > 1:
+                edits.before(body[1], setup)
+            else:
+                edits.before(first, setup)
+        else:
+            raise _Irregular("the wrap is not in a function or at module level")
+        last = body[-1]
+        cleanup = _statement("_ddp_cleanup()")
+        if m.matches(last, m.SimpleStatementLine(body=[m.Return()])):
+            value = last.body[0].value  # type: ignore[attr-defined]
+            constant = (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString)
+            if value is not None and not isinstance(value, constant) and not (
+                    isinstance(value, cst.Name) and value.value in ("None", "True", "False")):
+                raise _Irregular("the training function returns a value that may still use the "
+                                 "process group; tear it down where training really ends")
+            edits.before(last, cleanup)
+        else:
+            edits.after(last, cleanup)
+
+    def _helper_anchor(self, module: cst.Module, scope: Scope, edits: _Edits) -> cst.BaseStatement:
+        """The last import of the file's leading import block: the helpers go right after it."""
+        anchor: int | None = None
+        for index, statement in enumerate(module.body):
+            if isinstance(statement, cst.SimpleStatementLine):
+                if all(isinstance(s, cst.Import | cst.ImportFrom) for s in statement.body):
+                    anchor = index
+                continue
+            break
+        if anchor is None:
+            raise _Irregular("no import block at the top of the file to put the helpers after")
+        top = {id(s): i for i, s in enumerate(module.body)}
+        for node in edits.nodes():
+            outer = [node, *self.names.ancestors(node)]
+            index = next((top[id(a)] for a in outer if id(a) in top), None)
+            if index is not None and index <= anchor and not isinstance(
+                    module.body[index], cst.FunctionDef | cst.ClassDef):
+                raise _Irregular("module-level code runs before the end of the import block")
+        return module.body[anchor]
+
+    def _helpers(self, anchor: cst.CSTNode, launch: str
+                 ) -> tuple[list[cst.BaseStatement], list[ImportRequest]]:
+        refs = {
+            "torch": self.context.imports.reference("torch", anchor),
+            "dist": self.context.imports.reference("torch.distributed", anchor, "torch.distributed"),
+            "environ": self.context.imports.reference("os.environ", anchor, "os"),
+            "ddp": self.context.imports.reference(DDP, anchor, "torch.nn.parallel"),
+        }
+        text = _HELPER_TEMPLATE.format(script=launch.split()[-1],
+                                       **{key: ref.code for key, ref in refs.items()})
+        statements = [s.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
+                      for s in cst.parse_module(text).body]
+        return statements, [ref.needs for ref in refs.values() if ref.needs is not None]
+
+
+def _with_comment(line: cst.CSTNode, text: str) -> cst.CSTNode:
+    """Add a trailing comment to a statement line, after any comment the user wrote."""
+    assert isinstance(line, cst.SimpleStatementLine)
+    existing = line.trailing_whitespace.comment
+    comment = f"{existing.value}  # {text}" if existing is not None else f"# {text}"
+    return line.with_changes(trailing_whitespace=line.trailing_whitespace.with_changes(
+        whitespace=cst.SimpleWhitespace("  "), comment=cst.Comment(comment)))
+
+
+def _is_docstring(statement: cst.BaseStatement) -> bool:
+    return m.matches(statement, m.SimpleStatementLine(body=[m.Expr(m.SimpleString())]))
+
+
+def _rank_zero_guard(line: cst.CSTNode) -> cst.CSTNode:
+    assert isinstance(line, cst.SimpleStatementLine)
+    guard = cst.parse_statement("if _ddp_is_main():  # TFC301: rank 0 only\n    pass\n")
+    assert isinstance(guard, cst.If) and isinstance(guard.body, cst.IndentedBlock)
+    return guard.with_changes(
+        leading_lines=line.leading_lines,
+        body=guard.body.with_changes(body=[line.with_changes(leading_lines=[])]))
+
+
+RULES = [DataParallelToDDP]
