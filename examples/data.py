@@ -19,7 +19,7 @@ class SyntheticImages(Dataset):
         centers = torch.randn(num_classes, 3, 1, 1, generator=torch.Generator().manual_seed(1234))
         g = torch.Generator().manual_seed(seed)
         self.targets = torch.randint(0, num_classes, (n,), generator=g)
-        self.data = centers[self.targets] + 0.5 * torch.randn(n, 3, 32, 32, generator=g)
+        self.data = centers[self.targets] + 4.0 * torch.randn(n, 3, 32, 32, generator=g)
         self.classes = [f"class_{i}" for i in range(num_classes)]
         self.transform = transform
 

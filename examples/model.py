@@ -111,3 +111,11 @@ def build_model(arch, num_classes=10):
         net.fc = nn.Linear(net.fc.in_features, num_classes)
         return net
     raise ValueError(f"unknown arch: {arch}")
+
+
+if __name__ == "__main__":
+    # quick sanity check, and the whole-model file predict.py --exported reads
+    net = SmallCNN()
+    print(sum(p.numel() for p in net.parameters()), "parameters")
+    print(net(torch.randn(2, 3, 32, 32)).shape)
+    torch.save(net, "model.pt")

@@ -32,6 +32,7 @@ def parse_args():
     p.add_argument("--warmup-steps", type=int, default=0)
     p.add_argument("--amp", action="store_true")
     p.add_argument("--ema", action="store_true", help="also keep an EMA of the weights")
+    p.add_argument("--multilabel", action="store_true", help="one-vs-all sigmoid head")
     p.add_argument("--out", default="runs/smallcnn")
     p.add_argument("--resume", default="")
     p.add_argument("--seed", type=int, default=0)
@@ -50,8 +51,17 @@ def warmup_head(model, loader, device, lr, steps):
         opt.step()
 
 
+def log_predictions(model, images, epoch):
+    """A few predictions on a fixed batch, to eyeball progress in the logs."""
+    model.eval()
+    with torch.no_grad():
+        preds = model(images).argmax(dim=1)
+    print(f"epoch {epoch} sample predictions: {preds.tolist()}")
+
+
 def train_one_epoch(model, loader, optimizer, scaler, ema, epoch, args, device):
     criterion = nn.CrossEntropyLoss(size_average=False)
+    bce = nn.BCELoss()
     total_loss = 0
     losses = []
     correct = seen = 0
@@ -60,8 +70,14 @@ def train_one_epoch(model, loader, optimizer, scaler, ema, epoch, args, device):
         images, targets = Variable(images.to(device)), Variable(targets.to(device))
         with torch.cuda.amp.autocast(enabled=args.amp):
             logits = model(images)
-            loss = criterion(F.softmax(logits, dim=1), targets) / images.size(0)
+            if args.multilabel:
+                onehot = F.one_hot(targets, logits.size(1)).float()
+                loss = bce(torch.sigmoid(logits), onehot)
+            else:
+                loss = criterion(F.softmax(logits, dim=1), targets) / images.size(0)
         scaler.scale(loss / args.accum_steps).backward()
+        if i % 20 == 0:
+            print("epoch %d iter %d loss %.4f |g| %.2f" % (epoch, i, loss.data[0], grad_norm(model)))
         if (i + 1) % args.accum_steps == 0:  # gradient accumulation, on purpose
             scaler.step(optimizer)
             scaler.update()
@@ -74,8 +90,6 @@ def train_one_epoch(model, loader, optimizer, scaler, ema, epoch, args, device):
         _, pred = torch.max(logits.data, 1)
         correct += (pred == targets).sum().item()
         seen += targets.size(0)
-        if i % 20 == 0:
-            print("epoch %d iter %d loss %.4f |g| %.2f" % (epoch, i, loss.data[0], grad_norm(model)))
     np.save(os.path.join(args.out, f"losses_{epoch:03d}.npy"), torch.stack(losses).numpy())
     return total_loss / len(loader), correct / seen
 
@@ -102,6 +116,7 @@ def main():
         warmup_head(model, train_loader, device, args.lr, args.warmup_steps)
 
     history = {"train_loss": [], "val_loss": [], "val_acc": []}
+    fixed_batch = next(iter(val_loader))[0][:8].to(device)
     model.train()
     for epoch in range(start_epoch, args.epochs):
         t0 = time.time()
@@ -109,6 +124,7 @@ def main():
             model, train_loader, optimizer, scaler, ema, epoch, args, device)
         val_loss, val_acc = validate(model, val_loader, device, use_amp=args.amp)
         scheduler.step()
+        log_predictions(model, fixed_batch, epoch)
         print(f"epoch {epoch}: train {train_loss:.4f}/{train_acc:.3f} "
               f"val {val_loss:.4f}/{val_acc:.3f} ({time.time() - t0:.0f}s)")
         history["train_loss"].append(float(train_loss))
