@@ -16,6 +16,12 @@ _NOT_MODULES = frozenset({"Parameter", "ParameterList", "ParameterDict", "Buffer
 _CHAINABLE = frozenset({"to", "cuda", "cpu", "eval", "train", "half", "float", "double",
                         "bfloat16", "requires_grad_", "to_empty"})
 _MAX_DEPTH = 6
+# Functions that return the module they are given, reparametrized.
+_WRAPPERS = frozenset({
+    "torch.nn.utils.weight_norm", "torch.nn.utils.spectral_norm",
+    "torch.nn.utils.parametrizations.weight_norm", "torch.nn.utils.parametrizations.spectral_norm",
+    "torch.nn.utils.parametrizations.orthogonal", "torch.nn.utils.parametrize.register_parametrization",
+})
 
 
 def module_classes(names: NameIndex) -> dict[str, cst.ClassDef]:
@@ -70,7 +76,66 @@ def module_evidence(names: NameIndex, expr: cst.BaseExpression, depth: int = 0) 
     if isinstance(expr, cst.Attribute) and expr.attr.value == "module":
         inner = module_evidence(names, expr.value, depth + 1)
         return f"`.module` of a wrapped model ({inner})" if inner else None
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) \
+            and expr.value.value == "self":
+        return _submodule_evidence(names, expr, depth)
     return None
+
+
+def _submodule_evidence(names: NameIndex, expr: cst.Attribute, depth: int) -> str | None:
+    """``self.fc`` inside an nn.Module subclass whose ``__init__`` assigns it a module.
+
+    Every ``self.fc = ...`` in the class must be a module (one in ``__init__``
+    at least), so a later ``self.fc = None`` or a tensor makes it unknown.
+    """
+    owner = enclosing_class(names, expr)
+    if owner is None or owner.name.value not in module_classes(names):
+        return None
+    attr = expr.attr.value
+    values: list[tuple[str, cst.BaseExpression | None]] = []
+    for statement in owner.body.body:
+        if not isinstance(statement, cst.FunctionDef):
+            continue
+        for node in self_assignments(statement, attr):
+            values.append((statement.name.value, node))
+    if not values or not any(method == "__init__" for method, _ in values):
+        return None
+    reasons = []
+    for _, value in values:
+        reason = module_evidence(names, value, depth + 1) if value is not None else None
+        if reason is None:
+            return None
+        reasons.append(reason)
+    return f"`self.{attr}` of `{owner.name.value}`, assigned {reasons[0]}"
+
+
+def self_assignments(function: cst.FunctionDef, attr: str) -> list[cst.BaseExpression | None]:
+    """Values assigned to ``self.<attr>`` in one method (None: not a plain assignment)."""
+    found: list[cst.BaseExpression | None] = []
+
+    class _Collect(cst.CSTVisitor):
+        def _is_target(self, node: cst.BaseExpression) -> bool:
+            return (isinstance(node, cst.Attribute) and node.attr.value == attr
+                    and isinstance(node.value, cst.Name) and node.value.value == "self")
+
+        def visit_Assign(self, node: cst.Assign) -> None:
+            for target in node.targets:
+                if self._is_target(target.target):
+                    found.append(node.value if len(node.targets) == 1 else None)
+                elif isinstance(target.target, (cst.Tuple, cst.List)) and any(
+                        self._is_target(e.value) for e in target.target.elements):
+                    found.append(None)
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            if self._is_target(node.target):
+                found.append(node.value)
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            if self._is_target(node.target):
+                found.append(None)
+
+    function.body.visit(_Collect())
+    return found
 
 
 def _call_evidence(names: NameIndex, call: cst.Call, depth: int) -> str | None:
@@ -81,6 +146,9 @@ def _call_evidence(names: NameIndex, call: cst.Call, depth: int) -> str | None:
             return f"instance of `{qualified}`"
         if qualified.startswith("torchvision.models.") and last[:1].islower():
             return f"model built by `{qualified}`"
+        if qualified in _WRAPPERS and call.args and call.args[0].keyword is None:
+            inner = module_evidence(names, call.args[0].value, depth + 1)
+            return f"`{qualified}` of a module ({inner})" if inner else None
         return None
     if isinstance(call.func, cst.Name) and call.func.value in module_classes(names):
         binding = names.binding_of(call.func)
@@ -100,6 +168,19 @@ def _name_evidence(names: NameIndex, name: cst.Name, depth: int) -> str | None:
     bindings = names.bindings_of(name)
     if not bindings:
         return None
+    # `model = model.cuda()` rebinds a name in terms of itself: following it again from
+    # inside itself adds nothing and, repeated, costs exponential time.
+    resolving: set[int] = names.cache.setdefault("modules.resolving", set())  # type: ignore[assignment]
+    if id(bindings) in resolving:
+        return None
+    resolving.add(id(bindings))
+    try:
+        return _bindings_evidence(names, name, bindings, depth)
+    finally:
+        resolving.discard(id(bindings))
+
+
+def _bindings_evidence(names: NameIndex, name: cst.Name, bindings: list, depth: int) -> str | None:
     reasons = []
     for binding in bindings:
         if binding.kind == "param":
