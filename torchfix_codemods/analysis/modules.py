@@ -208,3 +208,14 @@ def _bindings_evidence(names: NameIndex, name: cst.Name, bindings: list, depth: 
             continue
         return None
     return reasons[0] if reasons else None
+
+
+def init_assignment(cls: cst.ClassDef, attr: str) -> cst.BaseExpression | None:
+    """The one value ``__init__`` assigns to ``self.<attr>`` (None: absent, several, or unclear)."""
+    init = next((statement for statement in cls.body.body
+                 if isinstance(statement, cst.FunctionDef) and statement.name.value == "__init__"),
+                None)
+    if init is None:
+        return None
+    values = self_assignments(init, attr)
+    return values[0] if len(values) == 1 else None

@@ -19,7 +19,12 @@ from torchfix_codemods.analysis.inference import (
     looks_like_model_name,
     name_tokens,
 )
-from torchfix_codemods.analysis.modules import enclosing_class, module_classes, module_evidence
+from torchfix_codemods.analysis.modules import (
+    enclosing_class,
+    init_assignment,
+    module_classes,
+    module_evidence,
+)
 from torchfix_codemods.analysis.names import dotted_name
 from torchfix_codemods.analysis.training import fresh_name, names_in, split_docstring, statement
 from torchfix_codemods.model import Safety
@@ -659,7 +664,7 @@ class DirectForward(Rule):
             owner = enclosing_class(self.names, call)
             if owner is None:
                 return None
-            value = _init_assignment(owner, receiver.attr.value)
+            value = init_assignment(owner, receiver.attr.value)
             if value is not None and module_evidence(self.names, value):
                 return f"`self.{receiver.attr.value}` is assigned a module in `__init__`", True
             if looks_like_model_name(receiver.attr.value):
@@ -685,26 +690,6 @@ def _decorator_target(decorator: cst.Decorator) -> cst.BaseExpression:
 
 def _defines(cls: cst.ClassDef, method: str) -> bool:
     return any(isinstance(s, cst.FunctionDef) and s.name.value == method for s in cls.body.body)
-
-
-def _init_assignment(cls: cst.ClassDef, attr: str) -> cst.BaseExpression | None:
-    """The value of ``self.<attr> = value`` in the class's ``__init__`` (one assignment only)."""
-    init = next((s for s in cls.body.body
-                 if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"), None)
-    if init is None:
-        return None
-    found: list[cst.BaseExpression] = []
-
-    class _Assigns(cst.CSTVisitor):
-        def visit_Assign(self, node: cst.Assign) -> None:
-            for target in node.targets:
-                t = target.target
-                if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and \
-                        t.value.value == "self" and t.attr.value == attr:
-                    found.append(node.value)
-
-    init.visit(_Assigns())
-    return found[0] if len(found) == 1 else None
 
 
 RULES = [MissingEval, MissingNoGrad, EvalNotRestored, DirectForward]

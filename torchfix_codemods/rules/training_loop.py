@@ -10,7 +10,7 @@ import libcst as cst
 from torchfix_codemods.analysis.calls import argument
 from torchfix_codemods.analysis.imports import ImportRequest, ImportUnavailable
 from torchfix_codemods.analysis.inference import imports_torch
-from torchfix_codemods.analysis.modules import enclosing_class
+from torchfix_codemods.analysis.modules import enclosing_class, init_assignment
 from torchfix_codemods.analysis.names import dotted_name
 from torchfix_codemods.analysis.training import (
     innermost_loop,
@@ -56,7 +56,7 @@ class _LossRule(Rule):
                 expr.value.value == "self":
             owner = enclosing_class(self.names, expr)
             if owner is not None:
-                value = _init_assignment(owner, expr.attr.value)
+                value = init_assignment(owner, expr.attr.value)
         if isinstance(value, cst.Call):
             return self.qualified_name(value.func)
         return None
@@ -91,25 +91,6 @@ class _LossRule(Rule):
             if self.qualified_name(receiver) is None:
                 return receiver
         return None
-
-
-def _init_assignment(cls: cst.ClassDef, attr: str) -> cst.BaseExpression | None:
-    init = next((s for s in cls.body.body
-                 if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"), None)
-    if init is None:
-        return None
-    found: list[cst.BaseExpression] = []
-
-    class _Assigns(cst.CSTVisitor):
-        def visit_Assign(self, node: cst.Assign) -> None:
-            for target in node.targets:
-                t = target.target
-                if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and \
-                        t.value.value == "self" and t.attr.value == attr:
-                    found.append(node.value)
-
-    init.visit(_Assigns())
-    return found[0] if len(found) == 1 else None
 
 
 class SoftmaxIntoCrossEntropy(_LossRule):
