@@ -97,8 +97,10 @@ def _ddp_wrap(module):
 
 
 def _ddp_cleanup():
-    # TFC301: leave the process group once training is done.
+    # TFC301: leave the process group once every process is done training (the barrier
+    # keeps one rank from tearing down while another still talks to it).
     if {dist}.is_initialized():
+        {dist}.barrier()
         {dist}.destroy_process_group()
 '''
 
