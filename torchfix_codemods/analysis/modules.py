@@ -59,10 +59,7 @@ def module_classes(names: NameIndex) -> dict[str, cst.ClassDef]:
 
 
 def enclosing_class(names: NameIndex, node: cst.CSTNode) -> cst.ClassDef | None:
-    for ancestor in names.ancestors(node):
-        if isinstance(ancestor, cst.ClassDef):
-            return ancestor
-    return None
+    return names.enclosing(node, cst.ClassDef)
 
 
 def module_evidence(names: NameIndex, expr: cst.BaseExpression, depth: int = 0) -> str | None:

@@ -19,12 +19,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, TypeVar
 
 import libcst as cst
 
 from torchfix_codemods.analysis.walk import walk
 
+T = TypeVar("T", bound=cst.CSTNode)
 ScopeKind = Literal["module", "function", "class", "lambda", "comprehension"]
 BindingKind = Literal[
     "import", "assign", "augassign", "annassign", "def", "class", "param", "for",
@@ -64,16 +65,21 @@ class Scope:
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
 
-def dotted_name(node: cst.BaseExpression) -> str | None:
-    """``a.b.c`` for a Name/Attribute chain, else None."""
+def _chain(node: cst.BaseExpression) -> tuple[cst.Name, list[str]] | None:
+    """``a.b.c`` -> (the Name ``a``, ["b", "c"]); None when the chain has no Name base."""
     parts: list[str] = []
     while isinstance(node, cst.Attribute):
         parts.append(node.attr.value)
         node = node.value
     if not isinstance(node, cst.Name):
         return None
-    parts.append(node.value)
-    return ".".join(reversed(parts))
+    return node, parts[::-1]
+
+
+def dotted_name(node: cst.BaseExpression) -> str | None:
+    """``a.b.c`` for a Name/Attribute chain, else None."""
+    chain = _chain(node)
+    return None if chain is None else ".".join([chain[0].value, *chain[1]])
 
 
 def _import_module_name(node: cst.ImportFrom) -> str:
@@ -313,6 +319,13 @@ class NameIndex:
             yield current
             current = self._parents.get(id(current))
 
+    def enclosing(self, node: cst.CSTNode, kind: type[T] | tuple[type[T], ...]) -> T | None:
+        """The nearest ancestor of ``node`` of the given node type(s) (the function it is in...)."""
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, kind):
+                return ancestor
+        return None
+
     def scope_of(self, node: cst.CSTNode) -> Scope:
         scope = self._scope_of.get(id(node))
         if scope is None:
@@ -352,16 +365,14 @@ class NameIndex:
 
     def qualified_name(self, node: cst.BaseExpression) -> str | None:
         """``torch.load`` for ``T.load`` under ``import torch as T``; None when unsure."""
-        parts: list[str] = []
-        while isinstance(node, cst.Attribute):
-            parts.append(node.attr.value)
-            node = node.value
-        if not isinstance(node, cst.Name):
+        chain = _chain(node)
+        if chain is None:
             return None
-        binding = self.binding_of(node)
+        base, parts = chain
+        binding = self.binding_of(base)
         if binding is None or binding.kind != "import" or binding.qualified is None:
             return None
-        return ".".join([binding.qualified, *reversed(parts)])
+        return ".".join([binding.qualified, *parts])
 
     def resolves_to(self, name: str, qualified: str, at: cst.CSTNode) -> bool:
         """Whether the bare ``name`` read at ``at`` means the import ``qualified``."""

@@ -231,7 +231,7 @@ class _Analyzer:
                     and isinstance(binding.node.target, cst.Name)):
                 return f"loop variable over `.{iterator.func.attr.value}()`"
         if binding.kind == "param":
-            function = _enclosing_function(self.names, binding.node)
+            function = self.names.enclosing(binding.node, cst.FunctionDef)
             if function is not None and _passed_to_apply(self.names, function.name.value):
                 return f"parameter of `{function.name.value}`, passed to `.apply()`"
         return None
@@ -567,12 +567,6 @@ def _second_of_pair(target: cst.BaseExpression, name: cst.Name) -> bool:
 def _tuple_output(module_reason_text: str) -> bool:
     return any(f"`torch.nn.{name}`" in module_reason_text for name in _TUPLE_OUTPUT_MODULES)
 
-
-def _enclosing_function(names: NameIndex, node: cst.CSTNode) -> cst.FunctionDef | None:
-    for ancestor in names.ancestors(node):
-        if isinstance(ancestor, cst.FunctionDef):
-            return ancestor
-    return None
 
 
 def _passed_to_apply(names: NameIndex, function: str) -> bool:

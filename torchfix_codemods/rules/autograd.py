@@ -248,7 +248,7 @@ class AccumulateLossTensor(Rule):
             return
         if in_no_grad(names, node) or not _in_loop(names, node):
             return
-        function = _function_of(names, node)
+        function = names.enclosing(node, cst.FunctionDef)
         scope = names.scope_of(node)
         found = names.lookup(accumulator.value, scope)
         if found is None or found[0] is not scope:
@@ -277,12 +277,6 @@ def _in_loop(names: NameIndex, node: cst.CSTNode) -> bool:
             return False
     return False
 
-
-def _function_of(names: NameIndex, node: cst.CSTNode) -> cst.FunctionDef | None:
-    for ancestor in names.ancestors(node):
-        if isinstance(ancestor, cst.FunctionDef):
-            return ancestor
-    return None
 
 
 def _initial_ok(bindings: list, *, is_list: bool) -> bool:
