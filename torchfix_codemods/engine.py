@@ -344,8 +344,6 @@ def _to_findings(
                 reason = withheld
             fix_info = FixInfo(report.fix.safety, report.fix.description,
                                applied=id(item) in applied, withheld=reason)
-        elif report.withheld is not None and report.fix is None:
-            fix_info = None
         rule = report.rule
         findings.append(Finding(
             path, item.range.start.line, item.range.start.column + 1,
