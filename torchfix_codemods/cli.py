@@ -23,6 +23,7 @@ from torchfix_codemods.report.diff import render_diff
 from torchfix_codemods.report.github import render_github
 from torchfix_codemods.report.json import render_json
 from torchfix_codemods.report.sarif import RuleInfo, render_sarif
+from torchfix_codemods.report.statistics import render_fixes, render_statistics
 from torchfix_codemods.report.summary import summarize
 from torchfix_codemods.report.text import render_summary, render_text
 from torchfix_codemods.rules.registry import UnknownRuleCode, all_rules, rule_by_code
@@ -116,6 +117,23 @@ ConfigOpt = Annotated[
 ]
 
 
+StatisticsOpt = Annotated[
+    bool,
+    typer.Option("--statistics", help="Print a count per rule code instead of every finding "
+                 "(text or json)."),
+]
+ShowFixesOpt = Annotated[
+    bool,
+    typer.Option("--show-fixes", help="Say what each fix does: under each finding (check), "
+                 "or every fix applied, per file and code (fix)."),
+]
+ExitZeroOpt = Annotated[
+    bool,
+    typer.Option("--exit-zero", help="Exit 0 even when findings remain or the diff is not "
+                 "empty (2 still means bad usage)."),
+]
+
+
 def _split(values: list[str] | None) -> tuple[str, ...] | None:
     if values is None:
         return None
@@ -155,8 +173,10 @@ def _rule_infos() -> list[RuleInfo]:
 
 
 def _emit(results: list[FileResult], output_format: str, *, fixing: bool,
-          unsafe_fixes: bool) -> None:
-    if output_format == "json":
+          unsafe_fixes: bool, statistics: bool = False, show_fixes: bool = False) -> None:
+    if statistics:
+        render_statistics(stdout, results, output_format)
+    elif output_format == "json":
         stdout.file.write(render_json(results) + "\n")
     elif output_format == "sarif":
         stdout.file.write(render_sarif(results, _rule_infos()) + "\n")
@@ -165,7 +185,20 @@ def _emit(results: list[FileResult], output_format: str, *, fixing: bool,
         if text:
             stdout.file.write(text + "\n")
     else:
-        render_text(stdout, results, fixing=fixing, unsafe_fixes=unsafe_fixes)
+        if fixing and show_fixes:
+            render_fixes(stdout, results, dry_run=False)
+        render_text(stdout, results, fixing=fixing, unsafe_fixes=unsafe_fixes,
+                    show_fixes=show_fixes and not fixing)
+
+
+def _check_statistics_format(statistics: bool, output_format: str) -> None:
+    if statistics and output_format not in ("text", "json"):
+        raise fail(f"--statistics: supports text and json output, got {output_format!r}")
+
+
+def _exit(findings: bool, exit_zero: bool) -> typer.Exit:
+    """1 when findings remain (or a diff is not empty), unless ``--exit-zero``."""
+    return typer.Exit(EXIT_FINDINGS if findings and not exit_zero else EXIT_CLEAN)
 
 
 @app.command()
@@ -182,6 +215,9 @@ def check(
     config: ConfigOpt = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the "
                                            "result cache (.torchfix_cache).")] = False,
+    statistics: StatisticsOpt = False,
+    show_fixes: ShowFixesOpt = False,
+    exit_zero: ExitZeroOpt = False,
 ) -> None:
     """Report findings; exit 1 when there are any. Writes nothing but its cache."""
     overrides = _overrides(select, ignore, extend_select, output_format, target_torch, jobs,
@@ -189,11 +225,13 @@ def check(
     if no_cache:
         overrides = dataclasses.replace(overrides, cache=False)
     files, settings = _prepare(paths, overrides)
+    _check_statistics_format(statistics, settings.output_format)  # type: ignore[attr-defined]
     results = run_paths(files, settings, Mode.CHECK)  # type: ignore[arg-type]
     _emit(results, settings.output_format, fixing=False,  # type: ignore[attr-defined]
-          unsafe_fixes=settings.unsafe_fixes)  # type: ignore[attr-defined]
+          unsafe_fixes=settings.unsafe_fixes,  # type: ignore[attr-defined]
+          statistics=statistics, show_fixes=show_fixes)
     summary = summarize(results)
-    raise typer.Exit(EXIT_FINDINGS if summary.findings or summary.errors else EXIT_CLEAN)
+    raise _exit(bool(summary.findings or summary.errors), exit_zero)
 
 
 @app.command()
@@ -213,26 +251,40 @@ def fix(
     exclude: ExcludeOpt = None,
     extend_exclude: ExtendExcludeOpt = None,
     config: ConfigOpt = None,
+    statistics: StatisticsOpt = False,
+    show_fixes: ShowFixesOpt = False,
+    exit_zero: ExitZeroOpt = False,
 ) -> None:
-    """Apply safe fixes in place (with --unsafe-fixes, also unsafe ones); report the rest."""
+    """Apply safe fixes in place (with --unsafe-fixes, also unsafe ones); report the rest.
+
+    With --diff, print what would change (each hunk names its rule codes and their
+    fix safety) and write nothing.
+    """
     overrides = _overrides(select, ignore, extend_select, output_format, target_torch, jobs,
                            exclude, extend_exclude, config, unsafe_fixes or None)
     files, settings = _prepare(paths, overrides)
+    fmt = settings.output_format  # type: ignore[attr-defined]
+    _check_statistics_format(statistics, fmt)
     mode = Mode.DIFF if diff else Mode.FIX
     results = run_paths(files, settings, mode)  # type: ignore[arg-type]
     unsafe = settings.unsafe_fixes  # type: ignore[attr-defined]
-    fmt = settings.output_format  # type: ignore[attr-defined]
-    if diff:
-        if fmt == "json":
-            stdout.file.write(render_json(results) + "\n")
-            changed = sum(1 for r in results if r.changed)
-        else:
-            changed = render_diff(stdout, results)
-            render_summary(stderr, results, fixing=True, unsafe_fixes=unsafe, dry_run=True)
-        raise typer.Exit(EXIT_FINDINGS if changed else EXIT_CLEAN)
-    _emit(results, fmt, fixing=True, unsafe_fixes=unsafe)
     summary = summarize(results)
-    raise typer.Exit(EXIT_FINDINGS if summary.findings or summary.errors else EXIT_CLEAN)
+    if diff:
+        if fmt == "json" and not statistics:
+            stdout.file.write(render_json(results) + "\n")
+        else:
+            render_diff(stdout, results)
+            if show_fixes:
+                render_fixes(stderr, results, dry_run=True)
+            if statistics:
+                render_statistics(stderr, results, fmt)
+            else:
+                render_summary(stderr, results, fixing=True, unsafe_fixes=unsafe, dry_run=True)
+        # The README's exit-code table: 1 while the diff is not empty or findings remain.
+        raise _exit(bool(summary.changed_files or summary.findings or summary.errors), exit_zero)
+    _emit(results, fmt, fixing=True, unsafe_fixes=unsafe, statistics=statistics,
+          show_fixes=show_fixes)
+    raise _exit(bool(summary.findings or summary.errors), exit_zero)
 
 
 @app.command("rules")

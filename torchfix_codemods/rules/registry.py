@@ -52,11 +52,12 @@ def match(selector: str) -> list[type[Rule]]:
     """Rules a code or prefix selects (``TFC1``, ``TFC101``, ``ALL``).
 
     A prefix selects only rules that are on by default; naming a rule's full
-    code selects it even when it is off by default.
+    code selects it even when it is off by default, and ``ALL`` selects every
+    rule, as in ruff.
     """
     selector = selector.strip().upper()
     if selector == "ALL":
-        return [rule for rule in all_rules() if rule.default_enabled]
+        return list(all_rules())
     if selector in _by_code():
         return [_by_code()[selector]]
     found = [rule for rule in all_rules() if rule.code.startswith(selector)]
