@@ -18,6 +18,7 @@ from rich.table import Table
 
 from torchfix_codemods import __version__
 from torchfix_codemods.discovery import DiscoveryError, discover
+from torchfix_codemods.migrate.model import DEFAULT_BRANCH
 from torchfix_codemods.model import FileResult, Safety
 from torchfix_codemods.report.diff import render_diff
 from torchfix_codemods.report.github import render_github
@@ -349,6 +350,138 @@ def verify(
     from torchfix_codemods.verify import run_verify
 
     raise typer.Exit(run_verify(paths, jobs=jobs, timeout=timeout))
+
+
+@app.command()
+def migrate(
+    repositories: Annotated[list[str], typer.Argument(
+        help="Git repositories (or directories inside one) to migrate.", show_default=False)],
+    branch: Annotated[str, typer.Option("--branch", help="The branch to create (or add to) "
+                                        "in each repository.")] = DEFAULT_BRANCH,
+    commit_per: Annotated[str, typer.Option("--commit-per", help="One commit per rule, per "
+                                            "rule family (TFC1xx) or one for all.")] = "rule",
+    unsafe_fixes: Annotated[bool, typer.Option("--unsafe-fixes", help="Also apply fixes that "
+                                               "change behaviour on purpose.")] = False,
+    test_cmd: Annotated[Optional[str], typer.Option(  # noqa: UP045
+        "--test-cmd", help="Shell command that runs the repository's tests; it runs on the "
+        "base and after each commit, and a commit that breaks passing tests is dropped.",
+        show_default=False)] = None,
+    test_timeout: Annotated[float, typer.Option("--test-timeout", min=1, help="Seconds one run "
+                                                "of --test-cmd may take.")] = 1800.0,
+    allow_dirty: Annotated[bool, typer.Option("--allow-dirty", help="Migrate the last commit "
+                                              "even when the checkout has uncommitted "
+                                              "changes (they are not part of it).")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Rebuild the branch from HEAD when it "
+                                        "exists and does not contain HEAD.")] = False,
+    push: Annotated[Optional[str], typer.Option(  # noqa: UP045
+        "--push", help="Push the branch to this remote (nothing is pushed without it).",
+        show_default=False)] = None,
+    open_pr: Annotated[bool, typer.Option("--open-pr", help="Open the pull request with `gh` "
+                                          "(needs --push), or print the command when gh is "
+                                          "not installed or not logged in.")] = False,
+    select: SelectOpt = None,
+    ignore: IgnoreOpt = None,
+    extend_select: ExtendSelectOpt = None,
+    output_format: Annotated[Optional[str], typer.Option(  # noqa: UP045
+        "--format", help="Output format: text or json.", show_default=False)] = None,
+    target_torch: TargetOpt = None,
+    jobs: JobsOpt = None,
+    exclude: ExcludeOpt = None,
+    extend_exclude: ExtendExcludeOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Make a branch per repository with one commit per rule that changed something, and a PR body.
+
+    Works in a separate git worktree: the checked-out branch and files are never
+    changed. Exit 0 when every repository was migrated (findings left for a person
+    are in the PR body), 1 when a commit was dropped by --test-cmd or a repository
+    failed, 2 when a repository is refused (uncommitted changes, not a repository).
+    """
+    from torchfix_codemods.migrate.campaign import migrate_all, prepare_all
+    from torchfix_codemods.migrate.model import COMMIT_PER, MigrateOptions
+    from torchfix_codemods.migrate.output import render_json, render_table
+
+    if commit_per not in COMMIT_PER:
+        raise fail(f"--commit-per: must be one of {', '.join(COMMIT_PER)}, got {commit_per!r}")
+    if output_format not in (None, "text", "json"):
+        raise fail(f"--format: 'migrate' supports text and json, got {output_format!r}")
+    if open_pr and push is None:
+        raise fail("--open-pr needs --push REMOTE: the branch must be on the remote first")
+    if config is not None:
+        config = str(Path(config).resolve())
+    overrides = _overrides(select, ignore, extend_select, None, target_torch, jobs, exclude,
+                           extend_exclude, config, unsafe_fixes or None)
+    options = MigrateOptions(
+        overrides=overrides, branch=branch, commit_per=commit_per, test_cmd=test_cmd,
+        test_timeout=test_timeout, allow_dirty=allow_dirty, force=force, push=push,
+        open_pr=open_pr, reproduce=_reproduce_command(
+            branch=branch, commit_per=commit_per, unsafe_fixes=unsafe_fixes, test_cmd=test_cmd,
+            select=select, ignore=ignore, extend_select=extend_select,
+            target_torch=target_torch, exclude=exclude, extend_exclude=extend_exclude,
+            config=config))
+    targets, refusals = prepare_all(repositories, options)
+    if refusals:
+        for refusal in refusals:
+            stderr.print(f"torchfix-codemods: error: {escape(refusal)}", soft_wrap=True)
+        raise typer.Exit(EXIT_USAGE)
+    with _MigrateProgress([t.path for t in targets]) as progress:
+        outcomes = migrate_all(targets, options, progress.update)
+    if output_format == "json":
+        stdout.file.write(render_json(outcomes, options) + "\n")
+    else:
+        render_table(stdout, outcomes, options)
+    failed = any(o.error or o.dropped for o in outcomes)
+    raise typer.Exit(EXIT_FINDINGS if failed else EXIT_CLEAN)
+
+
+def _reproduce_command(**given: object) -> str:
+    """The ``migrate`` command line without its path (the PR body adds the repository's part)."""
+    import shlex
+
+    words = ["torchfix-codemods", "migrate"]
+    for name, value in given.items():
+        flag = "--" + name.replace("_", "-")
+        if value in (None, False, [], ()) or (name, value) in (
+                ("branch", DEFAULT_BRANCH), ("commit_per", "rule")):
+            continue
+        if value is True:
+            words.append(flag)
+        elif isinstance(value, list):
+            for item in value:
+                words += [flag, str(item)]
+        else:
+            words += [flag, str(value)]
+    return shlex.join(words)
+
+
+class _MigrateProgress:
+    """A progress bar per repository on a terminal; nothing when stderr is piped."""
+
+    def __init__(self, names: list[str]) -> None:
+        self.names = names
+        self.progress = None
+        self.tasks: list[object] = []
+
+    def __enter__(self) -> _MigrateProgress:
+        if stderr.is_terminal:
+            from rich.progress import BarColumn, Progress, TextColumn
+
+            self.progress = Progress(TextColumn("{task.fields[repo]}"), BarColumn(),
+                                     TextColumn("{task.description}"), console=stderr,
+                                     transient=True)
+            self.progress.start()
+            self.tasks = [self.progress.add_task("waiting", total=None, repo=name)
+                          for name in self.names]
+        return self
+
+    def update(self, index: int, what: str, done: int, total: int) -> None:
+        if self.progress is not None:
+            self.progress.update(self.tasks[index], description=escape(what),  # type: ignore[arg-type]
+                                 completed=done, total=total)
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self.progress is not None:
+            self.progress.stop()
 
 
 def main() -> None:
