@@ -131,3 +131,29 @@ def test_action_annotates_findings_and_writes_sarif(tmp_path: Path) -> None:
     install = steps["Install torchfix-codemods"]
     assert install["env"]["TFC_ACTION_PATH"] == "${{ github.action_path }}"
     assert 'pip install --quiet "$TFC_ACTION_PATH"' in install["run"]
+
+
+def test_action_migrate_step_builds_the_branch_with_the_test_command(tmp_path: Path) -> None:
+    steps = _action_steps()
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    (repo / "loads.py").write_text(LOADS)
+    (repo / "check.py").write_text("print('FAILED t.py::nothing')\nraise SystemExit(0)\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "initial")
+    inputs = {**_defaults(), "command": "migrate", "args": ". --select TFC0 --format json",
+              "test-cmd": "python check.py"}
+    done = _run_step(steps["Migrate"], inputs, repo)
+    assert done.returncode == 0, done.stderr
+    [entry] = json.loads(done.stdout)["repositories"]
+    assert [c["code"] for c in entry["commits"]] == ["TFC001"]
+    assert entry["tests"]["command"] == "python check.py"
+    assert git(repo, "log", "-1", "--format=%s", "torchfix-codemods/migrate").startswith("TFC001:")
+
+
+def test_action_refuses_an_unknown_command(tmp_path: Path) -> None:
+    done = _run_step(_action_steps()["Check inputs"], {**_defaults(), "command": "chek"}, tmp_path)
+    assert done.returncode == 2
+    assert "'command' must be check or migrate, got 'chek'" in done.stdout
+    assert _run_step(_action_steps()["Check inputs"], _defaults(), tmp_path).returncode == 0

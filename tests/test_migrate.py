@@ -382,3 +382,11 @@ def test_a_directory_inside_the_repository_migrates_only_that_part(tmp_path: Pat
 def test_migrate_has_help() -> None:
     result = migrate("--help")
     assert result.exit_code == 0 and "--test-cmd" in result.output and "--commit-per" in result.output
+
+
+def test_readme_shows_the_pr_body_migrate_writes_for_the_examples() -> None:
+    from torchfix_codemods.readme import replace_migrate_example
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert replace_migrate_example(readme, ROOT / "examples") == readme, (
+        "README migrate example is stale: run `python -m torchfix_codemods.readme`")

@@ -15,7 +15,7 @@ from collections import Counter
 from torchfix_codemods import __version__
 from torchfix_codemods.migrate.commits import counted
 from torchfix_codemods.migrate.model import CommitRecord, MigrateOptions, RepoOutcome, SuiteOutcome
-from torchfix_codemods.model import Finding
+from torchfix_codemods.model import Finding, Safety
 from torchfix_codemods.rules.registry import rule_by_code
 
 MAX_CHECKLIST = 150
@@ -86,6 +86,10 @@ def _checklist(outcome: RepoOutcome) -> list[str]:
                 f"`{finding.name}`: {finding.message}")
         if finding.fix is not None and finding.fix.withheld:
             line += f" (fix withheld: {finding.fix.withheld})"
+        elif finding.fixable:
+            line += (f" (unsafe fix with `--unsafe-fixes`: {finding.fix.description})"  # type: ignore[union-attr]
+                     if finding.fix.safety is Safety.UNSAFE  # type: ignore[union-attr]
+                     else f" (safe fix: {finding.fix.description})")  # type: ignore[union-attr]
         lines.append(line)
     if len(findings) > MAX_CHECKLIST:
         rest = Counter(f.code for f in findings[MAX_CHECKLIST:])
