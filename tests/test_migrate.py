@@ -390,3 +390,9 @@ def test_readme_shows_the_pr_body_migrate_writes_for_the_examples() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert replace_migrate_example(readme, ROOT / "examples") == readme, (
         "README migrate example is stale: run `python -m torchfix_codemods.readme`")
+
+
+def test_excludes_are_honoured(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "project", {"src/loader.py": LOADER, "vendor/amp.py": AMP})
+    assert migrate("--extend-exclude", "vendor/", str(repo)).exit_code == 0
+    assert sh(repo, "diff", "--name-only", "main", BRANCH) == "src/loader.py"

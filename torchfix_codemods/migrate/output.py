@@ -82,16 +82,16 @@ def _tests_cell(outcome: RepoOutcome, options: MigrateOptions) -> str:
 
 def render_table(console: Console, outcomes: list[RepoOutcome], options: MigrateOptions) -> None:
     """A line per repository, then what to do next with each branch."""
-    table = Table(box=None, pad_edge=False)
-    for column in ("repository", "branch", "commits", "fixes", "dropped", "left", "tests",
-                   "pushed"):
+    # One --branch for the whole run: said once above the table, not in a column.
+    table = Table(box=None, pad_edge=False, title=f"branch {escape(options.branch)}",
+                  title_justify="left")
+    for column in ("repository", "commits", "fixes", "dropped", "left", "tests", "pushed"):
         table.add_column(column, no_wrap=True, overflow="ellipsis")
     for o in outcomes:
         commits = f"{len(o.commits)}" + (f" ({len(o.new_commits)} new)"
                                          if len(o.new_commits) != len(o.commits) else "")
-        table.add_row(escape(o.path), escape(o.branch) if o.commits else "-", commits,
-                      str(o.fixes), str(len(o.dropped)), str(len(o.remaining)),
-                      _tests_cell(o, options), "yes" if o.pushed else "no")
+        table.add_row(escape(o.path), commits, str(o.fixes), str(len(o.dropped)),
+                      str(len(o.remaining)), _tests_cell(o, options), "yes" if o.pushed else "no")
     # Piped output is 80 columns by default: let the table be as wide as its content.
     width = Measurement.get(console, console.options.update_width(1000), table).maximum
     if width > console.width and not console.is_terminal:
