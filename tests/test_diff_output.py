@@ -129,3 +129,15 @@ def test_notebook_diff_shows_cells_not_the_joined_text(tmp_path: Path) -> None:
                     "-ckpt = torch.load('m.pt', map_location='cpu')\n"
                     "+ckpt = torch.load('m.pt', map_location='cpu', weights_only=True)\n"
                     " print(ckpt)\n")
+
+
+def test_two_rules_on_one_call_label_only_that_hunk(tmp_path: Path) -> None:
+    # TFC001 and TFC002 both rewrite the same call, so the engine applies one of them in a
+    # second round, on the first one's output; its lines are carried back to the original.
+    source = ("import torch\nimport torch.nn.functional as F\n\n\n"
+              "def restore(model, path):\n    model.load_state_dict(torch.load(path))\n\n\n"
+              "def unrelated():\n    return 1\n\n\ndef gate(x):\n    return F.sigmoid(x)\n")
+    (tmp_path / "m.py").write_text(source)
+    result = diff_of(str(tmp_path / "m.py"))
+    assert [line for line in result.stdout.splitlines() if line.startswith("@@")] == [
+        "@@ -3,7 +3,7 @@ TFC001 (safe), TFC002 (safe)", "@@ -11,4 +11,4 @@ TFC402 (safe)"]

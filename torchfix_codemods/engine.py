@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import libcst as cst
 from libcst.metadata import CodeRange
 
+from torchfix_codemods import attribution
 from torchfix_codemods.analysis.imports import Imports
 from torchfix_codemods.analysis.names import NameIndex
 from torchfix_codemods.analysis.positions import positions_of
@@ -143,8 +144,13 @@ def _prefilter(rules: Sequence[type[Rule]], text: str) -> list[type[Rule]]:
     ]
 
 
-def process(unit: SourceUnit, settings: Settings, *, apply_fixes: bool) -> FileResult:
-    """Analyse one unit; with ``apply_fixes``, compute its fixed text too."""
+def process(unit: SourceUnit, settings: Settings, *, apply_fixes: bool,
+            locate_edits: bool = False) -> FileResult:
+    """Analyse one unit; with ``apply_fixes``, compute its fixed text too.
+
+    ``locate_edits`` (for ``--diff``) also records which lines each code's fixes
+    touched, so hunks can name their rule (see ``attribution``).
+    """
     rules = active_rules_for(settings, unit.path)
     result = FileResult(unit.path, original=unit.text)
     codes = {rule.code for rule in rules}
@@ -170,7 +176,7 @@ def process(unit: SourceUnit, settings: Settings, *, apply_fixes: bool) -> FileR
     if not apply_fixes:
         result.findings = _to_findings(unit.path, first.located, settings, applied=set())
         return result
-    return _fix(unit, module, runnable, settings, first, result)
+    return _fix(unit, module, runnable, settings, first, result, locate_edits)
 
 
 def _syntax_finding(path: str, line: int, column: int, message: str) -> Finding:
@@ -229,9 +235,11 @@ def _fix(
     settings: Settings,
     first: _Analysis,
     result: FileResult,
+    locate_edits: bool = False,
 ) -> FileResult:
     text = unit.text
     applied: list[_Located] = []
+    rounds: list[tuple[cst.Module, list[Report]]] = []
     withheld: str | None = None
     current = first
     current_module = module
@@ -255,6 +263,7 @@ def _fix(
             withheld = problem
             break
         applied.extend(chosen)
+        rounds.append((current_module, [item.report for item in chosen]))
         text = new_text
         current_module = cst.parse_module(text)
         current = _analyse(unit, current_module, rules, settings, noqa_lines(text))
@@ -267,6 +276,8 @@ def _fix(
         return result
     result.fixed = text
     result.new_bytes = unit.encode(text)
+    if locate_edits:
+        result.edits_by_code = attribution.locate_edits(unit.text, rounds)
     remaining = _to_findings(unit.path, current.located, settings, applied=set())
     done = _to_findings(unit.path, applied, settings, applied={id(i) for i in applied})
     result.findings = sorted(done + remaining, key=Finding.sort_key)

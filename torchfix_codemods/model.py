@@ -70,7 +70,7 @@ class FileResult:
     error: str | None = None
     edits_by_code: dict[str, list[tuple[int, int]]] | None = None
     """For ``--diff`` of a file fixed by several codes: the old-line ranges (0-based,
-    half-open) each code's fixes touch when applied alone (see ``attribution``)."""
+    half-open) each code's fixes touch (see ``attribution``)."""
 
     @property
     def changed(self) -> bool:

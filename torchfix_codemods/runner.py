@@ -18,7 +18,6 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 
 from torchfix_codemods import cache
-from torchfix_codemods.attribution import edits_by_code
 from torchfix_codemods.engine import process, read_unit
 from torchfix_codemods.model import FileResult, Finding
 from torchfix_codemods.notebooks import Notebook, NotebookError
@@ -114,9 +113,8 @@ def _process_data(path: str, data: bytes, settings: Settings, mode: Mode) -> Fil
             unit = read_unit(path, data)
         if isinstance(unit, Finding):
             return FileResult(path, findings=[unit])
-        result = process(unit, settings, apply_fixes=mode is not Mode.CHECK)
-        if mode is Mode.DIFF and result.changed:
-            result.edits_by_code = edits_by_code(unit, settings, result)
+        result = process(unit, settings, apply_fixes=mode is not Mode.CHECK,
+                         locate_edits=mode is Mode.DIFF)
         if notebook is not None:
             _to_cells(result, notebook)
         if mode is Mode.FIX and result.changed and result.new_bytes is not None:
