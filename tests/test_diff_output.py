@@ -43,6 +43,10 @@ def diff_of(*args: str):
     return runner.invoke(app, ["fix", "--diff", *args])
 
 
+def hunk_headers(*args: str) -> list[str]:
+    return [line for line in diff_of(*args).stdout.splitlines() if line.startswith("@@")]
+
+
 def git_apply(diff: str, directory: Path) -> None:
     subprocess.run(["git", "apply", "--unsafe-paths", "-p1", "-"], input=diff, text=True,
                    cwd=directory, check=True)
@@ -99,11 +103,8 @@ def test_safe_and_unsafe_hunks_are_told_apart(tmp_path: Path) -> None:
               "    model.load_state_dict(torch.load(path, map_location='cpu'))\n\n\n\n\n\n\n"
               "def tensors(path):\n    return torch.load(path, weights_only=True)['x']\n")
     (tmp_path / "l.py").write_text(source)
-    safe_only = diff_of(str(tmp_path / "l.py"))
-    assert [line for line in safe_only.stdout.splitlines() if line.startswith("@@")] == [
-        "@@ -2,7 +2,7 @@ TFC001 (safe)"]
-    both = diff_of("--unsafe-fixes", str(tmp_path / "l.py"))
-    assert [line for line in both.stdout.splitlines() if line.startswith("@@")] == [
+    assert hunk_headers(str(tmp_path / "l.py")) == ["@@ -2,7 +2,7 @@ TFC001 (safe)"]
+    assert hunk_headers("--unsafe-fixes", str(tmp_path / "l.py")) == [
         "@@ -2,7 +2,7 @@ TFC001 (safe)", "@@ -10,4 +10,4 @@ TFC002 (unsafe)"]
 
 
@@ -138,6 +139,5 @@ def test_two_rules_on_one_call_label_only_that_hunk(tmp_path: Path) -> None:
               "def restore(model, path):\n    model.load_state_dict(torch.load(path))\n\n\n"
               "def unrelated():\n    return 1\n\n\ndef gate(x):\n    return F.sigmoid(x)\n")
     (tmp_path / "m.py").write_text(source)
-    result = diff_of(str(tmp_path / "m.py"))
-    assert [line for line in result.stdout.splitlines() if line.startswith("@@")] == [
+    assert hunk_headers(str(tmp_path / "m.py")) == [
         "@@ -3,7 +3,7 @@ TFC001 (safe), TFC002 (safe)", "@@ -11,4 +11,4 @@ TFC402 (safe)"]
