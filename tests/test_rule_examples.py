@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from support import findings, fixed_text
 
-from torchfix_codemods.model import Safety
+from torchfix_codemods.findings import Safety
 from torchfix_codemods.rules.base import Rule
 from torchfix_codemods.rules.registry import all_rules
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from torchfix_codemods.model import Safety
+from torchfix_codemods.findings import Safety
 from torchfix_codemods.rules.base import Rule
 
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 import libcst as cst
 
 from torchfix_codemods.analysis.imports import ImportUnavailable
-from torchfix_codemods.analysis.replacements import keyword, parse
-from torchfix_codemods.model import Safety
+from torchfix_codemods.edits.arguments import keyword
+from torchfix_codemods.edits.expressions import parse_expression
+from torchfix_codemods.findings import Safety
 from torchfix_codemods.rules.base import Example
-from torchfix_codemods.rules.replacing import TableRule
+from torchfix_codemods.rules.table_rule import TableRule
 
 
 class CudaAmp(TableRule):
@@ -115,7 +116,7 @@ class CudaAmp(TableRule):
         if not (isinstance(parent, cst.Decorator) and parent.decorator is node):
             return False
         spec = self.table().get(self.qualified_name(node) or "")
-        if spec is None or spec.new is None or "device_type" not in spec.constants:
+        if spec is None or spec.new is None or "device_type" not in spec.mapping.constants:
             return False
         try:
             reference = self.context.imports.reference(spec.new, node)
@@ -123,7 +124,7 @@ class CudaAmp(TableRule):
             self.report(node, f"{spec.note}; no fix: {error}")
             return True
         new = cst.Call(reference.expression, args=[
-            keyword(name, parse(text)) for name, text in spec.constants.items()])
+            keyword(name, parse_expression(text)) for name, text in spec.mapping.constants.items()])
         self.report(node, spec.note, fix=self._fix(spec, node, new, reference.needs, node))
         return True
 
