@@ -1,4 +1,4 @@
-"""DESIGN.md "Never break code", tested once for every rule in the registry.
+"""The never-break-code guarantees (see engine.py), tested once for every rule in the registry.
 
 Each rule's invalid examples (with their expected rewrites) are pushed through
 variants that a real repository contains: aliased imports, CRLF, a latin-1

@@ -1,6 +1,6 @@
 """Every ``tests/fixtures/<CODE>/<case>.py``: fixed exactly into its expected file, traps untouched.
 
-The expected files are written by hand from RULES.md; a case without one must
+The expected files are written by hand from the rule's documented facts; a case without one must
 come out byte-identical even with ``--unsafe-fixes``.
 """
 

@@ -1,7 +1,7 @@
 """The ``torchfix-codemods`` command: flags -> Settings -> runner -> report.
 
 Kept thin on purpose: everything a test might want to call lives in the
-modules below it. Exit codes (DESIGN.md): 0 nothing found or everything fixed,
+modules below it. Exit codes: 0 nothing found or everything fixed,
 1 findings remain or the diff is not empty, 2 bad usage or configuration.
 """
 

@@ -43,6 +43,9 @@ class CheckpointUseReentrant(Rule):
     `--unsafe-fixes`, `False` is written instead, as TorchFix did: it is the
     recommended variant but changes which inputs and parameters receive
     gradients. Report only when `**kwargs` may already carry the argument.
+
+    ## References
+    - [`torch.utils.checkpoint`](https://docs.pytorch.org/docs/stable/checkpoint.html)
     """
 
     code = "TFC404"

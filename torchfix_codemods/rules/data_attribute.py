@@ -51,6 +51,11 @@ class DataRead(Rule):
     `args.data`, a dataset's `.data`, numpy's `arr.data` (a memoryview),
     `PackedSequence.data`, `torch.utils.data`.
     Writes through `.data` are TFC103 and TFC104; `loss.data[0]` is TFC105.
+
+    ## References
+    - [`torch.Tensor.detach`](https://docs.pytorch.org/docs/stable/generated/torch.Tensor.detach.html)
+    - [Autograd mechanics: in-place correctness checks](https://docs.pytorch.org/docs/stable/notes/autograd.html)
+    - [PyTorch 0.4.0 migration guide: what about `.data`?](https://pytorch.org/blog/pytorch-0_4_0-migration-guide/)
     """
 
     code = "TFC102"
@@ -171,6 +176,11 @@ class DataInplace(Rule):
     leaf, so it is never emitted; inside an existing `no_grad` block or
     function only `.data` is dropped. Writes nested in a larger expression are
     reported without a fix. Only for receivers known to be tensors.
+
+    ## References
+    - [`torch.no_grad`](https://docs.pytorch.org/docs/stable/generated/torch.no_grad.html)
+    - [Autograd mechanics: in-place operations with autograd](https://docs.pytorch.org/docs/stable/notes/autograd.html)
+    - [PyTorch 0.4.0 migration guide: what about `.data`?](https://pytorch.org/blog/pytorch-0_4_0-migration-guide/)
     """
 
     code = "TFC103"
@@ -331,6 +341,10 @@ class DataAssign(Rule):
     No fix: there is no mechanical equivalent. `p.detach() = y` is a
     SyntaxError, and a new `nn.Parameter` breaks the optimizer's reference.
     `copy_` needs the same shape, which the tool cannot prove.
+
+    ## References
+    - [`torch.Tensor.copy_`](https://docs.pytorch.org/docs/stable/generated/torch.Tensor.copy_.html)
+    - [`torch.utils.swap_tensors`](https://docs.pytorch.org/docs/stable/generated/torch.utils.swap_tensors.html)
     """
 
     code = "TFC104"

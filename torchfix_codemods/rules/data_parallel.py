@@ -195,6 +195,13 @@ class DataParallelToDDP(Rule):
     `isinstance(m, DataParallel)` becomes `isinstance(m, (DataParallel,
     DistributedDataParallel))` (unsafe: DDP-wrapped models are now unwrapped
     too, which is what such checks are for).
+
+    ## References
+    - [`torch.nn.DataParallel`](https://docs.pytorch.org/docs/stable/generated/torch.nn.DataParallel.html)
+    - [`torch.nn.parallel.DistributedDataParallel`](https://docs.pytorch.org/docs/stable/generated/torch.nn.parallel.DistributedDataParallel.html)
+    - [CUDA semantics: use `DistributedDataParallel` instead of `DataParallel`](https://docs.pytorch.org/docs/stable/notes/cuda.html)
+    - [`torchrun`](https://docs.pytorch.org/docs/stable/elastic/run.html)
+    - [`torch.utils.data.distributed.DistributedSampler`](https://docs.pytorch.org/docs/stable/data.html)
     """
 
     code = "TFC301"

@@ -34,6 +34,10 @@ class DataLoaderWithoutWorkers(Rule):
     Report only: the right number depends on the machine, and workers need a
     picklable dataset and an `if __name__ == "__main__":` guard on some
     platforms.
+
+    ## References
+    - [`torch.utils.data`: multi-process data loading](https://docs.pytorch.org/docs/stable/data.html)
+    - [Performance tuning guide: asynchronous data loading](https://docs.pytorch.org/tutorials/recipes/recipes/tuning_guide.html)
     """
 
     code = "TFC410"

@@ -62,6 +62,9 @@ class CudaAmp(TableRule):
     `torch.amp.autocast` is used from torch 2.0, `torch.amp.GradScaler` 2.3 and
     `torch.amp.custom_fwd` 2.4: with an older `--target-torch` those fixes are
     withheld.
+
+    ## References
+    - [Automatic mixed precision (`torch.amp`)](https://docs.pytorch.org/docs/stable/amp.html)
     """
 
     code = "TFC401"

@@ -53,6 +53,10 @@ class DirectForward(Rule):
     and `Base.forward(self, ...)`, calls inside hooks and inside `forward`/
     `__call__` themselves, classes that define their own `__call__`, and
     receivers with no sign of being a module.
+
+    ## References
+    - [`torch.nn.Module.forward`: call the module instance, which runs the hooks](https://docs.pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.forward)
+    - [`torch.nn.Module.register_forward_hook`](https://docs.pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.register_forward_hook)
     """
 
     code = "TFC204"

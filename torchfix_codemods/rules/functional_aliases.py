@@ -37,6 +37,10 @@ class FunctionalAliases(TableRule):
     Safe: the aliases call exactly these functions (measured bitwise equal on
     torch 2.13). `torch` is named in the file's own alias and imported when the
     file has no `torch` name (`import torch.nn.functional as F` alone).
+
+    ## References
+    - [`torch.nn.functional`](https://docs.pytorch.org/docs/stable/nn.functional.html)
+    - [`torch.nn.functional.interpolate`](https://docs.pytorch.org/docs/stable/generated/torch.nn.functional.interpolate.html)
     """
 
     code = "TFC402"

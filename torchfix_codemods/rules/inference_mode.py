@@ -86,6 +86,10 @@ class MissingEval(Rule):
     restructured. Nothing is reported for torchvision-style detection models
     whose losses are read (`loss_dict = model(images, targets)` only works in
     train mode).
+
+    ## References
+    - [`torch.nn.Module.eval`](https://docs.pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.eval)
+    - [Autograd mechanics: evaluation mode (`nn.Module.eval()`)](https://docs.pytorch.org/docs/stable/notes/autograd.html)
     """
 
     code = "TFC201"
@@ -263,6 +267,11 @@ class MissingNoGrad(Rule):
     under `no_grad`, `inference_mode`, `set_grad_enabled` or one of the
     `inference-decorators` from the settings is left alone. `import torch`
     is added when the file has no usable `torch` name.
+
+    ## References
+    - [`torch.no_grad`](https://docs.pytorch.org/docs/stable/generated/torch.no_grad.html)
+    - [Autograd mechanics: locally disabling gradient computation](https://docs.pytorch.org/docs/stable/notes/autograd.html)
+    - [`torch.autograd.grad_mode.inference_mode`](https://docs.pytorch.org/docs/stable/generated/torch.autograd.grad_mode.inference_mode.html)
     """
 
     code = "TFC202"
@@ -423,6 +432,10 @@ class EvalNotRestored(Rule):
     Report only: where the `.train()` belongs (top of the epoch loop, or a
     restore inside the validation function) is a choice about the program's
     structure.
+
+    ## References
+    - [`torch.nn.Module.train`](https://docs.pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.train)
+    - [Autograd mechanics: evaluation mode (`nn.Module.eval()`)](https://docs.pytorch.org/docs/stable/notes/autograd.html)
     """
 
     code = "TFC203"

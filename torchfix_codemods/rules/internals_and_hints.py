@@ -48,6 +48,13 @@ class TorchInternalsAndHints(TableRule):
     form (the same module object). The precision hints are reports: the new
     result differs in its last bits, on purpose. `v2.ToTensor` is a report: use
     `v2.Compose([v2.ToImage(), v2.ToDtype(torch.float32, scale=True)])`.
+
+    ## References
+    - [`torch.log1p`](https://docs.pytorch.org/docs/stable/generated/torch.log1p.html)
+    - [`torch.expm1`](https://docs.pytorch.org/docs/stable/generated/torch.expm1.html)
+    - [`torch.utils.data.default_collate`](https://docs.pytorch.org/docs/stable/data.html)
+    - [torchvision `transforms.v2.ToTensor` (deprecated)](https://docs.pytorch.org/vision/stable/generated/torchvision.transforms.v2.ToTensor.html)
+    - [TorchFix (TOR104-TOR107, TOR202, TOR203)](https://github.com/pytorch-labs/torchfix)
     """
 
     code = "TFC409"

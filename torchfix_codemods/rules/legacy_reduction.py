@@ -67,6 +67,9 @@ class LegacyReduction(Rule):
     removed ones are passed by keyword so none shifts. Report only when a
     legacy value is not a literal `True`/`False`/`None`, or arguments come
     from `*args`/`**kwargs`.
+
+    ## References
+    - [`torch.nn.MSELoss` (`size_average`, `reduce` deprecated; use `reduction`)](https://docs.pytorch.org/docs/stable/generated/torch.nn.MSELoss.html)
     """
 
     code = "TFC403"

@@ -60,6 +60,10 @@ class AccumulateLossTensor(Rule):
     under `no_grad` (no graph to keep). `.item()` is used when every later use
     of the total is numeric (printing, formatting, `float()`, numpy); else
     `.detach()`, which keeps it a tensor.
+
+    ## References
+    - [PyTorch FAQ: don't accumulate history across your training loop](https://docs.pytorch.org/docs/stable/notes/faq.html)
+    - [`torch.Tensor.item`](https://docs.pytorch.org/docs/stable/generated/torch.Tensor.item.html)
     """
 
     code = "TFC107"

@@ -111,6 +111,10 @@ class SoftmaxIntoCrossEntropy(_LossRule):
     Unsafe: the loss and its gradients change on purpose (predicted classes,
     and so accuracy, do not). A softmax computed into a variable first is
     reported without a fix: the variable may be used elsewhere.
+
+    ## References
+    - [`torch.nn.CrossEntropyLoss`: the input is expected to be unnormalized logits](https://docs.pytorch.org/docs/stable/generated/torch.nn.CrossEntropyLoss.html)
+    - [`torch.nn.functional.log_softmax`](https://docs.pytorch.org/docs/stable/generated/torch.nn.functional.log_softmax.html)
     """
 
     code = "TFC501"
@@ -251,6 +255,9 @@ class SigmoidIntoBCE(_LossRule):
     `nn.BCELoss` instance is rewritten only when it is a plain variable and
     every call of it in the file gets a sigmoid; otherwise report only.
     Arguments keep their positions (`weight`, `reduction` mean the same).
+
+    ## References
+    - [`torch.nn.BCEWithLogitsLoss`: more numerically stable than a sigmoid followed by `BCELoss`](https://docs.pytorch.org/docs/stable/generated/torch.nn.BCEWithLogitsLoss.html)
     """
 
     code = "TFC502"

@@ -50,6 +50,10 @@ class MissingZeroGrad(Rule):
     loop (`model.zero_grad()`, `p.grad = None`, a helper that does it).
     Report only when the loop has several backward calls or optimizers, or
     the backward is not on a line of its own in a block.
+
+    ## References
+    - [`torch.optim.Optimizer.zero_grad`](https://docs.pytorch.org/docs/stable/generated/torch.optim.Optimizer.zero_grad.html)
+    - [Zeroing out gradients in PyTorch](https://docs.pytorch.org/tutorials/recipes/recipes/zeroing_out_gradients.html)
     """
 
     code = "TFC503"

@@ -85,6 +85,10 @@ class NumpyOnTensor(Rule):
     file that imports TensorFlow, Keras, JAX or Paddle. `np.asarray`/`np.array`
     are rewritten only for known tensors. `t.detach().cpu().numpy()`,
     `t.data.cpu().numpy()` and `t.numpy(force=True)` are left alone.
+
+    ## References
+    - [`torch.Tensor.numpy` (and its `force=` argument)](https://docs.pytorch.org/docs/stable/generated/torch.Tensor.numpy.html)
+    - [`torch.Tensor.detach`](https://docs.pytorch.org/docs/stable/generated/torch.Tensor.detach.html)
     """
 
     code = "TFC101"

@@ -309,6 +309,12 @@ class RemovedOrDeprecatedFunction(TableRule):
     `eig`, `svd`, `triangular_solve` and an unpacked `solve` (their results
     have a different shape or meaning). Fixes are withheld when `--target-torch` is
     older than the new function.
+
+    ## References
+    - [`torch.linalg`](https://docs.pytorch.org/docs/stable/linalg.html)
+    - [Migrating from functorch to `torch.func`](https://docs.pytorch.org/docs/stable/func.migrating.html)
+    - [`torch.range` (deprecated)](https://docs.pytorch.org/docs/stable/generated/torch.range.html)
+    - [TorchFix (TOR001, TOR101)](https://github.com/pytorch-labs/torchfix)
     """
 
     code = "TFC406"

@@ -39,6 +39,10 @@ class RequiresGradTypo(Rule):
     intended tensor). The attribute forms are unsafe: the fix does what the
     code meant, which changes what trains, and the receiver is not proven to
     be a tensor (an object of your own may define `require_grad`).
+
+    ## References
+    - [`torch.Tensor.requires_grad_`](https://docs.pytorch.org/docs/stable/generated/torch.Tensor.requires_grad_.html)
+    - [Autograd mechanics: setting `requires_grad`](https://docs.pytorch.org/docs/stable/notes/autograd.html)
     """
 
     code = "TFC407"

@@ -105,7 +105,7 @@ class TorchLoadWithoutWeightsOnly(Rule):
 
     ## References
     - [`torch.load`](https://docs.pytorch.org/docs/stable/generated/torch.load.html)
-    - [Serialization semantics: `weights_only`](https://docs.pytorch.org/docs/stable/notes/serialization.html#weights-only)
+    - [Serialization semantics: `weights_only`](https://docs.pytorch.org/docs/stable/notes/serialization.html)
     - [pytorch/pytorch#86812: add `weights_only` to `torch.load`](https://github.com/pytorch/pytorch/pull/86812)
     """
 
@@ -217,7 +217,7 @@ class TorchLoadWithoutMapLocation(Rule):
 
     ## References
     - [`torch.load`, `map_location`](https://docs.pytorch.org/docs/stable/generated/torch.load.html)
-    - [Saving and loading models across devices](https://docs.pytorch.org/tutorials/beginner/saving_loading_models.html#saving-loading-model-across-devices)
+    - [Saving and loading models across devices](https://docs.pytorch.org/tutorials/beginner/saving_loading_models.html)
     """
 
     code = "TFC002"
@@ -315,7 +315,7 @@ class SaveWholeModule(Rule):
 
     ## References
     - [Saving and loading models: `state_dict` vs the entire model](https://docs.pytorch.org/tutorials/beginner/saving_loading_models.html)
-    - [Serialization semantics](https://docs.pytorch.org/docs/stable/notes/serialization.html#saving-and-loading-torch-nn-modules)
+    - [Serialization semantics](https://docs.pytorch.org/docs/stable/notes/serialization.html)
     """
 
     code = "TFC003"

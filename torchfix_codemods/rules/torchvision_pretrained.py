@@ -64,6 +64,9 @@ class TorchvisionPretrained(Rule):
     crashes the rule, and the file's other findings are kept (TorchFix's rule
     crashed on it and lost every finding of the file). Models without legacy
     weights (`vit_h_14`, `regnet_y_128gf`) are reported only.
+
+    ## References
+    - [torchvision models and pre-trained weights](https://docs.pytorch.org/vision/stable/models.html)
     """
 
     code = "TFC408"

@@ -55,6 +55,10 @@ class VariableWrapper(Rule):
     `volatile=True` was removed in 0.4 and is ignored with a warning: reported
     without a fix, use `with torch.no_grad():`. Other arguments (positional
     flags, `*args`) are reported without a fix.
+
+    ## References
+    - [Variable (deprecated)](https://docs.pytorch.org/docs/stable/autograd.html#variable-deprecated)
+    - [PyTorch 0.4.0 migration guide: merging `Tensor` and `Variable`](https://pytorch.org/blog/pytorch-0_4_0-migration-guide/)
     """
 
     code = "TFC106"

@@ -41,6 +41,10 @@ class WeightNorm(TableRule):
     Report only when the file calls `remove_weight_norm` or reads
     `weight_g`/`weight_v`, which the parametrization does not have (use
     `torch.nn.utils.parametrize.remove_parametrizations`).
+
+    ## References
+    - [`torch.nn.utils.parametrizations.weight_norm`](https://docs.pytorch.org/docs/stable/generated/torch.nn.utils.parametrizations.weight_norm.html)
+    - [`torch.nn.utils.weight_norm` (deprecated)](https://docs.pytorch.org/docs/stable/generated/torch.nn.utils.weight_norm.html)
     """
 
     code = "TFC405"

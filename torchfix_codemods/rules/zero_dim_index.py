@@ -39,6 +39,10 @@ class IndexZeroDim(Rule):
     a reducing loss, `F.*_loss` without `reduction='none'`, a full `.sum()` or
     `.mean()`, or arithmetic of these with plain numbers), where the original
     always raises. Without that evidence nothing is reported.
+
+    ## References
+    - [`torch.Tensor.item`](https://docs.pytorch.org/docs/stable/generated/torch.Tensor.item.html)
+    - [PyTorch 0.4.0 migration guide: 0-dimensional (scalar) tensors](https://pytorch.org/blog/pytorch-0_4_0-migration-guide/)
     """
 
     code = "TFC105"
