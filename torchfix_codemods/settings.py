@@ -113,7 +113,7 @@ class Overrides:
     cache: bool | None = None
 
 
-KEYS = {
+_KEYS = {
     "select", "ignore", "extend-select", "per-file-ignores", "exclude", "extend-exclude",
     "target-torch", "unsafe-fixes", "format", "jobs", "respect-gitignore",
     "inference-decorators", "cache",
@@ -188,10 +188,10 @@ def build_settings(config_path: Path | None, overrides: Overrides, cwd: str) -> 
         table = table_of(config_path) or {}
         where = f"{config_path} [tool.{SECTION}]"
         root = str(config_path.parent)
-        unknown = sorted(set(table) - KEYS)
+        unknown = sorted(set(table) - _KEYS)
         if unknown:
             raise ConfigError(
-                f"{where}: unknown key '{unknown[0]}' (known: {', '.join(sorted(KEYS))})"
+                f"{where}: unknown key '{unknown[0]}' (known: {', '.join(sorted(_KEYS))})"
             )
 
     def file_list(key: str) -> tuple[str, ...] | None:

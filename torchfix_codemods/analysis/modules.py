@@ -54,10 +54,10 @@ class ModuleEvidence:
     reason: str
     """What a reviewer reads in the finding."""
     built_from: str | None = None
-    """The class the instance was constructed from, followed through ``.to()``, wrappers,
-    ``.module`` and ``self.x = ...``: a qualified ``torch.nn`` name (``torch.nn.LSTM``) or a
-    class of this file (``FocalLoss``). None when the evidence is not a constructor call (a
-    ``self``, an annotation, a loop over ``.modules()``)."""
+    """What built the instance, followed through ``.to()``, wrappers, ``.module`` and
+    ``self.x = ...``: a qualified name (``torch.nn.LSTM``, ``torchvision.models.resnet18``)
+    or a class of this file (``FocalLoss``). None when the evidence is not a constructor
+    call (a ``self``, an annotation, a loop over ``.modules()``, an ``isinstance`` guard)."""
 
     @property
     def is_loss(self) -> bool:

@@ -28,7 +28,8 @@ from torchfix_codemods.analysis.project import ProjectFact, ProjectFacts
 from torchfix_codemods.findings import Safety
 from torchfix_codemods.options import RuleOptions
 
-Replacement = cst.CSTNode | cst.RemovalSentinel | cst.FlattenSentinel
+NewNode = cst.CSTNode | cst.RemovalSentinel | cst.FlattenSentinel
+"""What a fix puts in place of a node: a node, nothing, or several statements."""
 TorchVersion = tuple[int, int]
 
 
@@ -51,7 +52,7 @@ class Fix:
 
     safety: Safety
     description: str
-    replacements: list[tuple[cst.CSTNode, Replacement]]
+    replacements: list[tuple[cst.CSTNode, NewNode]]
     imports: tuple[ImportRequest, ...] = ()
     remove_imports: tuple[ImportRemoval, ...] = ()
     min_torch: TorchVersion | None = None

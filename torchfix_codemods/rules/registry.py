@@ -42,6 +42,7 @@ def _entry_of(rule: type[Rule]) -> RuleEntry:
     return RuleEntry(rule.code, rule.name, module, rule.default_enabled)
 
 
+@cache
 def rule_by_code(code: str) -> type[Rule]:
     """The rule class for ``code``, importing only its module."""
     found = entry(code)
