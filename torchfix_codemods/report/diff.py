@@ -7,7 +7,7 @@ import difflib
 from rich.console import Console
 from rich.syntax import Syntax
 
-from torchfix_codemods.model import FileResult
+from torchfix_codemods.findings import FileResult
 
 
 def _label(side: str, path: str) -> str:
