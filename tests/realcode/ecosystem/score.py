@@ -558,12 +558,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                                 options.jobs)
             result.missing = missing
             results.append(result)
+        # from the cache folder, as the tool runs do: a -c or -m run puts its cwd on sys.path first
         description = subprocess.run(
-            [*tool, "--version"], capture_output=True, text=True).stdout.strip()
+            [*tool, "--version"], capture_output=True, text=True, cwd=options.cache).stdout.strip()
         where = subprocess.run(
             [sys.executable, "-c", "import torchfix_codemods, os; "
              "print(os.path.dirname(torchfix_codemods.__file__))"],
-            capture_output=True, text=True).stdout.strip()
+            capture_output=True, text=True, cwd=options.cache).stdout.strip()
         print(render(results, f"{description} from {where}"))
         if options.json:
             options.json.write_text(json.dumps(as_json(results), indent=1))
