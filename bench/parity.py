@@ -21,16 +21,21 @@ import tempfile
 from collections import defaultdict
 from pathlib import Path
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from torchfix_codemods.analysis.replacements import parity_codes  # noqa: E402
 from torchfix_codemods.engine import process  # noqa: E402
-from torchfix_codemods.settings import Settings  # noqa: E402
+from torchfix_codemods.options import FileOptions  # noqa: E402
 from torchfix_codemods.source import SourceUnit  # noqa: E402
 from torchfix_codemods.validation import undefined_names  # noqa: E402
 
 CORPUS = ROOT / "tests" / "parity" / "corpus"
+TABLE = ROOT / "tests" / "parity" / "torchfix_parity.toml"
 RECORDING = ROOT / "tests" / "parity" / "torchfix_findings.txt"
 DEFAULT_TORCHFIX = "/work/tfvenv/bin/torchfix"
 LINE = re.compile(r"^(?P<path>[^:\s]+\.py):(?P<line>\d+):(?P<col>\d+): (?P<code>TOR\d{3})")
@@ -70,15 +75,21 @@ def recorded() -> list[tuple[str, int, str]]:
 
 
 def our_findings(unsafe: bool = False) -> dict[str, dict[int, set[str]]]:
-    settings = Settings(enabled=OUR_CODES, unsafe_fixes=unsafe)
+    options = FileOptions(codes=tuple(OUR_CODES), unsafe_fixes=unsafe)
     result: dict[str, dict[int, set[str]]] = {}
     for path in sorted(CORPUS.glob("*.py")):
         unit = SourceUnit.from_bytes(path.name, path.read_bytes())
         lines: dict[int, set[str]] = defaultdict(set)
-        for finding in process(unit, settings, apply_fixes=False).findings:
+        for finding in process(unit, options, apply_fixes=False).findings:
             lines[finding.line].add(finding.code)
         result[path.name] = lines
     return result
+
+
+def parity_codes() -> dict[str, list[str]]:
+    """TorchFix code -> our rule codes that flag the same lines (``torchfix_parity.toml``)."""
+    return {code: list(ours) for code, ours in tomllib.loads(
+        TABLE.read_text(encoding="utf-8"))["codes"].items()}
 
 
 def compare() -> int:

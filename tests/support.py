@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from torchfix_codemods.engine import process
-from torchfix_codemods.model import FileResult, Finding
+from torchfix_codemods.findings import FileResult, Finding
+from torchfix_codemods.options import FileOptions
 from torchfix_codemods.settings import Settings
 from torchfix_codemods.source import SourceUnit
 
@@ -15,10 +16,16 @@ def settings_for(codes: Iterable[str], *, unsafe: bool = False,
     return Settings(enabled=frozenset(codes), unsafe_fixes=unsafe, target_torch=target)
 
 
+def options_for(codes: Iterable[str], *, unsafe: bool = False,
+                target: tuple[int, int] | None = None) -> FileOptions:
+    """What the engine runs with for these codes (no per-file ignores)."""
+    return FileOptions(codes=tuple(codes), unsafe_fixes=unsafe, target_torch=target)
+
+
 def fix_bytes(data: bytes, codes: Iterable[str], *, unsafe: bool = False,
               target: tuple[int, int] | None = None, path: str = "case.py") -> FileResult:
     unit = SourceUnit.from_bytes(path, data)
-    return process(unit, settings_for(codes, unsafe=unsafe, target=target), apply_fixes=True)
+    return process(unit, options_for(codes, unsafe=unsafe, target=target), apply_fixes=True)
 
 
 def fixed_text(text: str, codes: Iterable[str], *, unsafe: bool = False,
@@ -30,4 +37,4 @@ def fixed_text(text: str, codes: Iterable[str], *, unsafe: bool = False,
 
 def findings(text: str, codes: Iterable[str], *, path: str = "case.py") -> list[Finding]:
     unit = SourceUnit.from_bytes(path, text.encode("utf-8"))
-    return process(unit, settings_for(codes), apply_fixes=False).findings
+    return process(unit, options_for(codes), apply_fixes=False).findings

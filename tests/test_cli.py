@@ -198,6 +198,30 @@ def test_config_select_per_file_ignores_and_flags_win(project: Path) -> None:
     assert ignored.exit_code == 0, ignored.output
 
 
+def test_config_flag_pointing_at_a_file_without_our_table_is_exit_2(project: Path) -> None:
+    (project / "pyproject.toml").write_text('[tool.ruff]\nline-length = 99\n')
+    result = invoke("check", "--config", "pyproject.toml", ".", cwd=project)
+    assert result.exit_code == 2, result.output
+    assert result.output.strip() == ("torchfix-codemods: error: --config: pyproject.toml has no "
+                                     "[tool.torchfix-codemods] table")
+
+
+def test_each_path_is_checked_under_its_own_configuration_in_any_order(tmp_path: Path) -> None:
+    """Issue 16 item 7: results must not depend on which path comes first."""
+    for name, table in (("lenient", 'select = ["TFC002"]'), ("strict", 'select = ["TFC001"]')):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "pyproject.toml").write_text(f"[tool.torchfix-codemods]\n{table}\n")
+        (tmp_path / name / "m.py").write_text("import torch\nstate = torch.load('m.pt')\n")
+
+    def codes(*paths: str) -> list[tuple[str, str]]:
+        output = json.loads(invoke("check", "--no-cache", "--format", "json", *paths,
+                                   cwd=tmp_path).output)
+        return sorted((Path(f["path"]).parent.name, f["code"]) for f in output["findings"])
+
+    expected = [("lenient", "TFC002"), ("strict", "TFC001")]
+    assert codes("lenient", "strict") == codes("strict", "lenient") == expected
+
+
 def test_per_file_ignores_silence_a_file(project: Path) -> None:
     (project / "pyproject.toml").write_text(
         '[tool.torchfix-codemods.per-file-ignores]\n"loads.py" = ["TFC001", "TFC002"]\n')

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from torchfix_codemods.catalog import resolve_selection
 from torchfix_codemods.cli import app
-from torchfix_codemods.rules.registry import all_rules, resolve_selection
+from torchfix_codemods.rules.registry import all_rules
 
 runner = CliRunner()
 

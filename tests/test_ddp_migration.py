@@ -32,12 +32,12 @@ import torch.distributed as dist
 from support import findings, fixed_text
 
 from torchfix_codemods.engine import process
-from torchfix_codemods.model import Safety
+from torchfix_codemods.findings import Safety
 from torchfix_codemods.settings import Settings
 from torchfix_codemods.source import SourceUnit
 
 FIXTURES = Path(__file__).parent / "fixtures" / "TFC301"
-SETTINGS = Settings(enabled=frozenset({"TFC301"}), unsafe_fixes=True)
+OPTIONS = Settings(enabled=frozenset({"TFC301"}), unsafe_fixes=True).options_for("case.py")
 TIMEOUT = 300  # generous: CI machines run other suites beside this one
 
 needs_gloo = pytest.mark.skipif(
@@ -49,7 +49,7 @@ needs_gloo = pytest.mark.skipif(
 def _migrate(name: str, directory: Path) -> tuple[Path, Path, str]:
     """Copy the fixture and its migrated version into ``directory``; return both and the message."""
     source = FIXTURES / name
-    result = process(SourceUnit.from_bytes(name, source.read_bytes()), SETTINGS, apply_fixes=True)
+    result = process(SourceUnit.from_bytes(name, source.read_bytes()), OPTIONS, apply_fixes=True)
     assert result.fixed is not None, [f.message for f in result.findings]
     finding = next(f for f in result.findings if f.code == "TFC301")
     assert finding.fix is not None and finding.fix.applied and finding.fix.safety is Safety.UNSAFE
@@ -189,7 +189,7 @@ def test_shuffled_loader_reshuffles_every_epoch_through_set_epoch(runs: _Runs) -
                                   "trap_already_ddp.py"])
 def test_irregular_files_get_the_launch_line_and_no_rewrite(name: str) -> None:
     data = (FIXTURES / name).read_bytes()
-    result = process(SourceUnit.from_bytes(name, data), SETTINGS, apply_fixes=True)
+    result = process(SourceUnit.from_bytes(name, data), OPTIONS, apply_fixes=True)
     assert result.new_bytes is None
     found = [f for f in result.findings if f.code == "TFC301"]
     assert found and all(f.fix is None for f in found)

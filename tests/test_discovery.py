@@ -7,13 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from torchfix_codemods.configuration import Configuration
 from torchfix_codemods.discovery import DiscoveryError, discover
-from torchfix_codemods.settings import Overrides, load_settings
+from torchfix_codemods.settings import Overrides
 
 
 def _files(root: Path, *paths: str, **overrides) -> list[str]:
-    settings = load_settings([str(root)], Overrides(**overrides), cwd=str(root))
-    found = discover([str(root / p) for p in paths] or [str(root)], settings)
+    configuration = Configuration(Overrides(**overrides), cwd=str(root))
+    found = discover([str(root / p) for p in paths] or [str(root)], configuration)
     return sorted(os.path.relpath(f, root) for f in found)
 
 
@@ -68,6 +69,17 @@ def test_symlinks_do_not_lead_out_of_the_tree(tmp_path: Path) -> None:
 
 
 def test_missing_path_is_an_error(tmp_path: Path) -> None:
-    settings = load_settings([str(tmp_path)], Overrides(), cwd=str(tmp_path))
+    configuration = Configuration(Overrides(), cwd=str(tmp_path))
     with pytest.raises(DiscoveryError, match="nope.py: no such file or directory"):
-        discover([str(tmp_path / "nope.py")], settings)
+        discover([str(tmp_path / "nope.py")], configuration)
+
+
+def test_a_subproject_excludes_by_its_own_configuration(tmp_path: Path) -> None:
+    """Each directory is walked under its nearest configuration: the subproject's
+    `extend-exclude` holds inside it, and nowhere else, whatever the order of the paths."""
+    _touch(tmp_path, "generated/a.py", "sub/generated/b.py", "sub/c.py")
+    (tmp_path / "sub" / "pyproject.toml").write_text(
+        '[tool.torchfix-codemods]\nextend-exclude = ["generated/"]\n')
+    assert _files(tmp_path) == ["generated/a.py", "sub/c.py"]
+    assert _files(tmp_path, "sub", "generated") == _files(tmp_path, "generated", "sub") == [
+        "generated/a.py", "sub/c.py"]

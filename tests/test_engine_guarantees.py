@@ -1,4 +1,4 @@
-"""DESIGN.md "Never break code", tested once for every rule in the registry.
+"""The never-break-code guarantees (see engine.py), tested once for every rule in the registry.
 
 Each rule's invalid examples (with their expected rewrites) are pushed through
 variants that a real repository contains: aliased imports, CRLF, a latin-1
@@ -16,10 +16,10 @@ from collections.abc import Callable
 
 import libcst as cst
 import pytest
-from support import fix_bytes, settings_for
+from support import fix_bytes, options_for
 
 from torchfix_codemods import engine
-from torchfix_codemods.model import Safety
+from torchfix_codemods.findings import Safety
 from torchfix_codemods.rules.base import Example, Fix, Rule
 from torchfix_codemods.rules.registry import all_rules, rule_by_code
 from torchfix_codemods.source import SourceUnit
@@ -180,7 +180,7 @@ def test_shadowed_torch_names_are_not_rewritten(rule, index, example) -> None:
 @pytest.mark.parametrize(("rule", "index", "example"), FLAGGED, ids=_ids)
 def test_noqa_silences_findings(rule, index, example) -> None:
     unit = SourceUnit.from_bytes("case.py", example.before.encode())
-    found = [f for f in engine.process(unit, settings_for([rule.code]), apply_fixes=False).findings
+    found = [f for f in engine.process(unit, options_for([rule.code]), apply_fixes=False).findings
              if f.code == rule.code]
     assert found
     lines = example.before.splitlines(keepends=True)
@@ -192,7 +192,7 @@ def test_noqa_silences_findings(rule, index, example) -> None:
             marked[row] = marked[row].rstrip("\n") + comment + "\n"
         text = "".join(marked)
         unit = SourceUnit.from_bytes("case.py", text.encode())
-        left = [f for f in engine.process(unit, settings_for([rule.code]), apply_fixes=True).findings
+        left = [f for f in engine.process(unit, options_for([rule.code]), apply_fixes=True).findings
                 if f.code == rule.code]
         assert (not left) == silenced, (comment, left)
         if silenced:

@@ -1,6 +1,6 @@
 """Every ``tests/fixtures/<CODE>/<case>.py``: fixed exactly into its expected file, traps untouched.
 
-The expected files are written by hand from RULES.md; a case without one must
+The expected files are written by hand from the rule's documented facts; a case without one must
 come out byte-identical even with ``--unsafe-fixes``.
 """
 
@@ -24,7 +24,8 @@ def _fix(fixture: Fixture, data: bytes, *, unsafe: bool | None = None):
     settings = fixture.settings()
     if unsafe is not None:
         settings = dataclasses.replace(settings, unsafe_fixes=unsafe)
-    return process(SourceUnit.from_bytes(str(fixture.path), data), settings, apply_fixes=True)
+    return process(SourceUnit.from_bytes(str(fixture.path), data),
+                   settings.options_for(str(fixture.path)), apply_fixes=True)
 
 
 def _id(fixture: Fixture) -> str:

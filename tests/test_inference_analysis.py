@@ -185,7 +185,7 @@ def test_inference_decorators_from_settings_count_as_no_grad() -> None:
     assert [f.code for f in findings(source, ["TFC202"])] == ["TFC202"]
     settings = dataclasses.replace(settings_for(["TFC202"]),
                                    inference_decorators=("mylib.utils.inference_only",))
-    result = process(SourceUnit.from_bytes("case.py", source.encode()), settings,
+    result = process(SourceUnit.from_bytes("case.py", source.encode()), settings.options_for("case.py"),
                      apply_fixes=True)
     assert result.findings == [] and result.new_bytes is None
 

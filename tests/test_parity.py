@@ -11,18 +11,25 @@ from __future__ import annotations
 
 import re
 import subprocess
+import sys
 from collections import defaultdict
 from pathlib import Path
 
 import pytest
 
-from torchfix_codemods.analysis.replacements import load_data, parity_codes
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
 from torchfix_codemods.engine import process
-from torchfix_codemods.settings import Settings
+from torchfix_codemods.options import FileOptions
 from torchfix_codemods.source import SourceUnit
 from torchfix_codemods.validation import undefined_names
 
 PARITY = Path(__file__).parent / "parity"
+TABLE = tomllib.loads((PARITY / "torchfix_parity.toml").read_text(encoding="utf-8"))
+"""TorchFix code -> our codes that flag the same lines, and the codes we do not cover."""
 CORPUS = PARITY / "corpus"
 RECORDING = PARITY / "torchfix_findings.txt"
 TORCHFIX = Path("/work/tfvenv/bin/torchfix")
@@ -41,19 +48,19 @@ def _recorded() -> list[tuple[str, int, str]]:
 
 def _findings(path: Path, *, unsafe: bool = False, fix: bool = False):
     unit = SourceUnit.from_bytes(path.name, path.read_bytes())
-    return process(unit, Settings(enabled=OURS, unsafe_fixes=unsafe), apply_fixes=fix)
+    return process(unit, FileOptions(codes=tuple(OURS), unsafe_fixes=unsafe), apply_fixes=fix)
 
 
 def test_corpus_exercises_every_torchfix_code() -> None:
     recorded = {code for _, _, code in _recorded()}
-    table = parity_codes()
-    not_covered = set(load_data("torchfix_parity.toml")["not_covered"])
+    table = TABLE["codes"]
+    not_covered = set(TABLE["not_covered"])
     assert recorded == set(table), f"corpus lacks {set(table) - recorded}"
     assert not recorded & not_covered
 
 
 def test_every_torchfix_finding_is_ours_on_the_same_line() -> None:
-    table = parity_codes()
+    table = TABLE["codes"]
     ours: dict[str, dict[int, set[str]]] = {}
     for path in FILES:
         lines: dict[int, set[str]] = defaultdict(set)
@@ -138,15 +145,15 @@ def _resolve(qualified: str) -> object:
 
 
 def _rows():
-    from torchfix_codemods.analysis.replacements import replacements
+    from torchfix_codemods.rules.tables import replacements
 
     return sorted(replacements().values(), key=lambda row: row.old)
 
 
 @pytest.mark.parametrize("row", _rows(), ids=lambda row: row.old)
 def test_replacement_row_is_consistent(row) -> None:
-    from torchfix_codemods.analysis.replacements import CONVERTERS
-    from torchfix_codemods.model import Safety
+    from torchfix_codemods.edits.call_mapping import CONVERTERS
+    from torchfix_codemods.findings import Safety
     from torchfix_codemods.rules.registry import rule_by_code
 
     rule = rule_by_code(row.rule)
@@ -158,11 +165,14 @@ def test_replacement_row_is_consistent(row) -> None:
     _resolve(row.new)  # the replacement exists in the installed torch
     if row.handler:
         assert row.handler in rule.handlers, f"{row.rule} has no handler {row.handler!r}"
-    elif not row.passthrough:
-        names = set(row.params) | set(row.keywords)
-        assert set(row.args) <= names and set(row.convert) <= names and set(row.together) <= names
-        assert set(row.convert.values()) <= set(CONVERTERS)
-        assert set(row.params) <= set(row.args) | set(row.keywords), "a parameter maps nowhere"
+    elif not row.mapping.passthrough:
+        mapping = row.mapping
+        names = set(mapping.params) | set(mapping.keywords)
+        assert set(mapping.args) <= names and set(mapping.convert) <= names
+        assert set(mapping.together) <= names
+        assert set(mapping.convert.values()) <= set(CONVERTERS)
+        assert set(mapping.params) <= set(mapping.args) | set(mapping.keywords), \
+            "a parameter maps nowhere"
 
 
 @pytest.mark.parametrize("row", [r for r in _rows() if not r.old.startswith("functorch")],
@@ -175,10 +185,10 @@ def test_old_name_is_real(row) -> None:
 def test_target_torch_withholds_replacements_the_target_lacks() -> None:
     source = b"import torch\nscaler = torch.cuda.amp.GradScaler()\nL = torch.cholesky(A)\n"
     unit = SourceUnit.from_bytes("t.py", source)
-    old = process(unit, Settings(enabled=OURS, target_torch=(2, 2)), apply_fixes=True)
+    old = process(unit, FileOptions(codes=tuple(OURS), target_torch=(2, 2)), apply_fixes=True)
     assert old.fixed is not None and "torch.cuda.amp.GradScaler()" in old.fixed
     assert "torch.linalg.cholesky(A)" in old.fixed  # 1.10 <= 2.2: applied
     withheld = [f for f in old.findings if f.fix is not None and f.fix.withheld]
     assert [f.code for f in withheld] == ["TFC401"]
-    new = process(unit, Settings(enabled=OURS, target_torch=(2, 3)), apply_fixes=True)
+    new = process(unit, FileOptions(codes=tuple(OURS), target_torch=(2, 3)), apply_fixes=True)
     assert new.fixed is not None and 'torch.amp.GradScaler("cuda")' in new.fixed

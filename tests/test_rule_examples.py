@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from support import findings, fixed_text
 
-from torchfix_codemods.model import Safety
+from torchfix_codemods.findings import Safety
 from torchfix_codemods.rules.base import Rule
 from torchfix_codemods.rules.registry import all_rules
 
@@ -22,8 +22,13 @@ def test_every_rule_has_examples_and_docs() -> None:
         assert rule.name and rule.name == rule.name.lower(), rule
         docs = rule.documentation()
         for section in ("## What it does", "## Why is this bad?", "## Example", "## Use instead",
-                        "## Fix safety"):
+                        "## Fix safety", "## References"):
             assert section in docs, f"{rule.code} docs lack {section!r}"
+        # Self-contained: the facts and their sources are in the docs, not behind a pointer
+        # to a file a reader of the project does not have.
+        references = docs.split("## References", 1)[1]
+        assert "](https://" in references, f"{rule.code} references link nothing"
+        assert "RULES.md" not in docs and "DESIGN.md" not in docs, rule.code
         if rule.code != "TFC000":
             assert rule.invalid, f"{rule.code} has no invalid examples"
             assert rule.valid, f"{rule.code} has no valid examples"

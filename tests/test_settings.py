@@ -1,4 +1,4 @@
-"""pyproject.toml + flags -> Settings: nearest config, precedence, selection semantics."""
+"""pyproject.toml + flags -> Settings: nearest config per file, precedence, selection semantics."""
 
 from __future__ import annotations
 
@@ -6,8 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from torchfix_codemods.rules.registry import all_rules, resolve_selection
-from torchfix_codemods.settings import ConfigError, Overrides, load_settings
+from torchfix_codemods.catalog import resolve_selection
+from torchfix_codemods.configuration import Configuration
+from torchfix_codemods.rules.registry import all_rules
+from torchfix_codemods.settings import ConfigError, Overrides, Settings
+
+
+def load_settings(paths: list[str], overrides: Overrides, cwd: str) -> Settings:
+    """The settings in force for the first path (what a run over it uses for that path)."""
+    return Configuration(overrides, cwd).settings_for(paths[0])
 
 
 def test_nearest_pyproject_with_our_section_is_used(tmp_path: Path) -> None:
@@ -19,6 +26,57 @@ def test_nearest_pyproject_with_our_section_is_used(tmp_path: Path) -> None:
     settings = load_settings([str(nested)], Overrides(), cwd=str(tmp_path))
     assert settings.enabled == frozenset({"TFC001"})
     assert settings.config_path == str(tmp_path / "pyproject.toml")
+
+
+def test_each_file_gets_its_nearest_configuration_whatever_the_path_order(
+        tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.torchfix-codemods]\nselect = ["TFC001"]\n')
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "pyproject.toml").write_text(
+        '[tool.torchfix-codemods]\nselect = ["TFC002"]\ntarget-torch = "2.4"\n')
+    for order in ([tmp_path / "sub", tmp_path], [tmp_path, tmp_path / "sub"]):
+        configuration = Configuration(Overrides(), cwd=str(order[0]))
+        top = configuration.settings_for(str(tmp_path / "a.py"))
+        sub = configuration.settings_for(str(tmp_path / "sub" / "b.py"))
+        assert top.enabled == frozenset({"TFC001"}) and top.target_torch is None
+        assert sub.enabled == frozenset({"TFC002"}) and sub.target_torch == (2, 4)
+        assert sub.root == str(tmp_path / "sub")
+
+
+def test_flags_apply_over_every_files_configuration(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.torchfix-codemods]\nselect = ["TFC001"]\n')
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "pyproject.toml").write_text(
+        '[tool.torchfix-codemods]\nselect = ["TFC002"]\n')
+    configuration = Configuration(Overrides(select=("TFC003",), unsafe_fixes=True),
+                                  cwd=str(tmp_path))
+    for path in (tmp_path / "a.py", tmp_path / "sub" / "b.py"):
+        settings = configuration.settings_for(str(path))
+        assert settings.enabled == frozenset({"TFC003"}) and settings.unsafe_fixes
+
+
+def test_config_flag_puts_one_file_in_force_for_every_path(tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "pyproject.toml").write_text(
+        '[tool.torchfix-codemods]\nselect = ["TFC002"]\n')
+    (tmp_path / "ci.toml").write_text('[tool.torchfix-codemods]\nselect = ["TFC001"]\n')
+    configuration = Configuration(Overrides(config=str(tmp_path / "ci.toml")), cwd=str(tmp_path))
+    assert configuration.settings_for(str(tmp_path / "sub" / "b.py")).enabled == {"TFC001"}
+
+
+def test_config_flag_without_our_table_is_an_error(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.ruff]\nline-length = 99\n')
+    with pytest.raises(ConfigError, match=r"^--config: .*pyproject.toml has no "
+                       r"\[tool.torchfix-codemods\] table$"):
+        Configuration(Overrides(config=str(tmp_path / "pyproject.toml")), cwd=str(tmp_path))
+
+
+def test_run_wide_options_come_from_the_current_directory(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.torchfix-codemods]\nformat = "json"\n')
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "pyproject.toml").write_text('[tool.torchfix-codemods]\nformat = "sarif"\n')
+    assert Configuration(Overrides(), cwd=str(tmp_path)).output_format == "json"
+    assert Configuration(Overrides(), cwd=str(tmp_path / "sub")).output_format == "sarif"
 
 
 def test_flags_win_over_the_file(tmp_path: Path) -> None:

@@ -26,19 +26,22 @@ import libcst as cst
 
 from torchfix_codemods.analysis.positions import positions_of
 from torchfix_codemods.analysis.walk import walk
-from torchfix_codemods.rules.base import Report
+from torchfix_codemods.rules.base import Fix
 from torchfix_codemods.textdiff import Block, split_lines
+
+Applied = Sequence[tuple[str, Fix]]
+"""The fixes the engine applied in one round, each with its rule code."""
 
 
 def locate_edits(original: str,
-                 rounds: Sequence[tuple[cst.Module, Sequence[Report]]]) -> dict[str, list[Block]] | None:
+                 rounds: Sequence[tuple[cst.Module, Applied]]) -> dict[str, list[Block]] | None:
     """Old-line ranges (0-based, half-open, in ``original``) each code's applied fixes touch.
 
-    ``rounds`` are the modules the engine fixed, round by round, with the reports
-    whose fixes it applied to each. None when fewer than two codes fixed the
-    file: every hunk is then that one code's.
+    ``rounds`` are the modules the engine fixed, round by round, with the fixes it
+    applied to each. None when fewer than two codes fixed the file: every hunk is
+    then that one code's.
     """
-    codes = {report.rule.code for _, applied in rounds for report in applied}
+    codes = {code for _, applied in rounds for code, _ in applied}
     if len(codes) < 2:
         return None
     edits: dict[str, list[Block]] = {code: [] for code in sorted(codes)}
@@ -53,17 +56,13 @@ def locate_edits(original: str,
     return edits
 
 
-def _located(module: cst.Module, applied: Sequence[Report]) -> list[tuple[str, Block]]:
-    """(code, lines of ``module``) for every node the reports' fixes replace or import."""
-    targets = [old for report in applied if report.fix for old, _ in report.fix.replacements]
+def _located(module: cst.Module, applied: Applied) -> list[tuple[str, Block]]:
+    """(code, lines of ``module``) for every node the fixes replace, and imports they change."""
+    targets = [old for _, fix in applied for old, _ in fix.replacements]
     positions = positions_of(module, targets)
     located: list[tuple[str, Block]] = []
     import_blocks: list[Block] | None = None
-    for report in applied:
-        fix = report.fix
-        if fix is None:
-            continue
-        code = report.rule.code
+    for code, fix in applied:
         for old, _ in fix.replacements:
             where = positions.get(id(old))
             if where is not None:

@@ -2,8 +2,9 @@
 
 Re-running ``check`` over an unchanged repository should cost a hash per file.
 The key covers everything a result depends on: the file's bytes and path, the
-settings that reach the engine for that file, and a fingerprint of the tool's
-own source (so a development checkout never serves results of older rules).
+engine's options for that file (:class:`~torchfix_codemods.options.FileOptions`,
+every field of it), and a fingerprint of the tool's own source (so a
+development checkout never serves results of older rules).
 Only ``check`` reads and writes it: ``fix`` always recomputes before writing.
 """
 
@@ -18,7 +19,8 @@ from functools import cache
 from pathlib import Path
 
 from torchfix_codemods import __version__
-from torchfix_codemods.model import Finding, FixInfo, Safety
+from torchfix_codemods.findings import Finding, FixInfo, Safety
+from torchfix_codemods.options import FileOptions
 from torchfix_codemods.settings import Settings
 
 CACHE_DIRECTORY = ".torchfix_cache"
@@ -35,21 +37,16 @@ def _tool_fingerprint() -> str:
     return digest.hexdigest()
 
 
-def cache_key(path: str, data: bytes, settings: Settings) -> str:
+def cache_key(path: str, data: bytes, options: FileOptions) -> str:
     digest = hashlib.sha256(_tool_fingerprint().encode())
-    relevant = (
-        sorted(settings.enabled - settings.ignored_for(path)),
-        settings.target_torch,
-        settings.unsafe_fixes,
-        sorted(settings.inference_decorators),
-    )
-    digest.update(json.dumps(relevant, default=str).encode())
+    digest.update(options.fingerprint().encode())
     digest.update(os.path.abspath(path).encode())
     digest.update(data)
     return digest.hexdigest()
 
 
 def cache_root(settings: Settings) -> Path:
+    """Beside the configuration in force for the file (or the current directory)."""
     return Path(settings.root) / CACHE_DIRECTORY / __version__
 
 

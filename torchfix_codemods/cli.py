@@ -1,7 +1,7 @@
 """The ``torchfix-codemods`` command: flags -> Settings -> runner -> report.
 
 Kept thin on purpose: everything a test might want to call lives in the
-modules below it. Exit codes (DESIGN.md): 0 nothing found or everything fixed,
+modules below it. Exit codes: 0 nothing found or everything fixed,
 1 findings remain or the diff is not empty, 2 bad usage or configuration.
 """
 
@@ -17,9 +17,11 @@ from rich.markup import escape
 from rich.table import Table
 
 from torchfix_codemods import __version__
+from torchfix_codemods.catalog import UnknownRuleCode
+from torchfix_codemods.configuration import Configuration
 from torchfix_codemods.discovery import DiscoveryError, discover
+from torchfix_codemods.findings import FileResult, Safety
 from torchfix_codemods.migrate.model import DEFAULT_BRANCH
-from torchfix_codemods.model import FileResult, Safety
 from torchfix_codemods.report.diff import render_diff
 from torchfix_codemods.report.github import render_github
 from torchfix_codemods.report.json import render_json
@@ -27,9 +29,9 @@ from torchfix_codemods.report.sarif import RuleInfo, render_sarif
 from torchfix_codemods.report.statistics import render_fixes, render_statistics
 from torchfix_codemods.report.summary import summarize
 from torchfix_codemods.report.text import render_summary, render_text
-from torchfix_codemods.rules.registry import UnknownRuleCode, all_rules, rule_by_code
+from torchfix_codemods.rules.registry import all_rules, rule_by_code
 from torchfix_codemods.runner import Mode, run_paths
-from torchfix_codemods.settings import OUTPUT_FORMATS, ConfigError, Overrides, load_settings
+from torchfix_codemods.settings import OUTPUT_FORMATS, ConfigError, Overrides
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
@@ -113,8 +115,8 @@ ExtendExcludeOpt = Annotated[
 ]
 ConfigOpt = Annotated[
     Optional[str],  # noqa: UP045
-    typer.Option("--config", help="Read settings from this pyproject.toml instead of the "
-                 "nearest one.", show_default=False),
+    typer.Option("--config", help="Read settings for every file from this pyproject.toml "
+                 "instead of each file's nearest one.", show_default=False),
 ]
 
 
@@ -141,13 +143,13 @@ def _split(values: list[str] | None) -> tuple[str, ...] | None:
     return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
 
 
-def _prepare(paths: list[str] | None, overrides: Overrides) -> tuple[list[str], object]:
+def _prepare(paths: list[str] | None, overrides: Overrides) -> tuple[list[str], Configuration]:
     given = paths or ["."]
     for path in given:
         if not Path(path).exists():
             raise fail(f"{path}: no such file or directory")
     try:
-        settings = load_settings(given, overrides)
+        settings = Configuration(overrides)
         files = discover(given, settings)
     except (ConfigError, DiscoveryError) as error:
         raise fail(str(error)) from None
@@ -226,10 +228,9 @@ def check(
     if no_cache:
         overrides = dataclasses.replace(overrides, cache=False)
     files, settings = _prepare(paths, overrides)
-    _check_statistics_format(statistics, settings.output_format)  # type: ignore[attr-defined]
-    results = run_paths(files, settings, Mode.CHECK)  # type: ignore[arg-type]
-    _emit(results, settings.output_format, fixing=False,  # type: ignore[attr-defined]
-          unsafe_fixes=settings.unsafe_fixes,  # type: ignore[attr-defined]
+    _check_statistics_format(statistics, settings.output_format)
+    results = run_paths(files, settings, Mode.CHECK)
+    _emit(results, settings.output_format, fixing=False, unsafe_fixes=settings.unsafe_fixes,
           statistics=statistics, show_fixes=show_fixes)
     summary = summarize(results)
     raise _exit(bool(summary.findings or summary.errors), exit_zero)
@@ -264,11 +265,11 @@ def fix(
     overrides = _overrides(select, ignore, extend_select, output_format, target_torch, jobs,
                            exclude, extend_exclude, config, unsafe_fixes or None)
     files, settings = _prepare(paths, overrides)
-    fmt = settings.output_format  # type: ignore[attr-defined]
+    fmt = settings.output_format
     _check_statistics_format(statistics, fmt)
     mode = Mode.DIFF if diff else Mode.FIX
-    results = run_paths(files, settings, mode)  # type: ignore[arg-type]
-    unsafe = settings.unsafe_fixes  # type: ignore[attr-defined]
+    results = run_paths(files, settings, mode)
+    unsafe = settings.unsafe_fixes
     summary = summarize(results)
     if diff:
         if fmt == "json" and not statistics:

@@ -3,7 +3,9 @@
 Explicitly named files are always checked (as in ruff). Directories are walked
 without following symlinked directories, and a symlinked file is read only when
 it points back inside the tree being walked, so a link never drags a run out
-into the rest of the disk.
+into the rest of the disk. A directory's entries are judged by the settings in
+force for that directory (its nearest configuration): a subproject's
+``exclude`` and ``respect-gitignore`` hold inside it.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from pathlib import Path
 
 import pathspec
 
+from torchfix_codemods.configuration import Configuration
 from torchfix_codemods.settings import Settings
 
 SOURCE_SUFFIXES = (".py", ".ipynb")
@@ -79,54 +82,75 @@ def _inherited_ignores(directory: Path) -> _Ignores:
     return ignores
 
 
-def discover(paths: list[str], settings: Settings) -> list[str]:
-    """Files to check, in a stable order, for the paths given on the command line."""
-    exclude = pathspec.GitIgnoreSpec.from_lines(settings.excludes)
-    root = Path(settings.root).resolve()
+def discover(paths: list[str], configuration: Configuration) -> list[str]:
+    """Files to check, in a stable order, for the paths given on the command line.
+
+    Every file's settings are resolved on the way, so a broken configuration file
+    is reported here, before any file is processed.
+    """
     found: dict[str, None] = {}
     for raw in paths or ["."]:
         path = Path(raw)
         if not path.exists():
             raise DiscoveryError(f"{raw}: no such file or directory")
         if path.is_file():
+            configuration.settings_for(raw)
             found[os.path.normpath(raw)] = None
             continue
         if not path.is_dir():
             raise DiscoveryError(f"{raw}: not a regular file or directory")
-        for file in _walk(path, exclude, root, settings.respect_gitignore):
+        for file in _walk(path, configuration):
             found[file] = None
     return list(found)
 
 
-def _excluded(exclude: pathspec.PathSpec, path: Path, root: Path, is_dir: bool) -> bool:
-    name = path.name + ("/" if is_dir else "")
-    if exclude.match_file(name):
-        return True
-    try:
-        relative = path.resolve().relative_to(root).as_posix()
-    except ValueError:
-        return False
-    return exclude.match_file(relative + ("/" if is_dir else ""))
+class _Rules:
+    """The exclusion rules of one Settings, compiled once."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.exclude = pathspec.GitIgnoreSpec.from_lines(settings.excludes)
+        self.root = Path(settings.root).resolve()
+        self.gitignore = settings.respect_gitignore
+
+    def excluded(self, path: Path, is_dir: bool) -> bool:
+        name = path.name + ("/" if is_dir else "")
+        if self.exclude.match_file(name):
+            return True
+        try:
+            relative = path.resolve().relative_to(self.root).as_posix()
+        except ValueError:
+            return False
+        return self.exclude.match_file(relative + ("/" if is_dir else ""))
 
 
-def _walk(top: Path, exclude: pathspec.PathSpec, root: Path, gitignore: bool) -> list[str]:
+def _walk(top: Path, configuration: Configuration) -> list[str]:
     real_top = top.resolve()
     files: list[str] = []
-    start_ignores = _inherited_ignores(real_top) if gitignore else _Ignores()
+    compiled: dict[int, _Rules] = {}
+
+    def rules_for(directory: str) -> _Rules:
+        settings = configuration.settings_for(directory)
+        found = compiled.get(id(settings))
+        if found is None:
+            found = compiled[id(settings)] = _Rules(settings)
+        return found
+
+    start_ignores = _inherited_ignores(real_top)
     ignores_by_dir: dict[str, _Ignores] = {}
     for directory, dirnames, filenames in os.walk(top, followlinks=False):
         current = Path(directory)
+        rules = rules_for(directory)
         parent_ignores = ignores_by_dir.get(os.path.dirname(directory), start_ignores)
-        ignores = parent_ignores.extended(current.resolve()) if gitignore else parent_ignores
+        ignores = parent_ignores.extended(current.resolve())
         ignores_by_dir[directory] = ignores
         kept = []
         for name in sorted(dirnames):
             child = current / name
             if child.is_symlink():
                 continue
-            if _excluded(exclude, child, root, True):
+            if rules.excluded(child, True):
                 continue
-            if gitignore and ignores.ignored(child.resolve(), True):
+            if rules.gitignore and ignores.ignored(child.resolve(), True):
                 continue
             kept.append(name)
         dirnames[:] = kept
@@ -138,9 +162,9 @@ def _walk(top: Path, exclude: pathspec.PathSpec, root: Path, gitignore: bool) ->
                 target = child.resolve()
                 if not target.is_file() or real_top not in target.parents:
                     continue
-            if _excluded(exclude, child, root, False):
+            if rules.excluded(child, False):
                 continue
-            if gitignore and ignores.ignored(child.resolve(), False):
+            if rules.gitignore and ignores.ignored(child.resolve(), False):
                 continue
             files.append(os.path.normpath(str(child)))
     return files

@@ -4,6 +4,9 @@ The engine is where the never-break-code guarantees live, once for all rules:
 
 * rules only see names through the shared :class:`NameIndex` (qualified names);
 * fixes name imports through :class:`Imports` and the engine adds/removes them;
+* rules offer fixes, the engine chooses: the first fix a finding offers that
+  the run's policy allows (its safety tier, its torch release) is the one
+  shown and applied;
 * the rewritten text must compile and read no new undefined name, or the unit
   keeps its original text and every fix in it is reported as withheld;
 * fixes are applied until none is left, so a second run changes nothing;
@@ -25,36 +28,26 @@ from torchfix_codemods import attribution
 from torchfix_codemods.analysis.imports import Imports
 from torchfix_codemods.analysis.names import NameIndex
 from torchfix_codemods.analysis.positions import positions_of
+from torchfix_codemods.analysis.project import NO_PROJECT, ProjectFacts
 from torchfix_codemods.analysis.walk import walk
-from torchfix_codemods.model import FileResult, Finding, FixInfo, Safety
+from torchfix_codemods.catalog import SYNTAX_ERROR_CODE
+from torchfix_codemods.findings import FileResult, Finding, FixInfo, Safety
 from torchfix_codemods.noqa import is_silenced, noqa_lines
-from torchfix_codemods.rules.base import Fix, Report, Rule, RuleContext
-from torchfix_codemods.rules.registry import SYNTAX_ERROR_CODE, rule_by_code
-from torchfix_codemods.settings import Settings
+from torchfix_codemods.options import FileOptions
+from torchfix_codemods.rules.base import Fix, NodeFinding, Rule, RuleContext
+from torchfix_codemods.rules.registry import rule_by_code
 from torchfix_codemods.source import SourceUnit, UndecodableSource
 from torchfix_codemods.validation import check_rewrite
 
 MAX_FIX_ROUNDS = 8
-
-
-@dataclass
-class _Located:
-    report: Report
-    range: CodeRange
+Located = tuple[NodeFinding, CodeRange]
+"""A finding with the source range of its node, in the order of the file."""
 
 
 @dataclass
 class _Analysis:
-    located: list[_Located]
+    located: list[Located]
     names: NameIndex
-
-
-class _RuleFailure(Exception):
-    def __init__(self, rule: Rule, node: cst.CSTNode, error: BaseException) -> None:
-        super().__init__(str(error))
-        self.rule = rule
-        self.node = node
-        self.error = error
 
 
 class _BatchedVisitor:
@@ -109,11 +102,10 @@ class _Replacer(cst.CSTTransformer):
         return updated_node if replacement is None else replacement
 
 
-def active_rules_for(settings: Settings, path: str) -> list[type[Rule]]:
-    ignored = settings.ignored_for(path)
-    # Sorted: rule order decides which of two fixes on one node goes first, and must
-    # not depend on the hash seed.
-    return [rule_by_code(code) for code in sorted(settings.enabled) if code not in ignored]
+def active_rules(options: FileOptions) -> list[type[Rule]]:
+    # Sorted (options.codes is): rule order decides which of two fixes on one node goes
+    # first, and must not depend on the hash seed.
+    return [rule_by_code(code) for code in options.codes]
 
 
 def syntax_error(text: str, path: str) -> tuple[int, int, str] | None:
@@ -144,14 +136,14 @@ def _prefilter(rules: Sequence[type[Rule]], text: str) -> list[type[Rule]]:
     ]
 
 
-def process(unit: SourceUnit, settings: Settings, *, apply_fixes: bool,
-            locate_edits: bool = False) -> FileResult:
+def process(unit: SourceUnit, options: FileOptions, *, apply_fixes: bool,
+            project: ProjectFacts = NO_PROJECT, locate_edits: bool = False) -> FileResult:
     """Analyse one unit; with ``apply_fixes``, compute its fixed text too.
 
     ``locate_edits`` (for ``--diff``) also records which lines each code's fixes
     touched, so hunks can name their rule (see ``attribution``).
     """
-    rules = active_rules_for(settings, unit.path)
+    rules = active_rules(options)
     result = FileResult(unit.path, original=unit.text)
     codes = {rule.code for rule in rules}
     runnable = _prefilter(rules, unit.text)
@@ -172,11 +164,11 @@ def process(unit: SourceUnit, settings: Settings, *, apply_fixes: bool,
             result.findings.append(_syntax_finding(unit.path, *located))
         return result
     silenced = noqa_lines(unit.text)
-    first = _analyse(unit, module, runnable, settings, silenced)
+    first = _analyse(unit, module, runnable, options, project, silenced)
     if not apply_fixes:
-        result.findings = _to_findings(unit.path, first.located, settings, applied=set())
+        result.findings = _to_findings(unit.path, first.located, options, applied=set())
         return result
-    return _fix(unit, module, runnable, settings, first, result, locate_edits)
+    return _fix(unit, module, runnable, options, project, first, result, locate_edits)
 
 
 def _syntax_finding(path: str, line: int, column: int, message: str) -> Finding:
@@ -189,42 +181,57 @@ def _analyse(
     unit: SourceUnit,
     module: cst.Module,
     rules: Sequence[type[Rule]],
-    settings: Settings,
+    options: FileOptions,
+    project: ProjectFacts,
     silenced: dict[int, frozenset[str]],
 ) -> _Analysis:
-    names = NameIndex.build(module)
-    context = RuleContext(unit.path, unit.text, module, names, Imports(names), settings)
+    names = NameIndex.build(module, project)
+    context = RuleContext(unit.path, unit.text, module, names, Imports(names), options.rules)
     instances = [rule(context) for rule in rules]
     visitor = _BatchedVisitor(instances)
     visitor.run(module)
     failed_types = {type(rule) for rule, _, _ in visitor.failed.values()}
-    reports = [r for r in context.reports if r.rule not in failed_types]
+    findings = [f for f in context.findings if f.rule not in failed_types]
     for rule, node, error in visitor.failed.values():
         detail = "".join(traceback.format_exception_only(type(error), error)).strip()
-        reports.append(Report(type(rule), node,
-                              f"internal error in {rule.code} on this file, its findings "
-                              f"here are dropped ({detail})", reason="internal-error"))
-    if not reports:
+        findings.append(NodeFinding(type(rule), node,
+                                    f"internal error in {rule.code} on this file, its findings "
+                                    f"here are dropped ({detail})", reason="internal-error"))
+    if not findings:
         return _Analysis([], names)
-    positions = positions_of(module, [report.node for report in reports])
-    located: list[_Located] = []
-    for report in reports:
-        code_range = positions.get(id(report.node))
+    positions = positions_of(module, [finding.node for finding in findings])
+    located: list[Located] = []
+    for finding in findings:
+        code_range = positions.get(id(finding.node))
         if code_range is None:
             continue
-        if is_silenced(silenced, report.rule.code, code_range.start.line, code_range.end.line):
+        if is_silenced(silenced, finding.rule.code, code_range.start.line, code_range.end.line):
             continue
-        located.append(_Located(report, code_range))
-    located.sort(key=lambda item: (item.range.start.line, item.range.start.column))
+        located.append((finding, code_range))
+    located.sort(key=lambda item: (item[1].start.line, item[1].start.column))
     return _Analysis(located, names)
 
 
-def _allowed(fix: Fix | None, settings: Settings) -> bool:
-    if fix is None or fix.safety is Safety.NONE:
+def _tier_allowed(fix: Fix, options: FileOptions) -> bool:
+    if fix.safety is Safety.NONE:
         return False
-    if fix.safety is Safety.UNSAFE and not settings.unsafe_fixes:
+    return fix.safety is Safety.SAFE or options.unsafe_fixes
+
+
+def choose_fix(fixes: Sequence[Fix], options: FileOptions) -> Fix | None:
+    """The fix a finding gets under this run's policy: the first of its alternatives whose
+    safety tier the run allows; without one, the first (shown, not applied)."""
+    for fix in fixes:
+        if _tier_allowed(fix, options):
+            return fix
+    return fixes[0] if fixes else None
+
+
+def _allowed(fix: Fix | None, options: FileOptions) -> bool:
+    """Whether ``fix`` may be applied: its tier is allowed and the target torch has it."""
+    if fix is None or not _tier_allowed(fix, options):
         return False
-    target = settings.target_torch
+    target = options.target_torch
     return not (fix.min_torch is not None and target is not None and target < fix.min_torch)
 
 
@@ -232,27 +239,29 @@ def _fix(
     unit: SourceUnit,
     module: cst.Module,
     rules: Sequence[type[Rule]],
-    settings: Settings,
+    options: FileOptions,
+    project: ProjectFacts,
     first: _Analysis,
     result: FileResult,
     locate_edits: bool = False,
 ) -> FileResult:
     text = unit.text
-    applied: list[_Located] = []
-    rounds: list[tuple[cst.Module, list[Report]]] = []
+    applied: list[Located] = []
+    rounds: list[tuple[cst.Module, list[tuple[str, Fix]]]] = []
     withheld: str | None = None
     current = first
     current_module = module
     for _ in range(MAX_FIX_ROUNDS):
-        candidates = [
-            item for item in current.located
-            if item.report.withheld is None and _allowed(item.report.fix, settings)
-        ]
+        candidates = []
+        for item in current.located:
+            fix = choose_fix(item[0].fixes, options)
+            if item[0].withheld is None and fix is not None and _allowed(fix, options):
+                candidates.append((item, fix))
         if not candidates:
             break
         chosen = _non_overlapping(current.names, candidates)
         try:
-            new_text = _apply(current_module, [item.report.fix for item in chosen])  # type: ignore[misc]
+            new_text = _apply(current_module, [fix for _, fix in chosen])
         except Exception as error:  # noqa: BLE001 - a broken fix must not crash the run
             withheld = f"applying the fixes failed ({type(error).__name__}: {error})"
             break
@@ -262,36 +271,36 @@ def _fix(
         if problem is not None:
             withheld = problem
             break
-        applied.extend(chosen)
-        rounds.append((current_module, [item.report for item in chosen]))
+        applied.extend(item for item, _ in chosen)
+        rounds.append((current_module, [(item[0].rule.code, fix) for item, fix in chosen]))
         text = new_text
         current_module = cst.parse_module(text)
-        current = _analyse(unit, current_module, rules, settings, noqa_lines(text))
+        current = _analyse(unit, current_module, rules, options, project, noqa_lines(text))
     if withheld is not None:
-        result.findings = _to_findings(unit.path, first.located, settings, applied=set(),
+        result.findings = _to_findings(unit.path, first.located, options, applied=set(),
                                        withheld=withheld)
         return result
     if not applied:
-        result.findings = _to_findings(unit.path, first.located, settings, applied=set())
+        result.findings = _to_findings(unit.path, first.located, options, applied=set())
         return result
     result.fixed = text
     result.new_bytes = unit.encode(text)
     if locate_edits:
         result.edits_by_code = attribution.locate_edits(unit.text, rounds)
-    remaining = _to_findings(unit.path, current.located, settings, applied=set())
-    done = _to_findings(unit.path, applied, settings, applied={id(i) for i in applied})
+    remaining = _to_findings(unit.path, current.located, options, applied=set())
+    done = _to_findings(unit.path, applied, options, applied={id(f) for f, _ in applied})
     result.findings = sorted(done + remaining, key=Finding.sort_key)
     return result
 
 
-def _non_overlapping(names: NameIndex, candidates: list[_Located]) -> list[_Located]:
+def _non_overlapping(names: NameIndex,
+                     candidates: list[tuple[Located, Fix]]) -> list[tuple[Located, Fix]]:
     """Pick fixes whose edited nodes do not contain one another; the rest wait a round."""
     taken: set[int] = set()
     taken_ancestors: set[int] = set()
-    chosen: list[_Located] = []
-    for item in candidates:
-        assert item.report.fix is not None
-        targets = [old for old, _ in item.report.fix.replacements]
+    chosen: list[tuple[Located, Fix]] = []
+    for item, fix in candidates:
+        targets = [old for old, _ in fix.replacements]
         conflict = False
         for target in targets:
             if id(target) in taken or id(target) in taken_ancestors:
@@ -300,7 +309,7 @@ def _non_overlapping(names: NameIndex, candidates: list[_Located]) -> list[_Loca
                 conflict = True
         if conflict:
             continue
-        chosen.append(item)
+        chosen.append((item, fix))
         for target in targets:
             taken.add(id(target))
             taken_ancestors.update(id(a) for a in names.ancestors(target))
@@ -335,32 +344,32 @@ def _apply(module: cst.Module, fixes: Iterable[Fix]) -> str:
 
 def _to_findings(
     path: str,
-    located: Sequence[_Located],
-    settings: Settings,
+    located: Sequence[Located],
+    options: FileOptions,
     *,
     applied: set[int],
     withheld: str | None = None,
 ) -> list[Finding]:
     findings = []
-    for item in located:
-        report = item.report
+    for finding, code_range in located:
+        fix = choose_fix(finding.fixes, options)
         fix_info = None
-        if report.fix is not None and report.fix.safety is not Safety.NONE:
-            reason = report.withheld
-            if reason is None and report.fix.min_torch is not None and settings.target_torch:
-                if settings.target_torch < report.fix.min_torch:
-                    wanted = ".".join(map(str, report.fix.min_torch))
-                    reason = f"needs torch >= {wanted}, target is older"
-            if reason is None and withheld is not None and _allowed(report.fix, settings):
+        if fix is not None and fix.safety is not Safety.NONE:
+            reason = finding.withheld
+            target = options.target_torch
+            if reason is None and fix.min_torch is not None and target and target < fix.min_torch:
+                wanted = ".".join(map(str, fix.min_torch))
+                reason = f"needs torch >= {wanted}, target is older"
+            if reason is None and withheld is not None and _allowed(fix, options):
                 reason = withheld
-            fix_info = FixInfo(report.fix.safety, report.fix.description,
-                               applied=id(item) in applied, withheld=reason)
-        rule = report.rule
+            fix_info = FixInfo(fix.safety, fix.description,
+                               applied=id(finding) in applied, withheld=reason)
+        rule = finding.rule
         findings.append(Finding(
-            path, item.range.start.line, item.range.start.column + 1,
-            item.range.end.line, item.range.end.column + 1,
-            rule.code, rule.name, report.message, fix_info, report.reason,
-            internal_error=report.reason == "internal-error",
+            path, code_range.start.line, code_range.start.column + 1,
+            code_range.end.line, code_range.end.column + 1,
+            rule.code, rule.name, finding.message, fix_info, finding.reason,
+            internal_error=finding.reason == "internal-error",
         ))
     return findings
 

@@ -18,8 +18,9 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 
 from torchfix_codemods import cache
+from torchfix_codemods.configuration import Configuration
 from torchfix_codemods.engine import process, read_unit
-from torchfix_codemods.model import FileResult, Finding
+from torchfix_codemods.findings import FileResult, Finding
 from torchfix_codemods.notebooks import Notebook, NotebookError
 from torchfix_codemods.settings import Settings
 from torchfix_codemods.source import SourceUnit
@@ -71,7 +72,7 @@ def atomic_write(path: str, data: bytes, expected: bytes) -> str | None:
 
 
 def process_path(path: str, settings: Settings, mode: Mode) -> FileResult:
-    """Everything for one file, safe to run in a worker process."""
+    """Everything for one file, under the settings in force for it; safe in a worker process."""
     try:
         with open(path, "rb") as handle:
             data = handle.read()
@@ -79,7 +80,7 @@ def process_path(path: str, settings: Settings, mode: Mode) -> FileResult:
         return FileResult(path, error=f"cannot read: {error.strerror or error}")
     key = None
     if mode is Mode.CHECK and settings.cache:
-        key = cache.cache_key(path, data, settings)
+        key = cache.cache_key(path, data, settings.options_for(path))
         cached = cache.load(cache.cache_root(settings), key)
         if cached is not None:
             return FileResult(path, findings=cached)
@@ -96,7 +97,8 @@ def cached_result(path: str, settings: Settings) -> FileResult | None:
             data = handle.read()
     except OSError:
         return None
-    findings = cache.load(cache.cache_root(settings), cache.cache_key(path, data, settings))
+    findings = cache.load(cache.cache_root(settings),
+                          cache.cache_key(path, data, settings.options_for(path)))
     return None if findings is None else FileResult(path, findings=findings)
 
 
@@ -113,7 +115,7 @@ def _process_data(path: str, data: bytes, settings: Settings, mode: Mode) -> Fil
             unit = read_unit(path, data)
         if isinstance(unit, Finding):
             return FileResult(path, findings=[unit])
-        result = process(unit, settings, apply_fixes=mode is not Mode.CHECK,
+        result = process(unit, settings.options_for(path), apply_fixes=mode is not Mode.CHECK,
                          locate_edits=mode is Mode.DIFF)
         if notebook is not None:
             _to_cells(result, notebook)
@@ -150,45 +152,47 @@ def _worker(arguments: tuple[str, Settings, Mode]) -> FileResult:
 
 def run_paths(
     paths: list[str],
-    settings: Settings,
+    configuration: Configuration,
     mode: Mode,
     on_result: Callable[[FileResult], None] | None = None,
     show_progress: bool | None = None,
 ) -> list[FileResult]:
-    """Process every path, in parallel when it pays, in a stable order."""
-    jobs = settings.jobs or default_jobs()
+    """Process every path, in parallel when it pays, in a stable order; each path under the
+    settings in force for it."""
+    jobs = configuration.jobs or default_jobs()
     if show_progress is None:
         show_progress = sys.stderr.isatty() and len(paths) > 20
+    work = [(path, configuration.settings_for(path)) for path in paths]
     results: list[FileResult] = []
-    for result in _progress(_results(paths, settings, mode, jobs), len(paths), show_progress):
+    for result in _progress(_results(work, mode, jobs), len(paths), show_progress):
         if on_result is not None:
             on_result(result)
         results.append(result)
     return results
 
 
-def _results(paths: list[str], settings: Settings, mode: Mode, jobs: int) -> Iterator[FileResult]:
+def _results(work: list[tuple[str, Settings]], mode: Mode, jobs: int) -> Iterator[FileResult]:
     hits: dict[str, FileResult] = {}
-    if mode is Mode.CHECK and settings.cache:
+    if mode is Mode.CHECK:
         # Cache hits cost a hash each: answer them here instead of starting workers.
-        for path in paths:
-            hit = cached_result(path, settings)
+        for path, settings in work:
+            hit = cached_result(path, settings) if settings.cache else None
             if hit is not None:
                 hits[path] = hit
-    misses = [path for path in paths if path not in hits]
-    computed = _compute(misses, settings, mode, jobs)
-    for path in paths:
+    misses = [(path, settings) for path, settings in work if path not in hits]
+    computed = _compute(misses, mode, jobs)
+    for path, _ in work:
         yield hits[path] if path in hits else next(computed)
 
 
-def _compute(paths: list[str], settings: Settings, mode: Mode, jobs: int) -> Iterator[FileResult]:
-    if jobs <= 1 or len(paths) < POOL_THRESHOLD:
-        for path in paths:
+def _compute(work: list[tuple[str, Settings]], mode: Mode, jobs: int) -> Iterator[FileResult]:
+    if jobs <= 1 or len(work) < POOL_THRESHOLD:
+        for path, settings in work:
             yield process_path(path, settings, mode)
         return
-    chunksize = max(1, min(16, len(paths) // (jobs * 4)))
-    with ProcessPoolExecutor(max_workers=min(jobs, len(paths))) as pool:
-        yield from pool.map(_worker, [(p, settings, mode) for p in paths], chunksize=chunksize)
+    chunksize = max(1, min(16, len(work) // (jobs * 4)))
+    with ProcessPoolExecutor(max_workers=min(jobs, len(work))) as pool:
+        yield from pool.map(_worker, [(p, s, mode) for p, s in work], chunksize=chunksize)
 
 
 def _progress(results: Iterator[FileResult], total: int, show: bool) -> Iterator[FileResult]:

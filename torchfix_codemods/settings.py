@@ -1,8 +1,9 @@
-"""``[tool.torchfix-codemods]`` in pyproject.toml plus command-line flags -> one frozen Settings.
+"""One ``[tool.torchfix-codemods]`` table plus command-line flags -> one frozen Settings.
 
 Flags win over the file. Every problem (an unknown key, an unknown rule code,
 a bad value, unreadable TOML) becomes one :class:`ConfigError` whose message
-names the file and the key, so the CLI can print one line and exit 2.
+names the file and the key, so the CLI can print one line and exit 2. Which
+table applies to which file is :mod:`torchfix_codemods.configuration`'s job.
 """
 
 from __future__ import annotations
@@ -10,15 +11,16 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pathspec
 
-from torchfix_codemods.rules.registry import UnknownRuleCode, _match_any, resolve_selection
+from torchfix_codemods.catalog import UnknownRuleCode, covered, resolve_selection
+from torchfix_codemods.options import FileOptions, RuleOptions
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -28,6 +30,7 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 SECTION = "torchfix-codemods"
 OUTPUT_FORMATS = ("text", "json", "github", "sarif")
 DEFAULT_EXCLUDES = (
+    # Never worth walking for source files: version control, virtualenvs, builds, caches.
     ".git", ".hg", ".svn", ".venv", "venv", "build", "dist", "__pycache__", ".tox", ".nox",
     "node_modules", "site-packages", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".eggs",
 )
@@ -40,7 +43,7 @@ class ConfigError(Exception):
 
 @dataclass(frozen=True)
 class Settings:
-    """Everything a run needs to know, resolved once and shared by all workers."""
+    """The settings in force for the files under one configuration file (or none)."""
 
     enabled: frozenset[str]
     unsafe_fixes: bool = False
@@ -55,7 +58,15 @@ class Settings:
     inference_decorators: tuple[str, ...] = ()
     cache: bool = True
     config_path: str | None = None
-    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def options_for(self, path: str) -> FileOptions:
+        """What the engine needs for ``path``: its rules, the fix policy, the rules' options."""
+        return FileOptions(
+            codes=tuple(self.enabled - self.ignored_for(path)),
+            unsafe_fixes=self.unsafe_fixes,
+            target_torch=self.target_torch,
+            rules=RuleOptions(inference_decorators=self.inference_decorators),
+        )
 
     def ignored_for(self, path: str) -> frozenset[str]:
         """Codes that ``per-file-ignores`` switches off for ``path``."""
@@ -109,21 +120,7 @@ _KEYS = {
 }
 
 
-def find_config(start: Path) -> Path | None:
-    """The nearest pyproject.toml at or above ``start`` that has our section."""
-    current = start.resolve()
-    if current.is_file() or not current.exists():
-        current = current.parent
-    for directory in (current, *current.parents):
-        candidate = directory / "pyproject.toml"
-        if candidate.is_file():
-            data = _read_toml(candidate)
-            if SECTION in data.get("tool", {}):
-                return candidate
-    return None
-
-
-def _read_toml(path: Path) -> dict[str, Any]:
+def read_toml(path: Path) -> dict[str, Any]:
     try:
         with path.open("rb") as handle:
             return tomllib.load(handle)
@@ -149,7 +146,7 @@ def _codes(where: str, key: str, values: Iterable[str]) -> tuple[str, ...]:
             if not part:
                 continue
             try:
-                _match_any(part)
+                covered(part)
             except UnknownRuleCode:
                 raise ConfigError(f"{where}: unknown rule code or prefix '{part}' in '{key}'") \
                     from None
@@ -166,24 +163,29 @@ def parse_target_torch(where: str, value: Any) -> tuple[int, int]:
     return int(match.group(1)), int(match.group(2))
 
 
-def load_settings(paths: Iterable[str], overrides: Overrides, cwd: str | None = None) -> Settings:
-    """Resolve the config file for the first path, then apply the flags."""
-    cwd = cwd or os.getcwd()
-    paths = list(paths) or ["."]
-    if overrides.config is not None:
-        config_path: Path | None = Path(overrides.config)
-        if not config_path.is_file():
-            raise ConfigError(f"--config: no such file: {overrides.config}")
-    else:
-        config_path = find_config(Path(cwd, paths[0]))
+def table_of(config_path: Path) -> dict[str, Any] | None:
+    """Our ``[tool.torchfix-codemods]`` table of a pyproject.toml, None when it has none."""
+    data = read_toml(config_path)
+    tool = data.get("tool", {})
+    if not isinstance(tool, dict) or SECTION not in tool:
+        return None
+    table = tool[SECTION]
+    if not isinstance(table, dict):
+        raise ConfigError(f"{config_path}: [tool.{SECTION}] must be a table")
+    return table
+
+
+def build_settings(config_path: Path | None, overrides: Overrides, cwd: str) -> Settings:
+    """The settings for files governed by ``config_path`` (None: no file, defaults), flags on top.
+
+    Patterns in the file (``per-file-ignores``, ``exclude``) are relative to the file's
+    directory; without a file, to ``cwd``.
+    """
     table: dict[str, Any] = {}
     where = "command line"
     root = cwd
     if config_path is not None:
-        data = _read_toml(config_path)
-        table = data.get("tool", {}).get(SECTION, {})
-        if not isinstance(table, dict):
-            raise ConfigError(f"{config_path}: [tool.{SECTION}] must be a table")
+        table = table_of(config_path) or {}
         where = f"{config_path} [tool.{SECTION}]"
         root = str(config_path.parent)
         unknown = sorted(set(table) - _KEYS)
@@ -212,7 +214,7 @@ def load_settings(paths: Iterable[str], overrides: Overrides, cwd: str | None = 
     for pattern, codes in raw_per_file.items():
         names = _codes(where, f"per-file-ignores.{pattern}",
                        _string_list(where, f"per-file-ignores.{pattern}", codes))
-        expanded = frozenset(rule.code for name in names for rule in _match_any(name))
+        expanded = frozenset(e.code for name in names for e in covered(name))
         per_file.append((pattern, expanded))
 
     target = overrides.target_torch if overrides.target_torch is not None else table.get(

@@ -27,8 +27,8 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from torchfix_codemods.engine import process
-from torchfix_codemods.model import Finding, Safety
-from torchfix_codemods.settings import Settings
+from torchfix_codemods.findings import Finding, Safety
+from torchfix_codemods.options import FileOptions
 from torchfix_codemods.source import SourceUnit
 
 SNIPPETS = Path(__file__).parent / "snippets"
@@ -99,8 +99,8 @@ def occurrences(path: Path) -> list[Occurrence]:
     module = cst.parse_module(text)
     finder = _Find()
     MetadataWrapper(module).visit(finder)
-    settings = Settings(enabled=CODES, unsafe_fixes=True)
-    result = process(SourceUnit.from_bytes(str(path), text.encode()), settings, apply_fixes=False)
+    options = FileOptions(codes=tuple(CODES), unsafe_fixes=True)
+    result = process(SourceUnit.from_bytes(str(path), text.encode()), options, apply_fixes=False)
     lines = text.splitlines()
     by_line: dict[int, list[tuple[str, int, int, int]]] = {}
     for kind, line, column, end_line, end_column in finder.found:

@@ -43,10 +43,6 @@ class ImportUnavailable(Exception):
     """The object cannot be named here without shadowing something of the user's."""
 
 
-def parse_dotted(code: str) -> cst.BaseExpression:
-    return cst.parse_expression(code)
-
-
 class Imports:
     """Answers "how do I name ``qualified`` at this node?" for one module."""
 
@@ -81,11 +77,11 @@ class Imports:
             best = ".".join([local, *parts[len(target_parts):]])
             best_len = len(target_parts)
         if best is not None:
-            return Reference(parse_dotted(best), best, None)
+            return Reference(cst.parse_expression(best), best, None)
         module = module or parts[0]
         top = module.split(".")[0]
         if self._names.lookup(top, self._names.scope_of(at)) is not None:
             raise ImportUnavailable(
                 f"'{top}' is bound to something else here, cannot add 'import {module}'"
             )
-        return Reference(parse_dotted(qualified), qualified, ImportRequest(module))
+        return Reference(cst.parse_expression(qualified), qualified, ImportRequest(module))

@@ -30,9 +30,14 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from torchfix_codemods.analysis.modules import module_evidence
+from torchfix_codemods.analysis.frameworks import imports_torch
+from torchfix_codemods.analysis.grad_mode import sets_grad_mode
+from torchfix_codemods.analysis.modules import module_evidence, named_like_model
 from torchfix_codemods.analysis.names import NameIndex, dotted_name
-from torchfix_codemods.analysis.walk import children
+from torchfix_codemods.analysis.optimizers import updates_parameters
+from torchfix_codemods.analysis.statements import enclosing_statement
+from torchfix_codemods.analysis.syntax import code_of, is_false, is_main_guard
+from torchfix_codemods.analysis.walk import children, names_in
 
 EVAL_TOKENS = frozenset({"evaluate", "evaluation", "eval", "validate", "validation", "val",
                          "valid", "test", "testing"})
@@ -42,37 +47,12 @@ PREDICT_TOKENS = frozenset({"predict", "prediction", "infer", "inference", "scor
 _TRAINING_TOKENS = frozenset({"train", "training", "fit", "step", "update", "optimize", "backward",
                               "hook", "forward", "loss", "grad", "attack", "adversarial",
                               "saliency", "adapt"})
-_MODEL_NAME = re.compile(
-    r"^(model|net|network|classifier|encoder|decoder|generator|discriminator|backbone|policy|"
-    r"critic|actor|student|teacher|bert|gpt|transformer|.*model|.*net)$",
-    re.IGNORECASE,
-)
-NO_GRAD_CONTEXTS = frozenset({"torch.no_grad", "torch.inference_mode", "torch.set_grad_enabled",
-                              "torch.enable_grad", "torch.autograd.no_grad",
-                              "torch.autograd.grad_mode.no_grad", "torch.autograd.inference_mode"})
 _DIFF_FUNCTIONS = frozenset({"torch.autograd.grad", "torch.autograd.backward",
                              "torch.autograd.functional.jacobian",
                              "torch.autograd.functional.hessian", "torch.func.grad",
                              "torch.func.vjp", "torch.func.jacrev"})
 _DIFF_METHODS = frozenset({"backward", "requires_grad_", "retain_grad"})
-_OPTIMIZER_METHODS = frozenset({"step", "zero_grad"})
 _LOSS_KEYS = ("loss",)
-PENDING = "pending"
-"""Evidence of a helper's parameter that is called: the caller's argument decides."""
-
-
-def imports_torch(names: NameIndex) -> bool:
-    """Does the module import anything from torch? Without it, ``model(x)`` is not torch's."""
-    cached = names.cache.get("imports_torch")
-    if isinstance(cached, bool):
-        return cached
-    found = any(
-        binding.kind == "import" and binding.qualified is not None and
-        (binding.qualified == "torch" or binding.qualified.startswith("torch."))
-        for scope in names.all_scopes for bindings in scope.bindings.values()
-        for binding in bindings)
-    names.cache["imports_torch"] = found
-    return found
 
 
 def is_pytest_file(path: str) -> bool:
@@ -91,34 +71,15 @@ def name_tokens(name: str) -> list[str]:
     return [token for token in spaced.lower().split("_") if token]
 
 
-def looks_like_model_name(name: str) -> bool:
-    return bool(_MODEL_NAME.match(name)) and name.lower() not in ("module", "torchvision")
-
-
-def _code(node: cst.CSTNode) -> str:
-    return cst.Module(body=[]).code_for_node(node)
-
-
-def _is_false(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.Name) and expr.value == "False"
-
-
-def _optimizer_like(expr: cst.BaseExpression) -> bool:
-    """A receiver of ``.step()`` that is an optimizer or a grad scaler (not a scheduler)."""
-    dotted = dotted_name(expr)
-    last = (dotted or "").split(".")[-1].lower()
-    if not last:
-        return isinstance(expr, cst.Subscript) and "opt" in _code(expr).lower()
-    return ("opt" in last or "scaler" in last) and "sched" not in last
-
-
 @dataclass
 class Site:
     """A node inside a function with the ``if <param>:`` guards around it."""
 
     node: cst.CSTNode
     guards: tuple[tuple[str, bool], ...]
-    in_no_grad: bool = False
+    grad_mode_set: bool = False
+    """Under a context that decides the grad mode (``no_grad``, ``enable_grad``, a user's
+    inference decorator): adding ``no_grad`` around it would override that decision."""
     deferred: bool = False
     """Inside a lambda: stored for later (a callback), not run by the function itself."""
 
@@ -153,7 +114,11 @@ class ModelUse:
     code: str
     call: cst.Call
     evidence: str
+    """Why it is a model, as a reviewer reads it ("" while ``pending``)."""
     reads_losses: bool
+    pending: bool = False
+    """A helper calls its own parameter: whether that is a model is decided by the caller's
+    argument, one call up."""
 
 
 @dataclass
@@ -269,7 +234,7 @@ class InferenceAnalysis:
         if isinstance(node, cst.Attribute) and node.attr.value == "grad":
             self._record_diff(node, facts, guards)
         if isinstance(node, cst.Arg) and node.keyword is not None and \
-                node.keyword.value == "requires_grad" and not _is_false(node.value):
+                node.keyword.value == "requires_grad" and not is_false(node.value):
             self._record_diff(node, facts, guards)
         if isinstance(node, cst.Call):
             self._record_call(node, facts, guards, no_grad)
@@ -285,11 +250,10 @@ class InferenceAnalysis:
         return None
 
     def _grad_context(self, expr: cst.BaseExpression) -> bool:
-        target = expr.func if isinstance(expr, cst.Call) else expr
-        qualified = self.names.qualified_name(target)
-        if qualified in NO_GRAD_CONTEXTS:
+        """``expr`` (a ``with`` item or a decorator) decides the grad mode itself."""
+        if sets_grad_mode(self.names, expr):
             return True
-        return self._is_user_decorator(target)
+        return self._is_user_decorator(expr.func if isinstance(expr, cst.Call) else expr)
 
     def _is_user_decorator(self, expr: cst.BaseExpression) -> bool:
         if not self.decorators:
@@ -321,8 +285,7 @@ class InferenceAnalysis:
             facts.grad_mode_calls.append(call)
         if isinstance(func, cst.Attribute):
             method = func.attr.value
-            if method in _DIFF_METHODS or (method in _OPTIMIZER_METHODS and
-                                           _optimizer_like(func.value)):
+            if method in _DIFF_METHODS or updates_parameters(self.names, call):
                 self._record_diff(call, facts, guards)
             if facts is not None and method == "eval" and not call.args:
                 facts.eval_calls.append(call)
@@ -375,7 +338,7 @@ class InferenceAnalysis:
         for arg in call.args:
             if arg.star:
                 return frozenset(bound)
-            known_false = _is_false(arg.value) or (
+            known_false = is_false(arg.value) or (
                 isinstance(arg.value, cst.Name) and arg.value.value in false_params)
             if arg.keyword is not None:
                 if known_false:
@@ -435,11 +398,13 @@ class InferenceAnalysis:
             call = site.node
             model = self.model_of(call)
             evidence = self._model_evidence(model, facts) if model is not None else None
-            if evidence is None and _seen and isinstance(model, cst.Name) and \
-                    model.value in facts.params and self.resolve(call, facts) is None:
-                evidence = PENDING  # a helper calling its parameter: decided by the caller
             if model is not None and evidence is not None:
-                yield site, ModelUse(_code(model), call, evidence, self._reads_losses(call))
+                yield site, ModelUse(code_of(model), call, evidence, self._reads_losses(call))
+                continue
+            if _seen and isinstance(model, cst.Name) and model.value in facts.params and \
+                    self.resolve(call, facts) is None:
+                # A helper calling its parameter: whether it is a model is the caller's to say.
+                yield site, ModelUse(code_of(model), call, "", self._reads_losses(call), True)
                 continue
             callee = self.resolve(call, facts)
             if callee is None:
@@ -447,11 +412,11 @@ class InferenceAnalysis:
             bound = self.false_bindings(call, callee, false_params)
             for inner_site, use in self.model_uses(callee, bound, seen):
                 mapped = self._map(use, call, callee, facts) if use is not None else None
-                pending = use is not None and use.evidence == PENDING
-                if pending and (mapped is None or (mapped.evidence == PENDING and not _seen)):
+                if use is not None and use.pending and (
+                        mapped is None or (mapped.pending and not _seen)):
                     continue  # a called parameter that no caller shows to be a model
                 yield Site(inner_site.node, inner_site.guards,
-                           inner_site.in_no_grad or site.in_no_grad), mapped
+                           inner_site.grad_mode_set or site.grad_mode_set), mapped
 
     @staticmethod
     def model_of(call: cst.Call) -> cst.BaseExpression | None:
@@ -471,16 +436,16 @@ class InferenceAnalysis:
             if binding is not None and binding.kind in ("def", "class", "import"):
                 return None
             evidence = module_evidence(self.names, func)
-            if evidence and ("Loss`" in evidence or _is_loss_name(func.value)):
+            if evidence and (evidence.is_loss or _is_loss_name(func.value)):
                 return None  # a criterion is a module too, but not the model to switch
             if evidence:
-                return evidence
-            if looks_like_model_name(func.value) and binding is not None:
+                return evidence.reason
+            if named_like_model(func.value) and binding is not None:
                 return f"`{func.value}` is called and named like a model"
             return None
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and \
                 func.value.value == "self" and facts.is_method:
-            if looks_like_model_name(func.attr.value):
+            if named_like_model(func.attr.value):
                 return f"`self.{func.attr.value}` is called and named like a model"
         return None
 
@@ -489,10 +454,10 @@ class InferenceAnalysis:
         parent = self.names.parent(call)
         if isinstance(parent, cst.Assign):
             for target in parent.targets:
-                if any(key in _code(target.target).lower() for key in _LOSS_KEYS):
+                if any(key in code_of(target.target).lower() for key in _LOSS_KEYS):
                     return True
         for arg in call.args:
-            text = _code(arg.value).lower()
+            text = code_of(arg.value).lower()
             if "target" in text or (arg.keyword is not None and "target" in arg.keyword.value):
                 return True
         return False
@@ -536,16 +501,16 @@ class InferenceAnalysis:
         """The caller's argument for the helper's model parameter, if it can be named."""
         if dotted_name(value) is None:
             return None
-        evidence = use.evidence
-        if evidence == PENDING and not rest:
+        evidence, pending = use.evidence, use.pending
+        if pending and not rest:
             # The helper only called its parameter: the argument itself must look like a model
             # (or be the caller's own parameter, left for the next caller up to decide).
-            evidence = self._model_evidence(value, caller) or ""
-            if not evidence and isinstance(value, cst.Name) and value.value in caller.params:
-                evidence = PENDING
-            if not evidence:
+            found = self._model_evidence(value, caller)
+            if found is not None:
+                evidence, pending = found, False
+            elif not (isinstance(value, cst.Name) and value.value in caller.params):
                 return None
-        return ModelUse(_code(value) + rest, use.call, evidence, use.reads_losses)
+        return ModelUse(code_of(value) + rest, use.call, evidence, use.reads_losses, pending)
 
     # ------------------------------------------------------------------ roots
     def _excluded(self, facts: FunctionFacts) -> bool:
@@ -616,7 +581,7 @@ class InferenceAnalysis:
                 models[use.code] = use
         callers = self.callers(facts)
         already_no_grad = self.decorated_no_grad(facts) or bool(facts.grad_mode_calls) or \
-            all(site.in_no_grad for site, _ in uses)
+            all(site.grad_mode_set for site, _ in uses)
         already_eval = self._evaluated(facts, callers)
         from_training = any(
             caller is not None and self.differentiates(caller) for _, caller in callers)
@@ -663,7 +628,7 @@ class InferenceAnalysis:
 
     def _calls_eval(self, facts: FunctionFacts, seen: frozenset[int]) -> bool:
         if facts.eval_calls or any(
-                c.args and _is_false(c.args[0].value) for c in facts.train_calls):
+                c.args and is_false(c.args[0].value) for c in facts.train_calls):
             return True
         if id(facts.node) in seen:
             return False
@@ -697,26 +662,20 @@ class InferenceAnalysis:
         """Is the call's result (or a name it is assigned to) part of a differentiated line?"""
         if caller is None:
             return False
-        statement = self._statement_of(call)
+        statement = enclosing_statement(self.names, call)
         names: set[str] = set()
         if isinstance(statement, cst.SimpleStatementLine):
             for small in statement.body:
                 if isinstance(small, cst.Assign):
                     for target in small.targets:
-                        names |= {n.value for n in _names_in(target.target)}
+                        names |= {n.value for n in names_in(target.target)}
         for site in caller.differentiations:
-            if self._statement_of(site.node) is statement:
+            other = enclosing_statement(self.names, site.node)
+            if other is statement:
                 return True
-            other = self._statement_of(site.node)
-            if other is not None and names & {n.value for n in _names_in(other)}:
+            if other is not None and names & {n.value for n in names_in(other)}:
                 return True
         return False
-
-    def _statement_of(self, node: cst.CSTNode) -> cst.CSTNode | None:
-        for ancestor in [node, *self.names.ancestors(node)]:
-            if isinstance(ancestor, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
-                return ancestor
-        return None
 
     # ---------------------------------------------------------------- scripts
     def script_region(self, include_no_grad: bool = False) -> ScriptRegion | None:
@@ -734,14 +693,14 @@ class InferenceAnalysis:
             return None
         block: cst.Module | cst.IndentedBlock = module
         for statement in module.body:
-            if isinstance(statement, cst.If) and _is_main_guard(statement.test) and \
+            if isinstance(statement, cst.If) and is_main_guard(statement.test) and \
                     isinstance(statement.body, cst.IndentedBlock):
                 block = statement.body
         model_calls: list[tuple[cst.BaseStatement, cst.Call, str]] = []
         for site in self.module_sites:
             call = site.node
             assert isinstance(call, cst.Call)
-            if (site.in_no_grad and not include_no_grad) or site.deferred or \
+            if (site.grad_mode_set and not include_no_grad) or site.deferred or \
                     not isinstance(call.func, cst.Name):
                 continue
             if module_evidence(self.names, call.func) is None:
@@ -783,18 +742,6 @@ class InferenceAnalysis:
 def _is_loss_name(name: str) -> bool:
     lowered = name.lower()
     return "loss" in lowered or "criterion" in lowered
-
-
-def _names_in(node: cst.CSTNode) -> Iterator[cst.Name]:
-    if isinstance(node, cst.Name):
-        yield node
-    for child in children(node):
-        yield from _names_in(child)
-
-
-def _is_main_guard(test: cst.BaseExpression) -> bool:
-    return isinstance(test, cst.Comparison) and "__main__" in _code(test) and \
-        "__name__" in _code(test)
 
 
 def _has_control_exit(statement: cst.CSTNode) -> bool:

@@ -1,4 +1,8 @@
-"""Which ``for`` loop is the epoch loop of a data loader?
+"""Loops: the one a statement runs in, and the epoch loop of a data loader.
+
+A statement runs in the innermost ``for``/``while`` around it *within its own
+scope*: a loop outside the function, class or lambda that holds the statement
+does not repeat it (a function defined in a loop is only redefined).
 
 Migrating a loader to a ``DistributedSampler`` needs ``sampler.set_epoch(epoch)``
 at the top of every epoch, or every epoch sees the same shuffled order. The
@@ -15,6 +19,18 @@ from __future__ import annotations
 import libcst as cst
 
 from torchfix_codemods.analysis.names import NameIndex, Scope
+
+_SCOPE_NODES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+
+
+def innermost_loop(names: NameIndex, node: cst.CSTNode) -> cst.For | cst.While | None:
+    """The closest ``for``/``while`` around ``node`` in its own scope, or None."""
+    for ancestor in names.ancestors(node):
+        if isinstance(ancestor, _SCOPE_NODES):
+            return None
+        if isinstance(ancestor, (cst.For, cst.While)):
+            return ancestor
+    return None
 
 # Calls that look at a loader without running an epoch over it.
 _INSPECTING = frozenset({"len", "print", "str", "repr", "isinstance", "type", "id", "hasattr",
@@ -46,7 +62,7 @@ def _innermost_for_with_in_body(names: NameIndex, read: cst.Name) -> cst.For | N
     for ancestor in names.ancestors(read):
         if isinstance(ancestor, cst.For) and ancestor.body is child:
             return ancestor
-        if isinstance(ancestor, cst.FunctionDef | cst.ClassDef | cst.Lambda):
+        if isinstance(ancestor, _SCOPE_NODES):
             return None
         child = ancestor
     return None

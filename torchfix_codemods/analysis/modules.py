@@ -2,11 +2,16 @@
 
 Shared by every rule that must tell a model from a tensor or a state dict
 (saving a whole module, loading into one, calling ``.forward``). The answer is
-a reason string when there is evidence, and None when there is none: "unknown"
-is never upgraded to "module" by a variable's name alone.
+:class:`ModuleEvidence` when there is evidence and None when there is none:
+"unknown" is never upgraded to "module" by a variable's name alone. Where a
+rule accepts a name as weaker evidence, it asks :func:`named_like_model`, the
+one vocabulary of model-like names.
 """
 
 from __future__ import annotations
+
+import re
+from dataclasses import dataclass
 
 import libcst as cst
 
@@ -22,6 +27,52 @@ _WRAPPERS = frozenset({
     "torch.nn.utils.parametrizations.weight_norm", "torch.nn.utils.parametrizations.spectral_norm",
     "torch.nn.utils.parametrizations.orthogonal", "torch.nn.utils.parametrize.register_parametrization",
 })
+
+
+_MODEL_NAME = re.compile(
+    r"^(model|module|net|network|classifier|encoder|decoder|generator|discriminator|backbone|"
+    r"policy|critic|actor|student|teacher|bert|gpt|transformer|.*model|.*net)$",
+    re.IGNORECASE,
+)
+_TUPLE_OUTPUT = frozenset({"torch.nn.RNN", "torch.nn.LSTM", "torch.nn.GRU",
+                           "torch.nn.MultiheadAttention", "torch.nn.AdaptiveLogSoftmaxWithLoss"})
+
+
+def named_like_model(name: str) -> bool:
+    """``model``, ``net``, ``encoder``, ``resnet``, ``ema_model``...: what code names its models.
+
+    A name is weak evidence: it may withhold a fix (a loaded ``model`` could be a
+    whole pickled module) or justify an *unsafe* one, never a safe one.
+    """
+    return bool(_MODEL_NAME.match(name))
+
+
+@dataclass(frozen=True)
+class ModuleEvidence:
+    """Why an expression is an ``nn.Module`` instance."""
+
+    reason: str
+    """What a reviewer reads in the finding."""
+    built_from: str | None = None
+    """What built the instance, followed through ``.to()``, wrappers, ``.module`` and
+    ``self.x = ...``: a qualified name (``torch.nn.LSTM``, ``torchvision.models.resnet18``)
+    or a class of this file (``FocalLoss``). None when the evidence is not a constructor
+    call (a ``self``, an annotation, a loop over ``.modules()``, an ``isinstance`` guard)."""
+
+    @property
+    def is_loss(self) -> bool:
+        """Built from a loss class (``CrossEntropyLoss``, a local ``FocalLoss``): every
+        ``torch.nn`` loss class name ends in ``Loss``."""
+        return self.built_from is not None and self.built_from.split(".")[-1].endswith("Loss")
+
+    @property
+    def returns_tuple(self) -> bool:
+        """Built from a ``torch.nn`` class whose forward returns a tuple, not a tensor."""
+        return self.built_from in _TUPLE_OUTPUT
+
+    def wrapped(self, reason: str) -> ModuleEvidence:
+        """The same instance reached another way (``.module``, a wrapper): new words, same class."""
+        return ModuleEvidence(reason, self.built_from)
 
 
 def module_classes(names: NameIndex) -> dict[str, cst.ClassDef]:
@@ -58,11 +109,8 @@ def module_classes(names: NameIndex) -> dict[str, cst.ClassDef]:
     return found
 
 
-def enclosing_class(names: NameIndex, node: cst.CSTNode) -> cst.ClassDef | None:
-    return names.enclosing(node, cst.ClassDef)
-
-
-def module_evidence(names: NameIndex, expr: cst.BaseExpression, depth: int = 0) -> str | None:
+def module_evidence(names: NameIndex, expr: cst.BaseExpression,
+                    depth: int = 0) -> ModuleEvidence | None:
     """Why ``expr`` is an ``nn.Module`` instance, or None without evidence."""
     if depth > _MAX_DEPTH:
         return None
@@ -72,20 +120,21 @@ def module_evidence(names: NameIndex, expr: cst.BaseExpression, depth: int = 0) 
         return _name_evidence(names, expr, depth)
     if isinstance(expr, cst.Attribute) and expr.attr.value == "module":
         inner = module_evidence(names, expr.value, depth + 1)
-        return f"`.module` of a wrapped model ({inner})" if inner else None
+        return inner.wrapped(f"`.module` of a wrapped model ({inner.reason})") if inner else None
     if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) \
             and expr.value.value == "self":
         return _submodule_evidence(names, expr, depth)
     return None
 
 
-def _submodule_evidence(names: NameIndex, expr: cst.Attribute, depth: int) -> str | None:
+def _submodule_evidence(names: NameIndex, expr: cst.Attribute,
+                        depth: int) -> ModuleEvidence | None:
     """``self.fc`` inside an nn.Module subclass whose ``__init__`` assigns it a module.
 
     Every ``self.fc = ...`` in the class must be a module (one in ``__init__``
     at least), so a later ``self.fc = None`` or a tensor makes it unknown.
     """
-    owner = enclosing_class(names, expr)
+    owner = names.enclosing(expr, cst.ClassDef)
     if owner is None or owner.name.value not in module_classes(names):
         return None
     attr = expr.attr.value
@@ -97,13 +146,13 @@ def _submodule_evidence(names: NameIndex, expr: cst.Attribute, depth: int) -> st
             values.append((statement.name.value, node))
     if not values or not any(method == "__init__" for method, _ in values):
         return None
-    reasons = []
+    reasons: list[ModuleEvidence] = []
     for _, value in values:
         reason = module_evidence(names, value, depth + 1) if value is not None else None
         if reason is None:
             return None
         reasons.append(reason)
-    return f"`self.{attr}` of `{owner.name.value}`, assigned {reasons[0]}"
+    return reasons[0].wrapped(f"`self.{attr}` of `{owner.name.value}`, assigned {reasons[0].reason}")
 
 
 def self_assignments(function: cst.FunctionDef, attr: str) -> list[cst.BaseExpression | None]:
@@ -135,22 +184,24 @@ def self_assignments(function: cst.FunctionDef, attr: str) -> list[cst.BaseExpre
     return found
 
 
-def _call_evidence(names: NameIndex, call: cst.Call, depth: int) -> str | None:
+def _call_evidence(names: NameIndex, call: cst.Call, depth: int) -> ModuleEvidence | None:
     qualified = names.qualified_name(call.func)
     if qualified is not None:
         last = qualified.split(".")[-1]
         if qualified.startswith("torch.nn.") and last[:1].isupper() and last not in _NOT_MODULES:
-            return f"instance of `{qualified}`"
+            return ModuleEvidence(f"instance of `{qualified}`", qualified)
         if qualified.startswith("torchvision.models.") and last[:1].islower():
-            return f"model built by `{qualified}`"
+            return ModuleEvidence(f"model built by `{qualified}`", qualified)
         if qualified in _WRAPPERS and call.args and call.args[0].keyword is None:
             inner = module_evidence(names, call.args[0].value, depth + 1)
-            return f"`{qualified}` of a module ({inner})" if inner else None
+            return inner.wrapped(f"`{qualified}` of a module ({inner.reason})") if inner else None
         return None
     if isinstance(call.func, cst.Name) and call.func.value in module_classes(names):
         binding = names.binding_of(call.func)
         if binding is not None and binding.kind == "class":
-            return f"instance of `{call.func.value}`, an nn.Module subclass in this file"
+            return ModuleEvidence(
+                f"instance of `{call.func.value}`, an nn.Module subclass in this file",
+                call.func.value)
     if isinstance(call.func, cst.Attribute) and call.func.attr.value in _CHAINABLE:
         inner = module_evidence(names, call.func.value, depth + 1)
         return inner
@@ -161,7 +212,7 @@ def _is_torch_load(names: NameIndex, value: cst.BaseExpression) -> bool:
     return isinstance(value, cst.Call) and names.qualified_name(value.func) == "torch.load"
 
 
-def _name_evidence(names: NameIndex, name: cst.Name, depth: int) -> str | None:
+def _name_evidence(names: NameIndex, name: cst.Name, depth: int) -> ModuleEvidence | None:
     bindings = names.bindings_of(name)
     if not bindings:
         return None
@@ -177,20 +228,22 @@ def _name_evidence(names: NameIndex, name: cst.Name, depth: int) -> str | None:
         resolving.discard(id(bindings))
 
 
-def _bindings_evidence(names: NameIndex, name: cst.Name, bindings: list, depth: int) -> str | None:
-    reasons = []
+def _bindings_evidence(names: NameIndex, name: cst.Name, bindings: list,
+                       depth: int) -> ModuleEvidence | None:
+    reasons: list[ModuleEvidence] = []
     for binding in bindings:
         if binding.kind == "param":
             if name.value == "self":
-                owner = enclosing_class(names, binding.node)
+                owner = names.enclosing(binding.node, cst.ClassDef)
                 if owner is not None and owner.name.value in module_classes(names):
-                    reasons.append(f"`self` of nn.Module subclass `{owner.name.value}`")
+                    reasons.append(ModuleEvidence(
+                        f"`self` of nn.Module subclass `{owner.name.value}`"))
                     continue
             annotation = binding.annotation
             if annotation is not None:
                 qualified = names.qualified_name(annotation) or ""
                 if qualified in ("torch.nn.Module", "torch.nn.modules.module.Module"):
-                    reasons.append("parameter annotated `nn.Module`")
+                    reasons.append(ModuleEvidence("parameter annotated `nn.Module`"))
                     continue
             return None
         if binding.kind in ("assign", "annassign") and binding.value is not None:

@@ -23,6 +23,7 @@ from typing import Literal, TypeVar
 
 import libcst as cst
 
+from torchfix_codemods.analysis.project import NO_PROJECT, ProjectFacts
 from torchfix_codemods.analysis.walk import walk
 
 T = TypeVar("T", bound=cst.CSTNode)
@@ -92,10 +93,13 @@ class NameIndex:
     """One pass over a module: parents, scopes, bindings and loads.
 
     Build it with :meth:`build`; afterwards use :meth:`qualified_name`,
-    :meth:`binding_of`, :meth:`parent` and :meth:`scope_of`.
+    :meth:`binding_of`, :meth:`parent` and :meth:`scope_of`. ``project`` answers
+    what this module cannot (which imported classes are modules...): analyses reach
+    it from the index they already hold.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, project: ProjectFacts = NO_PROJECT) -> None:
+        self.project = project
         self._parents: dict[int, cst.CSTNode] = {}
         self._scope_of: dict[int, Scope] = {}
         self._scopes: list[Scope] = []
@@ -109,8 +113,8 @@ class NameIndex:
 
     # ------------------------------------------------------------------ build
     @classmethod
-    def build(cls, module: cst.Module) -> NameIndex:
-        index = cls()
+    def build(cls, module: cst.Module, project: ProjectFacts = NO_PROJECT) -> NameIndex:
+        index = cls(project)
         walk(module, index._enter_node, index._leave_node)
         return index
 
@@ -381,6 +385,10 @@ class NameIndex:
             return False
         bindings = found[1]
         return all(b.kind == "import" and b.qualified == qualified for b in bindings)
+
+    def is_read(self, name: cst.Name) -> bool:
+        """Whether ``name`` reads a variable (not an attribute name, keyword, import or target)."""
+        return any(load is name for load in self.scope_of(name).loads.get(name.value, ()))
 
     def loads_in(self, scope: Scope, name: str) -> list[cst.Name]:
         """Reads of ``name`` in ``scope`` and in nested scopes that see it."""

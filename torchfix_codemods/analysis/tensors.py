@@ -4,8 +4,8 @@ Every TFC1xx rule rewrites an expression only when it knows the receiver is a
 torch tensor: a third of the ``.data`` in real code is not one
 (``torch.utils.data``, ``args.data``, a dataset's ``.data``, numpy's memoryview),
 and a TensorFlow tensor has ``.numpy()`` and ``.cpu()`` but no ``.detach()``.
-So the answer is built from evidence only (RULES.md, TFC1xx preamble), and the
-reason travels to the finding, where a reviewer sees why a fix was judged safe.
+So the answer is built from evidence only, and the reason travels to the
+finding, where a reviewer sees why a fix was judged safe.
 
 Evidence for *tensor*: results of ``torch.*`` functions and tensor methods,
 outputs of ``nn.Module`` instances and losses, loop variables over
@@ -24,8 +24,9 @@ from typing import Literal
 
 import libcst as cst
 
+from torchfix_codemods.analysis.frameworks import foreign_framework
 from torchfix_codemods.analysis.modules import (
-    enclosing_class,
+    ModuleEvidence,
     module_classes,
     module_evidence,
 )
@@ -34,10 +35,6 @@ from torchfix_codemods.analysis.names import Binding, NameIndex, dotted_name
 
 Kind = Literal["tensor", "not-tensor", "unknown"]
 _MAX_DEPTH = 10
-FOREIGN_FRAMEWORKS = {
-    "tensorflow": "TensorFlow", "keras": "Keras", "tf_keras": "Keras", "jax": "JAX",
-    "flax": "JAX", "paddle": "Paddle", "mindspore": "MindSpore", "mxnet": "MXNet",
-}
 
 
 @dataclass(frozen=True)
@@ -48,6 +45,8 @@ class Provenance:
     reason: str
     numeric: bool = False
     """A Python number: arithmetic with a tensor gives a tensor."""
+    literal: bool = False
+    """Written as a literal (``0``, ``1.5``): ``x += 1`` keeps what ``x`` was."""
 
     @property
     def is_tensor(self) -> bool:
@@ -62,8 +61,8 @@ def _tensor(reason: str) -> Provenance:
     return Provenance("tensor", reason)
 
 
-def _not(reason: str, *, numeric: bool = False) -> Provenance:
-    return Provenance("not-tensor", reason, numeric)
+def _not(reason: str, *, numeric: bool = False, literal: bool = False) -> Provenance:
+    return Provenance("not-tensor", reason, numeric, literal)
 
 
 def _unknown(reason: str) -> Provenance:
@@ -123,9 +122,6 @@ _TENSOR_CLASSES = frozenset({
     "torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter",
     "torch.autograd.Variable", "torch.autograd.variable.Variable", "torch.FloatTensor",
 })
-# Modules whose output is a tuple, not a tensor.
-_TUPLE_OUTPUT_MODULES = frozenset({"RNN", "LSTM", "GRU", "MultiheadAttention",
-                                   "AdaptiveLogSoftmaxWithLoss"})
 _NOT_TENSOR_METHODS = {
     "numpy": "a numpy array (result of `.numpy()`)", "tolist": "a Python list (`.tolist()`)",
     "item": "a Python number (`.item()`)", "to_numpy": "a numpy array (`.to_numpy()`)",
@@ -154,33 +150,6 @@ _PACKED_SEQUENCE = frozenset({"torch.nn.utils.rnn.pack_padded_sequence",
                               "torch.nn.utils.rnn.PackedSequence"})
 
 
-def foreign_framework(names: NameIndex) -> str | None:
-    """``"TensorFlow"`` when the file imports it (or Keras, JAX, Paddle...), else None."""
-    cache_key = "tensors.foreign"
-    if cache_key in names.cache:
-        return names.cache[cache_key]  # type: ignore[return-value]
-    found: str | None = None
-    for scope in names.all_scopes:
-        for bindings in scope.bindings.values():
-            for binding in bindings:
-                if binding.kind != "import" or not binding.qualified:
-                    continue
-                top = binding.qualified.lstrip(".").split(".")[0]
-                if top in FOREIGN_FRAMEWORKS:
-                    found = FOREIGN_FRAMEWORKS[top]
-    names.cache[cache_key] = found
-    return found
-
-
-def imports_torch(names: NameIndex) -> bool:
-    """Whether the file imports the real ``torch`` (not ``from mylib import torch``)."""
-    return any(
-        binding.kind == "import" and (binding.qualified or "").split(".")[0] == "torch"
-        for scope in names.all_scopes for bindings in scope.bindings.values()
-        for binding in bindings
-    )
-
-
 def provenance(names: NameIndex, expr: cst.BaseExpression) -> Provenance:
     """What ``expr`` is: a torch tensor, not one, or unknown, with the evidence."""
     framework = foreign_framework(names)
@@ -190,7 +159,7 @@ def provenance(names: NameIndex, expr: cst.BaseExpression) -> Provenance:
     return _Analyzer(names).of(expr, 0)
 
 
-def module_reason(names: NameIndex, expr: cst.BaseExpression) -> str | None:
+def module_reason(names: NameIndex, expr: cst.BaseExpression) -> ModuleEvidence | None:
     """Why ``expr`` is an ``nn.Module``: :func:`module_evidence` plus loop and guard evidence."""
     return _Analyzer(names).module(expr, 0)
 
@@ -208,7 +177,7 @@ class _Analyzer:
         self.memo: dict[int, Provenance] = memo  # type: ignore[assignment]
 
     # ------------------------------------------------------------- modules
-    def module(self, expr: cst.BaseExpression, depth: int) -> str | None:
+    def module(self, expr: cst.BaseExpression, depth: int) -> ModuleEvidence | None:
         found = module_evidence(self.names, expr)
         if found is not None:
             return found
@@ -217,23 +186,23 @@ class _Analyzer:
         if isinstance(expr, cst.Name):
             guard = self._isinstance_guard(expr)
             if guard is not None and guard[0] == "module":
-                return guard[1]
+                return ModuleEvidence(guard[1])
             bindings = self.names.bindings_of(expr)
             if len(bindings) == 1:
                 return self._module_binding(bindings[0], expr)
         return None
 
-    def _module_binding(self, binding: Binding, name: cst.Name) -> str | None:
+    def _module_binding(self, binding: Binding, name: cst.Name) -> ModuleEvidence | None:
         if binding.kind == "for" and isinstance(binding.node, (cst.For, cst.CompFor)):
             iterator = binding.node.iter
             if (isinstance(iterator, cst.Call) and isinstance(iterator.func, cst.Attribute)
                     and iterator.func.attr.value in ("modules", "children")
                     and isinstance(binding.node.target, cst.Name)):
-                return f"loop variable over `.{iterator.func.attr.value}()`"
+                return ModuleEvidence(f"loop variable over `.{iterator.func.attr.value}()`")
         if binding.kind == "param":
             function = self.names.enclosing(binding.node, cst.FunctionDef)
             if function is not None and _passed_to_apply(self.names, function.name.value):
-                return f"parameter of `{function.name.value}`, passed to `.apply()`"
+                return ModuleEvidence(f"parameter of `{function.name.value}`, passed to `.apply()`")
         return None
 
     def _isinstance_guard(self, name: cst.Name) -> tuple[str, str] | None:
@@ -310,7 +279,7 @@ class _Analyzer:
                 return self._binary(parts, depth)
             return _not("a comparison result")
         if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary)):
-            return _not("a number", numeric=True)
+            return _not("a number", numeric=True, literal=True)
         if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
             return _not("a string")
         if isinstance(expr, (cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp, cst.DictComp,
@@ -347,9 +316,9 @@ class _Analyzer:
                 return _not(f"result of `.{method}()` on {receiver.reason}")
         module = self.module(func, depth)
         if module is not None:
-            if _tuple_output(module):
-                return _unknown(f"output of a recurrent or attention module ({module})")
-            return _tensor(f"output of a module ({module})")
+            if module.returns_tuple:
+                return _unknown(f"output of a recurrent or attention module ({module.reason})")
+            return _tensor(f"output of a module ({module.reason})")
         if isinstance(func, cst.Name):
             binding = names.binding_of(func)
             if binding is None and func.value in _NUMBER_BUILTINS and \
@@ -400,7 +369,7 @@ class _Analyzer:
         if attr in ("weight", "bias"):
             module = self.module(expr.value, depth)
             if module is not None:
-                return _tensor(f"`.{attr}` of a module ({module})")
+                return _tensor(f"`.{attr}` of a module ({module.reason})")
         if isinstance(expr.value, cst.Name) and expr.value.value == "self":
             own = self._self_attribute(expr, depth)
             if own is not None:
@@ -414,7 +383,7 @@ class _Analyzer:
 
     def _self_attribute(self, expr: cst.Attribute, depth: int) -> Provenance | None:
         """``self.x`` inside a class: what every ``self.x = ...`` in that class assigns."""
-        owner = enclosing_class(self.names, expr)
+        owner = self.names.enclosing(expr, cst.ClassDef)
         if owner is None:
             return None
         if _subclasses_dataset(self.names, owner):
@@ -489,7 +458,7 @@ class _Analyzer:
         if kind == "augassign":
             # `x += y` keeps x's kind when y is a tensor or a number; other bindings decide.
             value = self.of(binding.value, depth) if binding.value is not None else None
-            if value is not None and (value.is_tensor or value.reason == "a number"):
+            if value is not None and (value.is_tensor or value.literal):
                 return None
             return _unknown(f"`{name.value}` is updated with a value the analysis cannot identify")
         if kind == "for":
@@ -498,7 +467,7 @@ class _Analyzer:
 
     def _param(self, binding: Binding, name: cst.Name) -> Provenance:
         if name.value == "self":
-            owner = enclosing_class(self.names, binding.node)
+            owner = self.names.enclosing(binding.node, cst.ClassDef)
             if owner is not None:
                 if owner.name.value in module_classes(self.names):
                     return _not(f"`self` of nn.Module subclass `{owner.name.value}`")
@@ -562,11 +531,6 @@ def _second_of_pair(target: cst.BaseExpression, name: cst.Name) -> bool:
     return (isinstance(target, cst.Tuple) and len(target.elements) == 2
             and isinstance(target.elements[1].value, cst.Name)
             and target.elements[1].value.value == name.value)
-
-
-def _tuple_output(module_reason_text: str) -> bool:
-    return any(f"`torch.nn.{name}`" in module_reason_text for name in _TUPLE_OUTPUT_MODULES)
-
 
 
 def _passed_to_apply(names: NameIndex, function: str) -> bool:
@@ -677,8 +641,8 @@ def _scalar_call(names: NameIndex, call: cst.Call, depth: int) -> str | None:
             return f"`.{func.attr.value}()` of a whole tensor"
         return None
     module = module_reason(names, func)
-    if module is not None and "Loss" in module and _loss_reduces(names, func):
-        return f"output of a loss module ({module})"
+    if module is not None and module.is_loss and _loss_reduces(names, func):
+        return f"output of a loss module ({module.reason})"
     return None
 
 
@@ -690,7 +654,7 @@ def _loss_reduces(names: NameIndex, func: cst.BaseExpression) -> bool:
         construct = binding.value if binding is not None else None
     elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
             and func.value.value == "self":
-        owner = enclosing_class(names, func)
+        owner = names.enclosing(func, cst.ClassDef)
         values = _self_assignments(owner, func.attr.value) if owner else []
         construct = values[0] if len(values) == 1 else None
     if not isinstance(construct, cst.Call):
@@ -719,30 +683,6 @@ def _plain_number(names: NameIndex, expr: cst.BaseExpression) -> bool:
     if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Attribute) \
             and expr.value.attr.value == "shape":
         return True
-    return False
-
-
-# ----------------------------------------------------------------- no_grad
-_NO_GRAD = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad",
-                      "torch.autograd.grad_mode.no_grad"})
-
-
-def in_no_grad(names: NameIndex, node: cst.CSTNode) -> bool:
-    """Whether ``node`` runs inside ``with torch.no_grad():`` or a no_grad-decorated function."""
-    for ancestor in names.ancestors(node):
-        if isinstance(ancestor, cst.With):
-            for item in ancestor.items:
-                target = item.item.func if isinstance(item.item, cst.Call) else item.item
-                if names.qualified_name(target) in _NO_GRAD:
-                    return True
-        if isinstance(ancestor, cst.FunctionDef):
-            for decorator in ancestor.decorators:
-                target = decorator.decorator
-                if isinstance(target, cst.Call):
-                    target = target.func
-                if names.qualified_name(target) in _NO_GRAD:
-                    return True
-            return False
     return False
 
 

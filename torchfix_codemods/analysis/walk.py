@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import libcst as cst
 
@@ -106,3 +106,26 @@ def walk(
         if descend:
             for child in reversed(children(node)):
                 stack.append((child, node, False))
+
+
+_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+
+
+def walk_local(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """Every node under ``node`` that runs as part of it (nested defs, classes, lambdas excluded)."""
+    for child in children(node):
+        if isinstance(child, _SCOPES):
+            continue
+        yield child
+        yield from walk_local(child)
+
+
+def names_in(node: cst.CSTNode) -> Iterator[cst.Name]:
+    """Every ``Name`` node under ``node`` (itself included), in source order: reads, writes,
+    attribute names and keywords alike."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Name):
+            yield current
+        stack.extend(reversed(children(current)))

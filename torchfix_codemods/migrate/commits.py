@@ -14,8 +14,8 @@ from collections import Counter
 from collections.abc import Iterable
 
 from torchfix_codemods import __version__
+from torchfix_codemods.findings import Finding
 from torchfix_codemods.migrate.model import Change, CommitRecord
-from torchfix_codemods.model import Finding
 from torchfix_codemods.rules.registry import rule_by_code
 
 TRAILER = "Torchfix-Codemods"

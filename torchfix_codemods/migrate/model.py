@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from torchfix_codemods.model import Finding
+from torchfix_codemods.findings import Finding
 from torchfix_codemods.settings import Overrides
 
 DEFAULT_BRANCH = "torchfix-codemods/migrate"

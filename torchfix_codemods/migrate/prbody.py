@@ -13,9 +13,9 @@ import shlex
 from collections import Counter
 
 from torchfix_codemods import __version__
+from torchfix_codemods.findings import Finding, Safety
 from torchfix_codemods.migrate.commits import counted
 from torchfix_codemods.migrate.model import CommitRecord, MigrateOptions, RepoOutcome, SuiteOutcome
-from torchfix_codemods.model import Finding, Safety
 from torchfix_codemods.rules.registry import rule_by_code
 
 MAX_CHECKLIST = 150

@@ -23,7 +23,9 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from torchfix_codemods.configuration import Configuration
 from torchfix_codemods.discovery import DiscoveryError, discover
+from torchfix_codemods.findings import FileResult, Finding
 from torchfix_codemods.migrate import commits, git
 from torchfix_codemods.migrate.compare import same_program
 from torchfix_codemods.migrate.git import GitError
@@ -34,10 +36,10 @@ from torchfix_codemods.migrate.model import (
     RepoOutcome,
     SuiteOutcome,
 )
+from torchfix_codemods.migrate.selection import MigrationConfiguration
 from torchfix_codemods.migrate.testcmd import newly_failing, run_tests
-from torchfix_codemods.model import FileResult, Finding
 from torchfix_codemods.runner import Mode, run_paths
-from torchfix_codemods.settings import ConfigError, Settings, load_settings
+from torchfix_codemods.settings import ConfigError
 
 MAX_PASSES = 3
 Progress = Callable[[str, int, int], None]
@@ -86,7 +88,7 @@ def prepare(path: str, options: MigrateOptions) -> Target:
         raise Refused(f"{path}: uncommitted changes ({shown}); commit or stash them, "
                       "or pass --allow-dirty to migrate the last commit")
     try:
-        load_settings([path], options.overrides, cwd=root)
+        Configuration(options.overrides, cwd=os.path.abspath(path))
     except ConfigError as error:
         raise Refused(str(error)) from None
     existing = git.branch_sha(root, branch)
@@ -154,8 +156,7 @@ class _Migration:
 
     def run(self) -> None:
         scope = os.path.normpath(os.path.join(self.worktree, self.target.subdir))
-        settings = dataclasses.replace(
-            load_settings([scope], self.options.overrides, cwd=self.worktree), cache=False)
+        settings = MigrationConfiguration(self.options.overrides, self.worktree)
         tracked = git.tracked_files(self.worktree)
         files = [f for f in discover([scope], settings) if self.relative(f) in tracked]
         self._read_existing_commits()
@@ -242,8 +243,8 @@ class _Migration:
                 self.outcome.notes.append(f"`{self.relative(result.path)}`: {result.error}")
 
     def _apply(self, label: str, codes: tuple[str, ...], paths: list[str],
-               settings: Settings) -> tuple[CommitRecord | None, list[str]]:
-        alone = dataclasses.replace(settings, enabled=frozenset(codes))
+               settings: MigrationConfiguration) -> tuple[CommitRecord | None, list[str]]:
+        alone = settings.narrowed(codes)
         results = run_paths(paths, alone, Mode.FIX, show_progress=False)
         touched = [self.relative(r.path) for r in results if r.changed]
         if not touched:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.syntax import Syntax
 
-from torchfix_codemods.model import FileResult, Finding
+from torchfix_codemods.findings import FileResult, Finding
 from torchfix_codemods.notebooks import split_cells
 from torchfix_codemods.textdiff import Block, Hunk, hunks, overlaps, render_hunk_lines
 

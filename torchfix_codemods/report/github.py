@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from torchfix_codemods.model import FileResult, Finding
+from torchfix_codemods.findings import FileResult, Finding
 from torchfix_codemods.report.summary import remaining
 
 

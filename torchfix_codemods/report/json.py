@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from torchfix_codemods.model import FileResult, Finding
+from torchfix_codemods.findings import FileResult, Finding
 from torchfix_codemods.report.summary import summarize
 
 SCHEMA_VERSION = 1

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import PurePath
 
 from torchfix_codemods import __version__
-from torchfix_codemods.model import FileResult, Finding
+from torchfix_codemods.findings import FileResult, Finding
 from torchfix_codemods.report.summary import remaining
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from rich.console import Console
 
-from torchfix_codemods.model import FileResult, Finding, Safety
+from torchfix_codemods.findings import FileResult, Finding, Safety
 from torchfix_codemods.report.summary import remaining
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from torchfix_codemods.model import FileResult, Finding, Safety
+from torchfix_codemods.findings import FileResult, Finding, Safety
 
 
 @dataclass(frozen=True)

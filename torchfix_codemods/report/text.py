@@ -9,7 +9,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.markup import escape
 
-from torchfix_codemods.model import FileResult, Finding, Safety
+from torchfix_codemods.findings import FileResult, Finding, Safety
 from torchfix_codemods.report.summary import remaining, summarize
 
 

@@ -1,9 +1,12 @@
 """What a rule is: a LibCST visitor that carries its own code, docs and examples.
 
 A rule sees one parsed module through a :class:`RuleContext` (names, imports,
-the target torch release) and calls :meth:`Rule.report` with an optional
-:class:`Fix`. It knows nothing of files, processes or output formats; the
-engine decides whether a fix is applied, validated, withheld or shown.
+its options, the project's facts) and calls :meth:`Rule.report`, offering
+fixes. It knows nothing of files, processes or output formats, and nothing of
+the run's fix policy: it may offer alternative fixes at different safety
+tiers (``use_reentrant=False`` unsafe, ``use_reentrant=True`` safe), and the
+engine picks the best one the run allows, then decides whether it is applied,
+validated, withheld or shown.
 
 Rules define ``visit_<Node>``/``leave_<Node>`` methods like a LibCST visitor;
 the engine runs every active rule in one shared traversal, so a rule must not
@@ -15,18 +18,18 @@ from __future__ import annotations
 import inspect
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 import libcst as cst
 
 from torchfix_codemods.analysis.imports import ImportRemoval, ImportRequest, Imports
 from torchfix_codemods.analysis.names import NameIndex
-from torchfix_codemods.model import Safety
+from torchfix_codemods.analysis.project import ProjectFact, ProjectFacts
+from torchfix_codemods.findings import Safety
+from torchfix_codemods.options import RuleOptions
 
-if TYPE_CHECKING:
-    from torchfix_codemods.settings import Settings
-
-Replacement = cst.CSTNode | cst.RemovalSentinel | cst.FlattenSentinel
+NewNode = cst.CSTNode | cst.RemovalSentinel | cst.FlattenSentinel
+"""What a fix puts in place of a node: a node, nothing, or several statements."""
 TorchVersion = tuple[int, int]
 
 
@@ -49,20 +52,25 @@ class Fix:
 
     safety: Safety
     description: str
-    replacements: list[tuple[cst.CSTNode, Replacement]]
+    replacements: list[tuple[cst.CSTNode, NewNode]]
     imports: tuple[ImportRequest, ...] = ()
     remove_imports: tuple[ImportRemoval, ...] = ()
     min_torch: TorchVersion | None = None
 
 
 @dataclass
-class Report:
-    """A finding as a rule produced it, still attached to its CST node."""
+class NodeFinding:
+    """A finding as a rule reports it, still attached to its CST node.
+
+    ``fixes`` are alternatives in order of preference; the engine applies the
+    first one the run's policy allows (see ``engine.choose_fix``). The engine
+    turns this into a plain :class:`~torchfix_codemods.findings.Finding`.
+    """
 
     rule: type[Rule]
     node: cst.CSTNode
     message: str
-    fix: Fix | None = None
+    fixes: tuple[Fix, ...] = ()
     reason: str | None = None
     withheld: str | None = None
 
@@ -76,12 +84,13 @@ class RuleContext:
     module: cst.Module
     names: NameIndex
     imports: Imports
-    settings: Settings
-    reports: list[Report] = field(default_factory=list)
+    options: RuleOptions
+    findings: list[NodeFinding] = field(default_factory=list)
 
     @property
-    def target_torch(self) -> TorchVersion | None:
-        return self.settings.target_torch
+    def project(self) -> ProjectFacts:
+        """Facts from the run's other files (unknown until the project index exists)."""
+        return self.names.project
 
 
 class Rule:
@@ -100,6 +109,10 @@ class Rule:
     uses_torch_names: ClassVar[bool] = True
     """False for pure-syntax rules (a typo check) that do not need a torch import to match;
     the shared shadowing test then skips the rule."""
+    project_facts: ClassVar[tuple[ProjectFact, ...]] = ()
+    """Cross-file facts this rule reads from ``context.project``: the runner builds the
+    project index only for runs where an active rule asks, and such a rule's results then
+    depend on other files (see :mod:`torchfix_codemods.analysis.project`)."""
 
     def __init__(self, context: RuleContext) -> None:
         self.context = context
@@ -117,18 +130,18 @@ class Rule:
         message: str | None = None,
         *,
         fix: Fix | None = None,
+        alternatives: Sequence[Fix] = (),
         reason: str | None = None,
         withheld: str | None = None,
     ) -> None:
-        self.context.reports.append(
-            Report(type(self), node, message or self.message, fix, reason, withheld)
+        """Report a finding at ``node``, with its ``fix`` and, after it in order of preference,
+        ``alternatives`` (a safer fix for runs that do not allow the first)."""
+        fixes = (fix, *alternatives) if fix is not None else tuple(alternatives)
+        self.context.findings.append(
+            NodeFinding(type(self), node, message or self.message, fixes, reason, withheld)
         )
 
     @classmethod
     def documentation(cls) -> str:
         """The rule's docstring in ruff's sections, dedented."""
         return inspect.cleandoc(cls.__doc__ or "")
-
-    @classmethod
-    def summary(cls) -> str:
-        return cls.message

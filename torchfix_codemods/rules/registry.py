@@ -1,30 +1,25 @@
-"""The rule registry: every rule class, looked up by code, selected by prefix.
+"""The rule classes, by code: every module of the ``rules`` package that defines ``RULES``.
 
-Every module in the ``rules`` package that defines a ``RULES`` list is
-collected, so adding a rule is adding a class (and its module); nothing in the
-engine, CLI or reports changes.
+Adding a rule is adding a class (in its module) and its line in
+:mod:`torchfix_codemods.catalog`; nothing in the engine, CLI or reports
+changes. :func:`rule_by_code` imports only the module that defines the rule,
+:func:`all_rules` imports them all and checks them against the catalog.
 """
 
 from __future__ import annotations
 
 import importlib
 import pkgutil
-from collections.abc import Iterable
 from functools import cache
 
 import torchfix_codemods.rules as rules_package
+from torchfix_codemods.catalog import CATALOG, RuleEntry, UnknownRuleCode, entry
 from torchfix_codemods.rules.base import Rule
-
-SYNTAX_ERROR_CODE = "TFC000"
-
-
-
-class UnknownRuleCode(ValueError):
-    """A code or prefix that matches no rule."""
 
 
 @cache
 def all_rules() -> tuple[type[Rule], ...]:
+    """Every rule class, sorted by code; raises when a class and the catalog disagree."""
     rules: list[type[Rule]] = []
     for info in sorted(pkgutil.iter_modules(rules_package.__path__), key=lambda i: i.name):
         module = importlib.import_module(f"{rules_package.__name__}.{info.name}")
@@ -33,60 +28,26 @@ def all_rules() -> tuple[type[Rule], ...]:
     duplicates = {code for code in codes if codes.count(code) > 1}
     if duplicates:
         raise RuntimeError(f"duplicate rule codes: {sorted(duplicates)}")
+    found = {_entry_of(rule) for rule in rules}
+    if found != set(CATALOG):
+        missing = sorted(found - set(CATALOG), key=lambda e: e.code)
+        stale = sorted(set(CATALOG) - found, key=lambda e: e.code)
+        raise RuntimeError(f"torchfix_codemods/catalog.py disagrees with the rule classes: "
+                           f"add {missing}, remove {stale}")
     return tuple(sorted(rules, key=lambda rule: rule.code))
 
 
+def _entry_of(rule: type[Rule]) -> RuleEntry:
+    module = rule.__module__.rsplit(".", 1)[-1]
+    return RuleEntry(rule.code, rule.name, module, rule.default_enabled)
+
+
 @cache
-def _by_code() -> dict[str, type[Rule]]:
-    return {rule.code: rule for rule in all_rules()}
-
-
 def rule_by_code(code: str) -> type[Rule]:
-    try:
-        return _by_code()[code]
-    except KeyError:
-        raise UnknownRuleCode(code) from None
-
-
-def match(selector: str) -> list[type[Rule]]:
-    """Rules a code or prefix selects (``TFC1``, ``TFC101``, ``ALL``).
-
-    A prefix selects only rules that are on by default; naming a rule's full
-    code selects it even when it is off by default, and ``ALL`` selects every
-    rule, as in ruff.
-    """
-    selector = selector.strip().upper()
-    if selector == "ALL":
-        return list(all_rules())
-    if selector in _by_code():
-        return [_by_code()[selector]]
-    found = [rule for rule in all_rules() if rule.code.startswith(selector)]
-    if not found:
-        raise UnknownRuleCode(selector)
-    return [rule for rule in found if rule.default_enabled]
-
-
-def resolve_selection(
-    select: Iterable[str] | None, extend_select: Iterable[str], ignore: Iterable[str]
-) -> frozenset[str]:
-    """ruff's order: ``select`` (or the defaults), plus ``extend-select``, minus ``ignore``."""
-    if select is None:
-        chosen = {rule.code for rule in all_rules() if rule.default_enabled}
-    else:
-        chosen = {rule.code for selector in select for rule in match(selector)}
-    for selector in extend_select:
-        chosen.update(rule.code for rule in match(selector))
-    for selector in ignore:
-        chosen.difference_update(rule.code for rule in _match_any(selector))
-    return frozenset(chosen)
-
-
-def _match_any(selector: str) -> list[type[Rule]]:
-    """For ``ignore``: a prefix removes every rule under it, default or not."""
-    selector = selector.strip().upper()
-    if selector == "ALL":
-        return list(all_rules())
-    found = [rule for rule in all_rules() if rule.code.startswith(selector)]
-    if not found:
-        raise UnknownRuleCode(selector)
-    return found
+    """The rule class for ``code``, importing only its module."""
+    found = entry(code)
+    module = importlib.import_module(f"{rules_package.__name__}.{found.module}")
+    for rule in getattr(module, "RULES", ()):
+        if rule.code == code:
+            return rule
+    raise UnknownRuleCode(code)  # pragma: no cover - all_rules() checks the catalog

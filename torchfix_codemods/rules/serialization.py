@@ -1,7 +1,6 @@
-"""TFC001-TFC003: loading and saving checkpoints.
+"""TFC001-TFC003: loading and saving checkpoints with ``torch.load`` and ``torch.save``.
 
-The facts behind each decision are in RULES.md (TFC0xx); the docstrings below
-are what ``torchfix-codemods explain`` prints.
+The docstrings below are what ``torchfix-codemods explain`` prints.
 """
 
 from __future__ import annotations
@@ -9,20 +8,20 @@ from __future__ import annotations
 import libcst as cst
 
 from torchfix_codemods.analysis.calls import (
-    add_keyword,
     argument,
     has_star_args,
     has_star_kwargs,
     keyword_arg,
 )
-from torchfix_codemods.analysis.modules import module_evidence
+from torchfix_codemods.analysis.modules import module_evidence, named_like_model
 from torchfix_codemods.analysis.usage import (
     Use,
     assigned_name,
     describe_use,
     reads_of_assigned,
 )
-from torchfix_codemods.model import Safety
+from torchfix_codemods.edits.arguments import add_keyword
+from torchfix_codemods.findings import Safety
 from torchfix_codemods.rules.base import Example, Fix, Rule
 
 TORCH_LOAD = "torch.load"
@@ -34,17 +33,6 @@ MODULE_ONLY_METHODS = frozenset({
     "named_children", "forward", "state_dict", "load_state_dict", "buffers", "named_buffers",
     "zero_grad", "register_forward_hook", "register_forward_pre_hook", "apply",
 })
-# A name that says "this is a model" is not proof, but it is enough to *not* add
-# weights_only=True (which could then fail to load): report instead.
-MODULE_LIKE_NAMES = frozenset({"model", "net", "network", "module", "classifier", "encoder",
-                               "decoder", "generator", "discriminator", "backbone"})
-
-
-def _looks_like_module_name(name: str) -> bool:
-    lowered = name.lower()
-    return lowered in MODULE_LIKE_NAMES or lowered.endswith(("_model", "_net", "model_", "net_"))
-
-
 def _result_uses(rule: Rule, call: cst.Call) -> tuple[cst.Name | None, list[Use] | None]:
     """The name a call's result is assigned to and every use of it (None: not followable)."""
     names = rule.names
@@ -114,6 +102,11 @@ class TorchLoadWithoutWeightsOnly(Rule):
       saves a whole module: `weights_only=True` cannot unpickle a module. Use
       `weights_only=False` for files you trust, or save a `state_dict()`.
     An explicit `weights_only=False` is the user's decision and is left alone.
+
+    ## References
+    - [`torch.load`](https://docs.pytorch.org/docs/stable/generated/torch.load.html)
+    - [Serialization semantics: `weights_only`](https://docs.pytorch.org/docs/stable/notes/serialization.html)
+    - [pytorch/pytorch#86812: add `weights_only` to `torch.load`](https://github.com/pytorch/pytorch/pull/86812)
     """
 
     code = "TFC001"
@@ -169,8 +162,10 @@ class TorchLoadWithoutWeightsOnly(Rule):
                         "files you trust, or save tensors/state dicts and drop `pickle_module`")
             return
         target, uses = _result_uses(self, call)
+        # A model-like name is no proof, but enough to *not* add weights_only=True (which
+        # could then fail to load a whole pickled module): report instead.
         whole_module = _used_as_module(uses) or (
-            target is not None and _looks_like_module_name(target.value))
+            target is not None and named_like_model(target.value))
         if whole_module or self._saves_module:
             why = ("the loaded object is used as a whole `nn.Module`" if whole_module
                    else "this file saves a whole `nn.Module` with `torch.save`")
@@ -219,6 +214,10 @@ class TorchLoadWithoutMapLocation(Rule):
     `load_state_dict` copies values onto the parameters' own device anyway.
     Unsafe otherwise (loaded tensors used directly, `assign=True`, a whole
     model with no `.to()`), because where they live changes.
+
+    ## References
+    - [`torch.load`, `map_location`](https://docs.pytorch.org/docs/stable/generated/torch.load.html)
+    - [Saving and loading models across devices](https://docs.pytorch.org/tutorials/beginner/saving_loading_models.html)
     """
 
     code = "TFC002"
@@ -313,6 +312,10 @@ class SaveWholeModule(Rule):
     both sites are rewritten together, as an unsafe fix: the loaded weights go
     into the existing object instead of replacing it, and files saved earlier
     in the old format no longer load through the new code.
+
+    ## References
+    - [Saving and loading models: `state_dict` vs the entire model](https://docs.pytorch.org/tutorials/beginner/saving_loading_models.html)
+    - [Serialization semantics](https://docs.pytorch.org/docs/stable/notes/serialization.html)
     """
 
     code = "TFC003"
@@ -348,7 +351,7 @@ class SaveWholeModule(Rule):
                 return
             evidence = module_evidence(self.names, saved.value)
             if evidence:
-                self._saves.append((node, saved, evidence))
+                self._saves.append((node, saved, evidence.reason))
         elif qualified == TORCH_LOAD:
             target = assigned_name(self.names, node)
             statement = self.names.parent(node)

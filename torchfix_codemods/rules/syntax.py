@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from torchfix_codemods.model import Safety
+from torchfix_codemods.findings import Safety
 from torchfix_codemods.rules.base import Rule
 
 
@@ -29,6 +29,10 @@ class SyntaxErrorRule(Rule):
 
     ## Fix safety
     No fix: a person decides what the code was meant to be.
+
+    ## References
+    - [`ast.parse`, the parser the check uses](https://docs.python.org/3/library/ast.html#ast.parse)
+    - [Python 3.0: `print` is a function](https://docs.python.org/3/whatsnew/3.0.html#print-is-a-function)
     """
 
     code = "TFC000"

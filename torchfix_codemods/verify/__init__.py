@@ -1,4 +1,4 @@
-"""Verifying rewrites by execution (DESIGN.md, "Verifying by execution").
+"""Verifying rewrites by execution: a fix is proven by running the code before and after it.
 
 An executable fixture defines ``run(device)``; the harness runs the input and
 its fixed version in processes of their own with the same seeds and compares their

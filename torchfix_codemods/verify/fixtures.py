@@ -24,21 +24,17 @@ import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from torchfix_codemods.settings import Settings
+from torchfix_codemods.catalog import UnknownRuleCode, resolve_selection
+from torchfix_codemods.settings import DEFAULT_EXCLUDES, ConfigError, Settings, parse_target_torch
 
 HEADER = "# fixture-args:"
 EXPECTED_SUFFIX = ".expected.py"
 TRAP_PREFIX = "trap_"
 _CODE_DIR = re.compile(r"^TFC\d{3}$")
 _KNOWN_FLAGS = ("--unsafe-fixes", "--target-torch", "--select", "--extend-select", "--ignore")
-# Directories never worth walking for fixtures (virtualenvs, caches, VCS data).
-SKIP_DIRS = frozenset({
-    ".git", ".hg", ".svn", ".venv", "venv", "build", "dist", "__pycache__", ".tox", ".nox",
-    "node_modules", "site-packages", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".eggs",
-})
+SKIP_DIRS = frozenset(DEFAULT_EXCLUDES)
+"""Directories never worth walking for fixtures: the ones a check skips by default."""
 
 
 class FixtureError(ValueError):
@@ -78,10 +74,6 @@ class Fixture:
 
     def read_text(self) -> str:
         return self.path.read_text(encoding="utf-8")
-
-    def expected_text(self) -> str:
-        """What ``fix`` must produce: the expected file, or the input itself."""
-        return (self.expected_path or self.path).read_text(encoding="utf-8")
 
     def settings(self) -> Settings:
         """The Settings ``fix`` runs with on this case (see :func:`fixture_settings`)."""
@@ -208,10 +200,6 @@ def fixture_settings(case_path: Path | str) -> Settings:
 
 
 def _settings_for(fixture: Fixture) -> Settings:
-    # Imported here: the rule registry is only needed when a case is fixed.
-    from torchfix_codemods.rules.registry import UnknownRuleCode, resolve_selection
-    from torchfix_codemods.settings import ConfigError, Settings, parse_target_torch
-
     args = fixture.args
     where = f"{fixture.path}: fixture-args"
     select = args.select

@@ -121,8 +121,8 @@ def _engine_fix(fixture: Fixture, original: str, settings: Settings | None) -> s
     settings = settings or fixture.settings()
     data = fixture.path.read_bytes()
     try:
-        result = process(SourceUnit.from_bytes(str(fixture.path), data), settings,
-                         apply_fixes=True)
+        result = process(SourceUnit.from_bytes(str(fixture.path), data),
+                         settings.options_for(str(fixture.path)), apply_fixes=True)
     except Exception as error:  # noqa: BLE001 - an engine crash is this case's failure
         raise _Failed(f"the engine failed on the case ({type(error).__name__}: {error})") from None
     fixed = result.fixed if result.fixed is not None else original

@@ -10,10 +10,11 @@ from __future__ import annotations
 import libcst as cst
 
 from torchfix_codemods.analysis.imports import ImportUnavailable
-from torchfix_codemods.analysis.replacements import keyword, parse
-from torchfix_codemods.model import Safety
+from torchfix_codemods.edits.arguments import keyword
+from torchfix_codemods.edits.expressions import parse_expression
+from torchfix_codemods.findings import Safety
 from torchfix_codemods.rules.base import Example
-from torchfix_codemods.rules.replacing import TableRule
+from torchfix_codemods.rules.table_rule import TableRule
 
 
 class CudaAmp(TableRule):
@@ -61,6 +62,9 @@ class CudaAmp(TableRule):
     `torch.amp.autocast` is used from torch 2.0, `torch.amp.GradScaler` 2.3 and
     `torch.amp.custom_fwd` 2.4: with an older `--target-torch` those fixes are
     withheld.
+
+    ## References
+    - [Automatic mixed precision (`torch.amp`)](https://docs.pytorch.org/docs/stable/amp.html)
     """
 
     code = "TFC401"
@@ -115,7 +119,7 @@ class CudaAmp(TableRule):
         if not (isinstance(parent, cst.Decorator) and parent.decorator is node):
             return False
         spec = self.table().get(self.qualified_name(node) or "")
-        if spec is None or spec.new is None or "device_type" not in spec.constants:
+        if spec is None or spec.new is None or "device_type" not in spec.mapping.constants:
             return False
         try:
             reference = self.context.imports.reference(spec.new, node)
@@ -123,7 +127,7 @@ class CudaAmp(TableRule):
             self.report(node, f"{spec.note}; no fix: {error}")
             return True
         new = cst.Call(reference.expression, args=[
-            keyword(name, parse(text)) for name, text in spec.constants.items()])
+            keyword(name, parse_expression(text)) for name, text in spec.mapping.constants.items()])
         self.report(node, spec.note, fix=self._fix(spec, node, new, reference.needs, node))
         return True
 

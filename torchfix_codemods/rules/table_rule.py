@@ -1,4 +1,5 @@
-"""The shared machinery of rules driven by ``rules/data/replacements.toml``.
+"""The base of the rules driven by ``rules/data/replacements.toml`` (TFC401, TFC402, TFC405,
+TFC406, TFC409).
 
 A :class:`TableRule` finds every use of an old name from its rows of the table:
 calls (rewritten through :func:`map_call` or a named handler), bare references
@@ -21,22 +22,12 @@ import libcst as cst
 
 from torchfix_codemods.analysis.imports import ImportRemoval, ImportUnavailable
 from torchfix_codemods.analysis.names import dotted_name
-from torchfix_codemods.analysis.replacements import (
-    Replacement,
-    Unmappable,
-    map_call,
-    replacements_for,
-)
-from torchfix_codemods.model import Safety
+from torchfix_codemods.edits.call_mapping import Unmappable, map_call
+from torchfix_codemods.findings import Safety
 from torchfix_codemods.rules.base import Fix, Rule
+from torchfix_codemods.rules.tables import Replacement, replacements_for
 
 Handler = Callable[["TableRule", cst.Call, Replacement, cst.BaseExpression], "cst.Call | Fix"]
-
-
-def is_load(rule: Rule, node: cst.Name) -> bool:
-    """Whether ``node`` is a read of a variable (not an attribute name, keyword or import)."""
-    loads = rule.names.scope_of(node).loads.get(node.value, ())
-    return any(load is node for load in loads)
 
 
 def _is_target(node: cst.CSTNode, parent: cst.CSTNode | None) -> bool:
@@ -89,7 +80,7 @@ class TableRule(Rule):
             self._reference(node)
 
     def visit_Name(self, node: cst.Name) -> None:
-        if node.value in self._roots and is_load(self, node):
+        if node.value in self._roots and self.names.is_read(node):
             self._reference(node)
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
@@ -127,7 +118,7 @@ class TableRule(Rule):
         if isinstance(node, cst.Name) and self._fixed_by_import(node):
             self.report(node, spec.note, reason="the import is rewritten")
             return
-        if not spec.passthrough or spec.new is None:
+        if not spec.mapping.passthrough or spec.new is None:
             self.report(node, f"{spec.note}; it is not called here, so no fix",
                         reason="not a call")
             return
@@ -157,7 +148,7 @@ class TableRule(Rule):
             if handler is not None:
                 result = handler(self, call, spec, reference.expression)
             else:
-                result = map_call(call, spec, reference.expression)
+                result = map_call(call, spec.mapping, reference.expression)
         except Unmappable as why:
             self.report(call, f"{spec.note}; no fix: {why}")
             return
@@ -176,11 +167,11 @@ class TableRule(Rule):
             f"use `{spec.new}`",
             [(old, new)],
             imports=imports,  # type: ignore[arg-type]
-            remove_imports=self._removals(func),
+            remove_imports=self.import_removals(func),
             min_torch=spec.min_torch,
         )
 
-    def _removals(self, func: cst.BaseExpression) -> tuple[ImportRemoval, ...]:
+    def import_removals(self, func: cst.BaseExpression) -> tuple[ImportRemoval, ...]:
         """The import a rewritten name may leave unused (only unaliased ones)."""
         root = func
         while isinstance(root, cst.Attribute):
@@ -221,7 +212,7 @@ class TableRule(Rule):
         for alias in node.names:
             name = dotted_name(alias.name) or ""
             spec = table.get(f"{module}.{name}")
-            if spec is None or not spec.passthrough or spec.new is None:
+            if spec is None or not spec.mapping.passthrough or spec.new is None:
                 return None
             new_module, _, new_name = spec.new.rpartition(".")
             if new_name != name:

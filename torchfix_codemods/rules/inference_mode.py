@@ -1,8 +1,8 @@
-"""TFC201-TFC204: train/eval mode and gradient tracking.
+"""TFC201-TFC203: train/eval mode and gradient tracking in inference code.
 
 Which functions count as inference, which model they run and who calls them
 is decided once per file by :mod:`torchfix_codemods.analysis.inference`; the
-facts behind each fix are in RULES.md (TFC2xx).
+rules here turn those facts into findings and fixes.
 """
 
 from __future__ import annotations
@@ -15,19 +15,12 @@ from torchfix_codemods.analysis.inference import (
     InferenceAnalysis,
     InferenceFunction,
     ScriptRegion,
-    imports_torch,
-    looks_like_model_name,
-    name_tokens,
-)
-from torchfix_codemods.analysis.modules import (
-    enclosing_class,
-    init_assignment,
-    module_classes,
-    module_evidence,
 )
 from torchfix_codemods.analysis.names import dotted_name
-from torchfix_codemods.analysis.training import fresh_name, names_in, split_docstring, statement
-from torchfix_codemods.model import Safety
+from torchfix_codemods.analysis.syntax import split_docstring
+from torchfix_codemods.analysis.walk import names_in
+from torchfix_codemods.edits.statements import fresh_name, insert_before, parse_statement
+from torchfix_codemods.findings import Safety
 from torchfix_codemods.rules.base import Example, Fix, Rule
 
 _MODE_TRIGGERS = ("eval", "valid", "test", "predict", "infer", "score", "Eval", "Valid", "Test",
@@ -35,7 +28,7 @@ _MODE_TRIGGERS = ("eval", "valid", "test", "predict", "infer", "score", "Eval", 
 
 
 def _analysis(rule: Rule) -> InferenceAnalysis:
-    return InferenceAnalysis.of(rule.names, rule.context.settings.inference_decorators,
+    return InferenceAnalysis.of(rule.names, rule.context.options.inference_decorators,
                                 rule.context.path)
 
 
@@ -93,6 +86,10 @@ class MissingEval(Rule):
     restructured. Nothing is reported for torchvision-style detection models
     whose losses are read (`loss_dict = model(images, targets)` only works in
     train mode).
+
+    ## References
+    - [`torch.nn.Module.eval`](https://docs.pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.eval)
+    - [Autograd mechanics: evaluation mode (`nn.Module.eval()`)](https://docs.pytorch.org/docs/stable/notes/autograd.html)
     """
 
     code = "TFC201"
@@ -187,27 +184,27 @@ class MissingEval(Rule):
         body = node.body
         assert isinstance(body, cst.IndentedBlock)
         docs, rest = split_docstring(body.body)
-        return body.with_changes(body=[*docs, statement(f"{model}.eval()\n"), *rest])
+        return body.with_changes(body=[*docs, parse_statement(f"{model}.eval()\n"), *rest])
 
     @staticmethod
     def _restoring_body(facts: FunctionFacts, model: str) -> cst.BaseSuite:
         node = facts.node
         body = node.body
         assert isinstance(body, cst.IndentedBlock)
-        taken = names_in(node) | set(facts.names_used)
+        taken = {name.value for name in names_in(node)} | set(facts.names_used)
         modes = fresh_name("train_modes", taken)
         submodule = fresh_name("submodule", taken)
         mode = fresh_name("mode", taken)
         docs, rest = split_docstring(body.body)
-        remember = statement(
+        remember = parse_statement(
             f"{modes} = [({submodule}, {submodule}.training) for {submodule} in {model}.modules()]\n")
-        restore = statement(f"for {submodule}, {mode} in {modes}:\n    {submodule}.train({mode})\n")
+        restore = parse_statement(f"for {submodule}, {mode} in {modes}:\n    {submodule}.train({mode})\n")
         guarded = cst.Try(
             body=cst.IndentedBlock(body=rest),
             finalbody=cst.Finally(body=cst.IndentedBlock(body=[restore])),
         )
         return body.with_changes(
-            body=[*docs, remember, statement(f"{model}.eval()\n"), guarded])
+            body=[*docs, remember, parse_statement(f"{model}.eval()\n"), guarded])
 
     def _script_evaluates(self, analysis: InferenceAnalysis, region: ScriptRegion) -> bool:
         for site in analysis.module_sites:
@@ -219,11 +216,9 @@ class MissingEval(Rule):
 
     def _check_script(self, region: ScriptRegion) -> None:
         first = region.statements[0]
-        evaluate = statement(f"{region.model_code}.eval()\n")
-        evaluate = evaluate.with_changes(leading_lines=getattr(first, "leading_lines", ()))
-        moved = first.with_changes(leading_lines=())
+        evaluate = parse_statement(f"{region.model_code}.eval()\n")
         fix = Fix(Safety.UNSAFE, f"add `{region.model_code}.eval()` before the model is run",
-                  [(first, cst.FlattenSentinel([evaluate, moved]))])
+                  [(first, insert_before(first, evaluate))])
         self.report(region.model_calls[0], self._specific.format(model=region.model_code), fix=fix,
                     reason="a script that loads weights and runs the model without training")
 
@@ -272,6 +267,11 @@ class MissingNoGrad(Rule):
     under `no_grad`, `inference_mode`, `set_grad_enabled` or one of the
     `inference-decorators` from the settings is left alone. `import torch`
     is added when the file has no usable `torch` name.
+
+    ## References
+    - [`torch.no_grad`](https://docs.pytorch.org/docs/stable/generated/torch.no_grad.html)
+    - [Autograd mechanics: locally disabling gradient computation](https://docs.pytorch.org/docs/stable/notes/autograd.html)
+    - [`torch.autograd.grad_mode.inference_mode`](https://docs.pytorch.org/docs/stable/generated/torch.autograd.grad_mode.inference_mode.html)
     """
 
     code = "TFC202"
@@ -432,6 +432,10 @@ class EvalNotRestored(Rule):
     Report only: where the `.train()` belongs (top of the epoch loop, or a
     restore inside the validation function) is a choice about the program's
     structure.
+
+    ## References
+    - [`torch.nn.Module.train`](https://docs.pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.train)
+    - [Autograd mechanics: evaluation mode (`nn.Module.eval()`)](https://docs.pytorch.org/docs/stable/notes/autograd.html)
     """
 
     code = "TFC203"
@@ -528,159 +532,6 @@ class EvalNotRestored(Rule):
 
 
 _FAST_PATH_MARKERS = ("Transformer", "MultiheadAttention")
-_HOOK_REGISTRATION = ("register_forward_hook", "register_forward_pre_hook",
-                      "register_full_backward_hook", "register_backward_hook",
-                      "register_module_forward_hook", "spectral_norm", "weight_norm",
-                      "prune.", "parametriz", "quantiz", "fully_shard", "FullyShardedDataParallel")
-
-
-class DirectForward(Rule):
-    """## What it does
-    Finds `module.forward(x)` on an `nn.Module` and rewrites it to `module(x)`.
-
-    ## Why is this bad?
-    `nn.Module.__call__` runs forward pre-hooks and hooks around `forward`.
-    Pruning masks, spectral and weight norm, quantization observers, FSDP's
-    parameter gathering and any user hook are all hooks: calling `.forward`
-    directly silently skips them.
-
-    ## Example
-    ```python
-    logits = model.forward(x)
-    ```
-
-    ## Use instead
-    ```python
-    logits = model(x)
-    ```
-
-    ## Fix safety
-    Safe when the receiver is known to be an `nn.Module` (built from a
-    `torch.nn` class or a subclass in this file, `self` in such a class, a
-    submodule assigned in its `__init__`) and this file registers no hook
-    (without hooks both calls are the same). Unsafe when the file registers
-    hooks or applies pruning, spectral/weight norm, parametrizations,
-    quantization or FSDP (the hooks then run: the intended change), and when
-    the receiver is only named like a model. Never changed: `super().forward(...)`
-    and `Base.forward(self, ...)`, calls inside hooks and inside `forward`/
-    `__call__` themselves, classes that define their own `__call__`, and
-    receivers with no sign of being a module.
-    """
-
-    code = "TFC204"
-    name = "direct-forward"
-    message = "`.forward()` called directly skips the module's hooks: call the module instead"
-    safety = Safety.SAFE
-    triggers = (".forward(",)
-    valid = (
-        "from torch import nn\nclass A(nn.Linear):\n    def forward(self, x):\n"
-        "        return super().forward(x)\n",
-        "from torch import nn\nclass A(nn.Linear):\n    def forward(self, x):\n"
-        "        return nn.Linear.forward(self, x)\n",
-        "import torch\nclass Wrapper:\n    def forward(self, x):\n        return x\n"
-        "w = Wrapper()\nw.forward(1)\n",
-        "from torch import nn\nm = nn.Linear(2, 2)\ndef hook(mod, inp, out):\n"
-        "    return m.forward(inp[0])\n",
-    )
-    invalid = (
-        Example(
-            "from torch import nn\nm = nn.Linear(2, 2)\ny = m.forward(1)\n",
-            "from torch import nn\nm = nn.Linear(2, 2)\ny = m(1)\n",
-        ),
-        Example(
-            "import torch\nfrom torch import nn\nclass Net(nn.Module):\n    def __init__(self):\n"
-            "        super().__init__()\n        self.enc = nn.Linear(2, 2)\n"
-            "    def forward(self, x):\n        return self.enc.forward(x)\n",
-            "import torch\nfrom torch import nn\nclass Net(nn.Module):\n    def __init__(self):\n"
-            "        super().__init__()\n        self.enc = nn.Linear(2, 2)\n"
-            "    def forward(self, x):\n        return self.enc(x)\n",
-        ),
-        Example(
-            "import torch\ndef run(model, x):\n    return model.forward(x)\n",
-            "import torch\ndef run(model, x):\n    return model(x)\n",
-            unsafe=True,
-        ),
-    )
-
-    def visit_Module(self, node: cst.Module) -> None:
-        text = self.context.source
-        self._hooks = any(marker in text for marker in _HOOK_REGISTRATION)
-        self._torch = imports_torch(self.names)
-
-    def visit_Call(self, node: cst.Call) -> None:
-        func = node.func
-        if not (isinstance(func, cst.Attribute) and func.attr.value == "forward"):
-            return
-        receiver = func.value
-        if not self._torch or isinstance(receiver, cst.Call):
-            return  # super().forward(...), make().forward(...)
-        first = node.args[0].value if node.args else None
-        if isinstance(first, cst.Name) and first.value == "self":
-            return  # Base.forward(self, ...): an explicit parent implementation
-        if self._in_excluded_function(node, receiver):
-            return
-        evidence = self._evidence(receiver, node)
-        if evidence is None:
-            return
-        reason, certain = evidence
-        safety = Safety.SAFE if certain and not self._hooks else Safety.UNSAFE
-        new = node.with_changes(func=receiver)
-        self.report(node, self.message, reason=reason,
-                    fix=Fix(safety, "call the module instead of `.forward`", [(node, new)]))
-
-    def _in_excluded_function(self, node: cst.CSTNode, receiver: cst.BaseExpression) -> bool:
-        """Inside a hook, or ``self.forward`` inside ``forward``/``__call__`` (recursion)."""
-        is_self = isinstance(receiver, cst.Name) and receiver.value == "self"
-        for ancestor in self.names.ancestors(node):
-            if isinstance(ancestor, cst.FunctionDef):
-                name = ancestor.name.value
-                if is_self and name in ("forward", "__call__", "_call_impl"):
-                    return True
-                if "hook" in name_tokens(name):
-                    return True
-            if isinstance(ancestor, cst.Call):
-                callee = dotted_name(ancestor.func) or ""
-                if "hook" in callee.split(".")[-1]:
-                    return True
-        return False
-
-    def _evidence(self, receiver: cst.BaseExpression,
-                  call: cst.Call) -> tuple[str, bool] | None:
-        if isinstance(receiver, cst.Name):
-            binding = self.names.binding_of(receiver)
-            if binding is not None and binding.kind in ("class", "import", "def"):
-                return None
-            evidence = module_evidence(self.names, receiver)
-            if evidence:
-                own = self._own_class(receiver)
-                if own is not None and _defines(own, "__call__"):
-                    return None
-                return evidence, True
-            if looks_like_model_name(receiver.value) and self.names.bindings_of(receiver):
-                return f"`{receiver.value}` is named like a model", False
-            return None
-        if isinstance(receiver, cst.Attribute) and isinstance(receiver.value, cst.Name) and \
-                receiver.value.value == "self":
-            owner = enclosing_class(self.names, call)
-            if owner is None:
-                return None
-            value = init_assignment(owner, receiver.attr.value)
-            if value is not None and module_evidence(self.names, value):
-                return f"`self.{receiver.attr.value}` is assigned a module in `__init__`", True
-            if looks_like_model_name(receiver.attr.value):
-                return f"`self.{receiver.attr.value}` is named like a model", False
-        return None
-
-    def _own_class(self, receiver: cst.Name) -> cst.ClassDef | None:
-        binding = self.names.binding_of(receiver)
-        if binding is None:
-            return None
-        if receiver.value == "self":
-            return enclosing_class(self.names, binding.node)
-        value = binding.value
-        if isinstance(value, cst.Call) and isinstance(value.func, cst.Name):
-            return module_classes(self.names).get(value.func.value)
-        return None
 
 
 def _decorator_target(decorator: cst.Decorator) -> cst.BaseExpression:
@@ -688,8 +539,4 @@ def _decorator_target(decorator: cst.Decorator) -> cst.BaseExpression:
     return expr.func if isinstance(expr, cst.Call) else expr
 
 
-def _defines(cls: cst.ClassDef, method: str) -> bool:
-    return any(isinstance(s, cst.FunctionDef) and s.name.value == method for s in cls.body.body)
-
-
-RULES = [MissingEval, MissingNoGrad, EvalNotRestored, DirectForward]
+RULES = [MissingEval, MissingNoGrad, EvalNotRestored]

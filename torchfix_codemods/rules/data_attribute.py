@@ -1,193 +1,24 @@
-"""TFC101-TFC105: `.numpy()` and `.data` on torch tensors.
+"""TFC102-TFC104: ``.data`` on torch tensors, read, written in place, and assigned.
 
-Each rule rewrites only what the shared provenance analysis
-(:mod:`torchfix_codemods.analysis.tensors`) proves is a torch tensor, and puts
-its evidence in the finding's ``reason``. The facts behind every decision are
-in RULES.md (TFC1xx).
+``.data`` is the pre-0.4 way to reach a tensor's storage behind autograd's
+back. Each rule acts only on receivers the shared provenance analysis
+(:mod:`torchfix_codemods.analysis.tensors`) proves to be torch tensors: a
+third of the ``.data`` in real code is something else (``torch.utils.data``,
+``args.data``, a dataset's ``.data``, numpy's memoryview).
 """
 
 from __future__ import annotations
 
 import libcst as cst
 
+from torchfix_codemods.analysis.grad_mode import in_no_grad
 from torchfix_codemods.analysis.imports import ImportUnavailable
-from torchfix_codemods.analysis.tensors import (
-    Provenance,
-    data_use,
-    imports_torch,
-    in_no_grad,
-    provenance,
-    scalar_reason,
-    written_later,
-)
-from torchfix_codemods.model import Safety
+from torchfix_codemods.analysis.statements import next_statement
+from torchfix_codemods.analysis.syntax import is_zero_index
+from torchfix_codemods.analysis.tensors import data_use, provenance, scalar_reason, written_later
+from torchfix_codemods.edits.expressions import method_call
+from torchfix_codemods.findings import Safety
 from torchfix_codemods.rules.base import Example, Fix, Rule
-
-_DETACHED = frozenset({"detach", "data"})
-
-
-def _method(receiver: cst.BaseExpression, name: str) -> cst.Call:
-    return cst.Call(func=cst.Attribute(value=receiver, attr=cst.Name(name)))
-
-
-def _atom(expr: cst.BaseExpression) -> cst.BaseExpression:
-    """``expr`` ready to take ``.method()``: parenthesised unless it already binds tightly."""
-    if isinstance(expr, (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.SimpleString)):
-        return expr
-    if expr.lpar:
-        return expr
-    return expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-
-
-def _is_cpu_call(expr: cst.BaseExpression) -> bool:
-    return (isinstance(expr, cst.Call) and not expr.args and isinstance(expr.func, cst.Attribute)
-            and expr.func.attr.value == "cpu")
-
-
-def _chain_detached(expr: cst.BaseExpression) -> bool:
-    """Whether a ``.detach()`` or ``.data`` occurs in ``expr``'s method/attribute chain."""
-    while True:
-        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
-            if expr.func.attr.value in _DETACHED:
-                return True
-            expr = expr.func.value
-        elif isinstance(expr, cst.Attribute):
-            if expr.attr.value in _DETACHED:
-                return True
-            expr = expr.value
-        elif isinstance(expr, cst.Subscript):
-            expr = expr.value
-        else:
-            return False
-
-
-def detach_cpu_numpy(base: cst.BaseExpression) -> cst.Call:
-    """``base.detach().cpu().numpy()``."""
-    return _method(_method(_method(_atom(base), "detach"), "cpu"), "numpy")
-
-
-def _tier(rule: Rule, found: Provenance) -> Safety | None:
-    """Safe for a known tensor; unsafe for an unknown value in a file that imports torch."""
-    if found.is_tensor:
-        return Safety.SAFE
-    if found.kind == "unknown" and imports_torch(rule.names):
-        return Safety.UNSAFE
-    return None
-
-
-class NumpyOnTensor(Rule):
-    """## What it does
-    Rewrites `t.numpy()`, `t.cpu().numpy()`, `np.asarray(t)` and `np.array(t)`
-    on torch tensors to `t.detach().cpu().numpy()` (plus `.copy()` for
-    `np.array`).
-
-    ## Why is this bad?
-    `.numpy()` raises `RuntimeError: Can't call numpy() on Tensor that requires
-    grad` on a model output or a parameter, and `TypeError: can't convert cuda:0
-    device type tensor to numpy` on the GPU. Code that works in a CPU notebook
-    under `no_grad` breaks the day it trains or moves to a GPU.
-
-    ## Example
-    ```python
-    preds = model(x).argmax(1).cpu().numpy()
-    ```
-
-    ## Use instead
-    ```python
-    preds = model(x).argmax(1).detach().cpu().numpy()
-    ```
-
-    ## Fix safety
-    Safe when the receiver is known to be a torch tensor (the finding's reason
-    says why): a CPU tensor without grad gives the same array sharing the same
-    memory, and the two errors above become the intended result. Unsafe when the
-    receiver is unknown (it might be another library's tensor with no
-    `.detach()`). No finding when it is known not to be a torch tensor, or in a
-    file that imports TensorFlow, Keras, JAX or Paddle. `np.asarray`/`np.array`
-    are rewritten only for known tensors. `t.detach().cpu().numpy()`,
-    `t.data.cpu().numpy()` and `t.numpy(force=True)` are left alone.
-    """
-
-    code = "TFC101"
-    name = "numpy-on-tensor"
-    message = ("`.numpy()` fails on a tensor that requires grad or lives on the GPU: "
-               "use `.detach().cpu().numpy()`")
-    safety = Safety.SAFE
-    triggers = ("numpy", "asarray", "array")
-    valid = (
-        "import torch\ny = torch.randn(3).detach().cpu().numpy()\n",
-        "import torch\ny = torch.randn(3).numpy(force=True)\n",
-        "import numpy as np\na = np.zeros(3)\nb = np.asarray(a)\n",
-        "import tensorflow as tf\nimport torch\nt = tf.constant([1.0])\ny = t.numpy()\n",
-        "import pandas as pd\ndf = pd.DataFrame()\ny = df.to_numpy()\n",
-    )
-    invalid = (
-        Example(
-            "import torch\nw = torch.randn(3, requires_grad=True)\ny = w.numpy()\n",
-            "import torch\nw = torch.randn(3, requires_grad=True)\ny = w.detach().cpu().numpy()\n",
-        ),
-        Example(
-            "import torch\nimport torch.nn as nn\nnet = nn.Linear(3, 2)\n"
-            "y = net(torch.randn(1, 3)).cpu().numpy()\n",
-            "import torch\nimport torch.nn as nn\nnet = nn.Linear(3, 2)\n"
-            "y = net(torch.randn(1, 3)).detach().cpu().numpy()\n",
-        ),
-        Example(
-            "import torch\nimport numpy as np\nw = torch.ones(2, requires_grad=True)\n"
-            "a = np.array(w)\n",
-            "import torch\nimport numpy as np\nw = torch.ones(2, requires_grad=True)\n"
-            "a = w.detach().cpu().numpy().copy()\n",
-        ),
-        Example(
-            "import torch\ndef f(out):\n    return out.numpy()\n",
-            "import torch\ndef f(out):\n    return out.detach().cpu().numpy()\n",
-            unsafe=True,
-        ),
-    )
-
-    def visit_Call(self, node: cst.Call) -> None:
-        func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "numpy":
-            if node.args:
-                return
-            self._numpy_method(node, func.value)
-            return
-        qualified = self.qualified_name(func)
-        if qualified in ("numpy.asarray", "numpy.array") and len(node.args) == 1 \
-                and node.args[0].keyword is None and not node.args[0].star:
-            self._numpy_function(node, node.args[0].value, copy=qualified == "numpy.array")
-
-    def _numpy_method(self, call: cst.Call, receiver: cst.BaseExpression) -> None:
-        if _chain_detached(receiver):
-            return
-        base = receiver.func.value if _is_cpu_call(receiver) else receiver  # type: ignore[attr-defined]
-        found = provenance(self.names, base)
-        tier = _tier(self, found)
-        if tier is None:
-            return
-        fix = Fix(tier, "call `.detach().cpu()` before `.numpy()`",
-                  [(call, detach_cpu_numpy(base).with_changes(lpar=call.lpar, rpar=call.rpar))])
-        message = self.message
-        if tier is Safety.UNSAFE:
-            message += " (unsafe: the receiver is not known to be a torch tensor)"
-        self.report(call, message, fix=fix, reason=found.reason)
-
-    def _numpy_function(self, call: cst.Call, value: cst.BaseExpression, *, copy: bool) -> None:
-        if _chain_detached(value):
-            return
-        base = value.func.value if _is_cpu_call(value) else value  # type: ignore[attr-defined]
-        found = provenance(self.names, base)
-        if not found.is_tensor:
-            return
-        new: cst.BaseExpression = detach_cpu_numpy(base)
-        if copy:
-            new = _method(new, "copy")
-        name = "np.array" if copy else "np.asarray"
-        fix = Fix(Safety.SAFE, f"replace `{name}(t)` with `t.detach().cpu().numpy()`"
-                  + (".copy()" if copy else ""),
-                  [(call, new.with_changes(lpar=call.lpar, rpar=call.rpar))])
-        self.report(call, f"`{name}` on a tensor calls `.numpy()`, which fails on a tensor that "
-                    "requires grad or lives on the GPU", fix=fix, reason=found.reason)
 
 
 class DataRead(Rule):
@@ -220,6 +51,11 @@ class DataRead(Rule):
     `args.data`, a dataset's `.data`, numpy's `arr.data` (a memoryview),
     `PackedSequence.data`, `torch.utils.data`.
     Writes through `.data` are TFC103 and TFC104; `loss.data[0]` is TFC105.
+
+    ## References
+    - [`torch.Tensor.detach`](https://docs.pytorch.org/docs/stable/generated/torch.Tensor.detach.html)
+    - [Autograd mechanics: in-place correctness checks](https://docs.pytorch.org/docs/stable/notes/autograd.html)
+    - [PyTorch 0.4.0 migration guide: what about `.data`?](https://pytorch.org/blog/pytorch-0_4_0-migration-guide/)
     """
 
     code = "TFC102"
@@ -264,7 +100,7 @@ class DataRead(Rule):
         later = written_later(self.names, node)
         stored = _stored_for_writing(self, node)
         safety = Safety.SAFE if later is False and stored is None else Safety.UNSAFE
-        new = _method(_atom(node.value), "detach").with_changes(lpar=node.lpar, rpar=node.rpar)
+        new = method_call(node.value, "detach").with_changes(lpar=node.lpar, rpar=node.rpar)
         message = self.message
         if safety is Safety.UNSAFE:
             where = stored or "the value is written in place later"
@@ -302,16 +138,8 @@ def _stored_for_writing(rule: Rule, node: cst.Attribute) -> str | None:
 def _zero_index_of_scalar(rule: Rule, node: cst.Attribute) -> bool:
     """``loss.data[0]`` on a 0-dim loss: TFC105 rewrites the whole subscript."""
     parent = rule.names.parent(node)
-    return (isinstance(parent, cst.Subscript) and _is_zero_index(parent)
+    return (isinstance(parent, cst.Subscript) and is_zero_index(parent)
             and scalar_reason(rule.names, node.value) is not None)
-
-
-def _is_zero_index(subscript: cst.Subscript) -> bool:
-    if len(subscript.slice) != 1:
-        return False
-    element = subscript.slice[0].slice
-    return (isinstance(element, cst.Index) and isinstance(element.value, cst.Integer)
-            and element.value.value == "0")
 
 
 class DataInplace(Rule):
@@ -348,6 +176,11 @@ class DataInplace(Rule):
     leaf, so it is never emitted; inside an existing `no_grad` block or
     function only `.data` is dropped. Writes nested in a larger expression are
     reported without a fix. Only for receivers known to be tensors.
+
+    ## References
+    - [`torch.no_grad`](https://docs.pytorch.org/docs/stable/generated/torch.no_grad.html)
+    - [Autograd mechanics: in-place operations with autograd](https://docs.pytorch.org/docs/stable/notes/autograd.html)
+    - [PyTorch 0.4.0 migration guide: what about `.data`?](https://pytorch.org/blog/pytorch-0_4_0-migration-guide/)
     """
 
     code = "TFC103"
@@ -402,7 +235,7 @@ class DataInplace(Rule):
                             "so no fix: move it to its own statement", reason=reason)
                 continue
             last = groups[-1][-1][1] if groups else None
-            if last is not None and (last is line or _next_sibling(self, last) is line) \
+            if last is not None and (last is line or next_statement(self.names, last) is line) \
                     and in_no_grad(self.names, line) == in_no_grad(self.names, last):
                 groups[-1].append((node, line, reason))
             else:
@@ -436,8 +269,7 @@ class DataInplace(Rule):
             block = cst.With(
                 items=[cst.WithItem(cst.Call(func=reference.expression))],
                 body=cst.IndentedBlock(body=[line.with_changes(leading_lines=[])
-                                             if i else line.with_changes(leading_lines=[])
-                                             for i, line in enumerate(rewritten)]),
+                                             for line in rewritten]),
                 leading_lines=first.leading_lines,
             )
             replacements = [(first, block)]
@@ -465,17 +297,6 @@ def _whole_statement(rule: Rule, outer: cst.CSTNode) -> cst.SimpleStatementLine 
     line = rule.names.parent(statement)  # type: ignore[arg-type]
     if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1:
         return line
-    return None
-
-
-def _next_sibling(rule: Rule, line: cst.SimpleStatementLine) -> cst.CSTNode | None:
-    parent = rule.names.parent(line)
-    body = getattr(parent, "body", None)
-    if not isinstance(body, (list, tuple)):
-        return None
-    for index, statement in enumerate(body):
-        if statement is line:
-            return body[index + 1] if index + 1 < len(body) else None
     return None
 
 
@@ -520,6 +341,10 @@ class DataAssign(Rule):
     No fix: there is no mechanical equivalent. `p.detach() = y` is a
     SyntaxError, and a new `nn.Parameter` breaks the optimizer's reference.
     `copy_` needs the same shape, which the tool cannot prove.
+
+    ## References
+    - [`torch.Tensor.copy_`](https://docs.pytorch.org/docs/stable/generated/torch.Tensor.copy_.html)
+    - [`torch.utils.swap_tensors`](https://docs.pytorch.org/docs/stable/generated/torch.utils.swap_tensors.html)
     """
 
     code = "TFC104"
@@ -548,70 +373,4 @@ class DataAssign(Rule):
             self.report(node, reason=found.reason)
 
 
-class IndexZeroDim(Rule):
-    """## What it does
-    Rewrites `loss.data[0]` and `loss[0]` on a 0-dim tensor to `loss.item()`.
-
-    ## Why is this bad?
-    Before torch 0.4 a loss was a 1-element tensor; since then it is 0-dim and
-    indexing it raises `IndexError: invalid index of a 0-dim tensor`.
-
-    ## Example
-    ```python
-    print(loss.data[0])
-    ```
-
-    ## Use instead
-    ```python
-    print(loss.item())
-    ```
-
-    ## Fix safety
-    Safe: only applied where the receiver is known to be 0-dim (the output of
-    a reducing loss, `F.*_loss` without `reduction='none'`, a full `.sum()` or
-    `.mean()`, or arithmetic of these with plain numbers), where the original
-    always raises. Without that evidence nothing is reported.
-    """
-
-    code = "TFC105"
-    name = "index-zero-dim"
-    message = "indexing a 0-dim tensor raises `IndexError`: use `.item()`"
-    safety = Safety.SAFE
-    triggers = ("[0]",)
-    valid = (
-        "import torch\nx = torch.randn(3)\ny = x[0]\n",
-        "import torch.nn as nn\ncrit = nn.CrossEntropyLoss(reduction='none')\n"
-        "loss = crit(a, b)\nprint(loss.data[0])\n",
-    )
-    invalid = (
-        Example(
-            "import torch\nimport torch.nn.functional as F\nloss = F.mse_loss(torch.zeros(2), "
-            "torch.ones(2))\nprint(loss.data[0])\n",
-            "import torch\nimport torch.nn.functional as F\nloss = F.mse_loss(torch.zeros(2), "
-            "torch.ones(2))\nprint(loss.item())\n",
-        ),
-        Example(
-            "import torch\nx = torch.randn(3)\ns = x.sum()\nv = s[0]\n",
-            "import torch\nx = torch.randn(3)\ns = x.sum()\nv = s.item()\n",
-        ),
-    )
-
-    def visit_Subscript(self, node: cst.Subscript) -> None:
-        if not _is_zero_index(node):
-            return
-        parent = self.names.parent(node)
-        if isinstance(parent, (cst.AssignTarget, cst.Del)) or (
-                isinstance(parent, cst.AugAssign) and parent.target is node):
-            return
-        receiver = node.value
-        if isinstance(receiver, cst.Attribute) and receiver.attr.value == "data":
-            receiver = receiver.value
-        reason = scalar_reason(self.names, receiver)
-        if reason is None:
-            return
-        new = _method(_atom(receiver), "item").with_changes(lpar=node.lpar, rpar=node.rpar)
-        self.report(node, fix=Fix(Safety.SAFE, "replace `[0]` with `.item()`", [(node, new)]),
-                    reason=reason)
-
-
-RULES = [NumpyOnTensor, DataRead, DataInplace, DataAssign, IndexZeroDim]
+RULES = [DataRead, DataInplace, DataAssign]

@@ -1,7 +1,10 @@
-"""Plain data that crosses the engine/runner/report boundary.
+"""Findings as plain data: what crosses the engine/runner/cache/report boundary.
 
-Nothing here knows LibCST: findings are built by the engine from CST nodes and
-then travel to worker-process boundaries, reports and JSON as simple values.
+A finding is born in a rule as a :class:`~torchfix_codemods.rules.base.NodeFinding`
+(still attached to its CST node); the engine locates it, decides its fix and
+turns it into a :class:`Finding` here. Nothing in this module knows LibCST, so
+findings travel across worker processes, into the cache and into reports as
+simple values.
 """
 
 from __future__ import annotations
@@ -11,7 +14,13 @@ from dataclasses import dataclass, field
 
 
 class Safety(str, enum.Enum):
-    """How much a fix can be trusted (DESIGN.md "Fix safety")."""
+    """How much a fix can be trusted.
+
+    ``SAFE``: behaviour is the same, or an error becomes the intended result;
+    applied by ``fix``. ``UNSAFE``: behaviour changes on purpose, or the fix is
+    right only under conditions the tool cannot prove; applied only with
+    ``--unsafe-fixes``. ``NONE``: report only.
+    """
 
     SAFE = "safe"
     UNSAFE = "unsafe"

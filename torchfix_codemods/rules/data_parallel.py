@@ -1,24 +1,23 @@
 """TFC301: ``nn.DataParallel`` -> ``DistributedDataParallel``, a migration rather than a swap.
 
-The facts are in RULES.md (TFC301). The rewrite touches several places of one
-file at once (a helper block after the imports, the wrap, the training
-``DataLoader``, the epoch loop, saves and prints, the end of training), so it
-is one :class:`Fix` with several non-overlapping replacements, composed by
-:class:`_Edits`. Anything the rule cannot place with confidence turns the fix
-into a report that still carries the launch line and the checklist.
+The rewrite touches several places of one file at once (a helper block after
+the imports, the wrap, the training ``DataLoader``, the epoch loop, saves and
+prints, the end of training), so it is one :class:`Fix` with several
+non-overlapping replacements, composed by
+:class:`~torchfix_codemods.edits.composer.NestedEdits`. Each place is one
+named step of :class:`_Migration`. Anything the rule cannot place with
+confidence turns the fix into a report that still carries the launch line and
+the checklist.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 
 import libcst as cst
 import libcst.matchers as m
 
 from torchfix_codemods.analysis.calls import (
-    add_keyword,
     argument,
     has_star_args,
     has_star_kwargs,
@@ -26,10 +25,16 @@ from torchfix_codemods.analysis.calls import (
 )
 from torchfix_codemods.analysis.imports import ImportRequest, ImportUnavailable
 from torchfix_codemods.analysis.loops import epoch_loop
-from torchfix_codemods.analysis.names import Scope
+from torchfix_codemods.analysis.names import NameIndex, Scope
+from torchfix_codemods.analysis.statements import statement_line
+from torchfix_codemods.analysis.syntax import is_docstring, is_none, literal_bool
 from torchfix_codemods.analysis.usage import assigned_name
-from torchfix_codemods.model import Safety
-from torchfix_codemods.rules.base import Example, Fix, Rule
+from torchfix_codemods.edits.arguments import add_keyword, keyword
+from torchfix_codemods.edits.composer import NestedEdits
+from torchfix_codemods.edits.expressions import as_left_operand
+from torchfix_codemods.edits.statements import simple_line, with_trailing_comment
+from torchfix_codemods.findings import Safety
+from torchfix_codemods.rules.base import Example, Fix, Rule, RuleContext
 
 DATA_PARALLEL = frozenset({
     "torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
@@ -114,85 +119,8 @@ class _Irregular(Exception):
     """The file does not have the shape the rewrite needs; the message says which part."""
 
 
-@dataclass
-class _Edit:
-    """What happens to one node: statements around it and a rewrite of the node itself."""
-
-    node: cst.CSTNode
-    before: list[cst.BaseStatement] = field(default_factory=list)
-    after: list[cst.BaseStatement] = field(default_factory=list)
-    transforms: list[Callable[[cst.CSTNode], cst.CSTNode]] = field(default_factory=list)
-
-    def render(self, updated: cst.CSTNode) -> cst.CSTNode | cst.FlattenSentinel:
-        for transform in self.transforms:
-            updated = transform(updated)
-        if self.before or self.after:
-            return cst.FlattenSentinel([*self.before, updated, *self.after])  # type: ignore[list-item]
-        return updated
-
-
-class _Apply(cst.CSTTransformer):
-    def __init__(self, edits: dict[int, _Edit], skip: cst.CSTNode) -> None:
-        super().__init__()
-        self._edits = edits
-        self._skip = skip
-
-    def on_leave(self, original_node, updated_node):  # type: ignore[no-untyped-def]
-        edit = self._edits.get(id(original_node))
-        if edit is None or original_node is self._skip:
-            return updated_node
-        return edit.render(updated_node)
-
-
-class _Edits:
-    """Edits on nested nodes, turned into replacements of their outermost nodes only.
-
-    The engine replaces nodes by identity and never looks inside a replacement,
-    so an edit inside another edited node (a guarded ``print`` inside the epoch
-    loop that also gets a statement before it) is applied here first.
-    """
-
-    def __init__(self, parents: Callable[[cst.CSTNode], Iterator[cst.CSTNode]]) -> None:
-        self._edits: dict[int, _Edit] = {}
-        self._ancestors = parents
-
-    def _get(self, node: cst.CSTNode) -> _Edit:
-        return self._edits.setdefault(id(node), _Edit(node))
-
-    def before(self, node: cst.BaseStatement, *statements: cst.BaseStatement) -> None:
-        self._get(node).before.extend(statements)
-
-    def after(self, node: cst.BaseStatement, *statements: cst.BaseStatement) -> None:
-        self._get(node).after.extend(statements)
-
-    def transform(self, node: cst.CSTNode, function: Callable[[cst.CSTNode], cst.CSTNode]) -> None:
-        self._get(node).transforms.append(function)
-
-    def nodes(self) -> list[cst.CSTNode]:
-        return [edit.node for edit in self._edits.values()]
-
-    def replacements(self) -> list[tuple[cst.CSTNode, cst.CSTNode | cst.FlattenSentinel]]:
-        result = []
-        for edit in self._edits.values():
-            if any(id(a) in self._edits for a in self._ancestors(edit.node)):
-                continue
-            updated = edit.node.visit(_Apply(self._edits, edit.node))
-            assert isinstance(updated, cst.CSTNode)
-            result.append((edit.node, edit.render(updated)))
-        return result
-
-
-def _statement(code: str, comment: str | None = None) -> cst.SimpleStatementLine:
-    statement = cst.parse_statement(code)
-    assert isinstance(statement, cst.SimpleStatementLine)
-    if comment is not None:
-        statement = statement.with_changes(trailing_whitespace=cst.TrailingWhitespace(
-            whitespace=cst.SimpleWhitespace("  "), comment=cst.Comment(f"# {comment}")))
-    return statement
-
-
 def _is_literal_false(node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Name) and node.value in ("False", "None")
+    return literal_bool(node) is False or is_none(node)
 
 
 def _pure(node: cst.BaseExpression) -> bool:
@@ -200,13 +128,6 @@ def _pure(node: cst.BaseExpression) -> bool:
     while isinstance(node, cst.Attribute):
         node = node.value
     return isinstance(node, cst.Name)
-
-
-def _parenthesized(node: cst.BaseExpression) -> cst.BaseExpression:
-    simple = (cst.Name, cst.Attribute, cst.Integer, cst.Call, cst.Subscript)
-    if isinstance(node, simple) or node.lpar:
-        return node
-    return node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
 
 
 class DataParallelToDDP(Rule):
@@ -274,6 +195,13 @@ class DataParallelToDDP(Rule):
     `isinstance(m, DataParallel)` becomes `isinstance(m, (DataParallel,
     DistributedDataParallel))` (unsafe: DDP-wrapped models are now unwrapped
     too, which is what such checks are for).
+
+    ## References
+    - [`torch.nn.DataParallel`](https://docs.pytorch.org/docs/stable/generated/torch.nn.DataParallel.html)
+    - [`torch.nn.parallel.DistributedDataParallel`](https://docs.pytorch.org/docs/stable/generated/torch.nn.parallel.DistributedDataParallel.html)
+    - [CUDA semantics: use `DistributedDataParallel` instead of `DataParallel`](https://docs.pytorch.org/docs/stable/notes/cuda.html)
+    - [`torchrun`](https://docs.pytorch.org/docs/stable/elastic/run.html)
+    - [`torch.utils.data.distributed.DistributedSampler`](https://docs.pytorch.org/docs/stable/data.html)
     """
 
     code = "TFC301"
@@ -396,8 +324,9 @@ class DataParallelToDDP(Rule):
                             f"no automatic rewrite: {CHECKLIST}")
             return
         call = self._wraps[0]
+        migration = _Migration(self.context, self._loaders, self._outputs, self._reloads, launch)
         try:
-            fix = self._migration(original_node, call, launch)
+            fix = migration.fix(call)
         except (_Irregular, ImportUnavailable) as why:
             self.report(call, f"{self.message} (`{launch}`; DDP's batch_size is per process); "
                         f"no automatic rewrite: {why}; {CHECKLIST}")
@@ -432,16 +361,44 @@ class DataParallelToDDP(Rule):
                   [(call, new_call)], imports=tuple(r for r in [ddp.needs] if r))
         self.report(call, message, fix=fix)
 
-    # --------------------------------------------------------------- migration
-    def _migration(self, module: cst.Module, call: cst.Call, launch: str) -> Fix:
-        names = self.names
-        edits = _Edits(names.ancestors)
-        imports: list[ImportRequest] = []
-        statement, guard = self._wrap_statement(call)
-        scope = names.scope_of(statement)
-        self._check_helper_names()
 
-        # 1. The wrap: `_ddp_wrap(model)`, the device-count guard dropped.
+class _Migration:
+    """The DataParallel -> DDP rewrite of one file, one named step per place it touches."""
+
+    def __init__(self, context: RuleContext, loaders: list[cst.Call], outputs: list[cst.Call],
+                 reloads: bool, launch: str) -> None:
+        self.context = context
+        self.names: NameIndex = context.names
+        self.loaders = loaders
+        self.outputs = outputs
+        self.reloads = reloads
+        """The file loads with ``torch.load`` after it saves."""
+        self.launch = launch
+        self.edits = NestedEdits(self.names.ancestors)
+        self.imports: list[ImportRequest] = []
+
+    def fix(self, call: cst.Call) -> Fix:
+        """Every step, in order; any step that cannot place its edit raises :class:`_Irregular`."""
+        statement, guard = self._wrap_statement(call)
+        scope = self.names.scope_of(statement)
+        self._check_helper_names()
+        self._wrap_model(call, statement, guard)
+        loader_name = self._shard_training_loader(scope)
+        self._set_epoch_each_epoch(scope, loader_name)
+        self._outputs_on_rank_zero()
+        self._setup_first_cleanup_last(scope)
+        self._helpers_after_imports(scope)
+        description = (f"migrate to DistributedDataParallel: launch with `{self.launch}` (plain "
+                       "`python` still runs one process); DistributedSampler + set_epoch, "
+                       "batch_size per process = global // world size, rank-0 saves and prints, "
+                       "process group torn down at the end")
+        return Fix(Safety.UNSAFE, description, self.edits.replacements(),
+                   imports=tuple(dict.fromkeys(self.imports)))
+
+    # ------------------------------------------------------------------ steps
+    def _wrap_model(self, call: cst.Call, statement: cst.SimpleStatementLine,
+                    guard: cst.If | None) -> None:
+        """``DataParallel(model)`` -> ``_ddp_wrap(model)``; the device-count guard dropped."""
         if has_star_args(call) or has_star_kwargs(call):
             raise _Irregular("the DataParallel arguments come from *args/**kwargs")
         wrapped = argument(call, "module", 0)
@@ -450,84 +407,103 @@ class DataParallelToDDP(Rule):
         if argument(call, "dim", 3) is not None:
             raise _Irregular("DataParallel(dim=...) has no DDP equivalent")
         new_wrap = cst.Call(cst.Name("_ddp_wrap"), [cst.Arg(wrapped.value)])
-        edits.transform(call, lambda _: new_wrap)
-        edits.transform(statement, lambda s: _with_comment(s, f"TFC301: launch with {launch}"))
+        self.edits.rewrite(call, lambda _: new_wrap)
+        self.edits.rewrite(statement, lambda line: with_trailing_comment(
+            line, f"TFC301: launch with {self.launch}"))  # type: ignore[arg-type]
         if guard is not None:
-            edits.transform(guard, lambda g: g.body.body[0].with_changes(  # type: ignore[attr-defined]
+            self.edits.rewrite(guard, lambda g: g.body.body[0].with_changes(  # type: ignore[attr-defined]
                 leading_lines=[*g.leading_lines, *g.body.body[0].leading_lines]))  # type: ignore[attr-defined]
 
-        # 2. The training DataLoader: DistributedSampler, per-process batch size.
-        loader, loader_name, _ = self._training_loader(scope)
+    def _shard_training_loader(self, scope: Scope) -> str:
+        """The training DataLoader gets a DistributedSampler and a per-process batch size."""
+        loader, loader_name = self._training_loader(scope)
         sampler = self.context.imports.reference(SAMPLER, loader, "torch.utils.data")
-        imports.extend(r for r in [sampler.needs] if r)
-        edits.transform(loader, lambda _: self._new_loader(loader, sampler.expression))
-        loader_statement = self._statement_of(loader)
-        edits.transform(loader_statement, lambda s: s.with_changes(leading_lines=[
-            *s.leading_lines,
+        self.imports.extend(r for r in [sampler.needs] if r)
+        self.edits.rewrite(loader, lambda _: self._new_loader(loader, sampler.expression))
+        self.edits.rewrite(self._line_of(loader), lambda line: line.with_changes(leading_lines=[
+            *line.leading_lines,  # type: ignore[attr-defined]
             cst.EmptyLine(comment=cst.Comment(
                 "# TFC301: DDP's batch_size is per process: global batch // world size keeps "
                 "the global batch"))]))
+        return loader_name
 
-        # 3. set_epoch at the top of the epoch loop. Training must happen in this scope,
-        # or the teardown at its end would come before it.
-        loop = epoch_loop(names, scope, loader_name)
+    def _set_epoch_each_epoch(self, scope: Scope, loader_name: str) -> None:
+        """``sampler.set_epoch(epoch)`` at the top of the epoch loop. Training must happen in
+        the wrap's scope, or the teardown at its end would come before it."""
+        loop = epoch_loop(self.names, scope, loader_name)
         if loop is None or not isinstance(loop.target, cst.Name) or not isinstance(
                 loop.body, cst.IndentedBlock):
             raise _Irregular(f"no single epoch loop over `{loader_name}` found next to the wrap "
                              "for sampler.set_epoch(epoch)")
-        edits.before(loop.body.body[0], _statement(
+        self.edits.before(loop.body.body[0], simple_line(
             f"{loader_name}.sampler.set_epoch({loop.target.value})"))
 
-        # 4. Saves and prints on rank 0 only.
-        if self._reloads:
+    def _outputs_on_rank_zero(self) -> None:
+        """Saves and prints on a line of their own run on rank 0 only."""
+        if self.reloads:
             raise _Irregular("the file loads with torch.load after it saves: once saving is on "
                              "rank 0 only, other ranks could read the file before it is written "
                              "(add torch.distributed.barrier() where that is safe)")
-        for output in self._outputs:
-            line = self._statement_of(output, strict=False)
+        for output in self.outputs:
+            line = statement_line(self.names, output)
             if line is not None and len(line.body) == 1 and isinstance(line.body[0], cst.Expr):
-                edits.transform(line, _rank_zero_guard)
+                self.edits.rewrite(line, _rank_zero_guard)
 
-        # 5. Setup first in the training scope, cleanup at its end.
-        self._setup_and_cleanup(scope, edits)
-
-        # 6. The helper block after the imports.
-        anchor = self._helper_anchor(module, scope, edits)
-        helpers, needs = self._helpers(anchor, launch)
-        imports.extend(needs)
-        edits.after(anchor, *helpers)
+    def _setup_first_cleanup_last(self, scope: Scope) -> None:
+        """``_ddp_setup()`` first in the training scope, ``_ddp_cleanup()`` at its end."""
         if scope.kind == "module":
-            edits.after(anchor, _statement("_ddp_setup()").with_changes(
+            body: list[cst.BaseStatement] = list(self.context.module.body)
+        elif isinstance(scope.node, cst.FunctionDef) and isinstance(
+                scope.node.body, cst.IndentedBlock):
+            body = list(scope.node.body.body)
+            first = body[0]
+            setup = simple_line("_ddp_setup()", "TFC301: join the process group before anything "
+                                "uses a device")
+            if is_docstring(first) and len(body) > 1:
+                self.edits.before(body[1], setup)
+            else:
+                self.edits.before(first, setup)
+        else:
+            raise _Irregular("the wrap is not in a function or at module level")
+        last = body[-1]
+        cleanup = simple_line("_ddp_cleanup()")
+        if m.matches(last, m.SimpleStatementLine(body=[m.Return()])):
+            value = last.body[0].value  # type: ignore[attr-defined]
+            constant = (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString)
+            if value is not None and not isinstance(value, constant) and not (
+                    isinstance(value, cst.Name) and value.value in ("None", "True", "False")):
+                raise _Irregular("the training function returns a value that may still use the "
+                                 "process group; tear it down where training really ends")
+            self.edits.before(last, cleanup)
+        else:
+            self.edits.after(last, cleanup)
+
+    def _helpers_after_imports(self, scope: Scope) -> None:
+        """The helper block right after the file's leading imports."""
+        anchor = self._helper_anchor()
+        helpers, needs = self._helpers(anchor)
+        self.imports.extend(needs)
+        self.edits.after(anchor, *helpers)
+        if scope.kind == "module":
+            self.edits.after(anchor, simple_line("_ddp_setup()").with_changes(
                 leading_lines=[cst.EmptyLine(), cst.EmptyLine()]))
 
-        description = (f"migrate to DistributedDataParallel: launch with `{launch}` (plain "
-                       "`python` still runs one process); DistributedSampler + set_epoch, "
-                       "batch_size per process = global // world size, rank-0 saves and prints, "
-                       "process group torn down at the end")
-        return Fix(Safety.UNSAFE, description, edits.replacements(),
-                   imports=tuple(dict.fromkeys(imports)))
-
+    # ---------------------------------------------------------------- helpers
     def _check_helper_names(self) -> None:
         for scope in self.names.all_scopes:
             for helper in HELPERS:
                 if helper in scope.bindings or helper in scope.loads:
                     raise _Irregular(f"the file already uses the name `{helper}`")
 
-    def _statement_of(self, node: cst.CSTNode, *, strict: bool = True
-                      ) -> cst.SimpleStatementLine | None:
-        for ancestor in self.names.ancestors(node):
-            if isinstance(ancestor, cst.SimpleStatementLine):
-                return ancestor
-            if isinstance(ancestor, cst.BaseCompoundStatement | cst.Lambda | cst.SimpleStatementSuite):
-                break
-        if strict:
+    def _line_of(self, node: cst.CSTNode) -> cst.SimpleStatementLine:
+        line = statement_line(self.names, node)
+        if line is None:
             raise _Irregular("the call is not on a statement line of its own")
-        return None
+        return line
 
     def _wrap_statement(self, call: cst.Call) -> tuple[cst.SimpleStatementLine, cst.If | None]:
         """The assignment that wraps, and the GPU-count ``if`` around it (dropped by the fix)."""
-        statement = self._statement_of(call)
-        assert statement is not None
+        statement = self._line_of(call)
         if len(statement.body) != 1 or not isinstance(statement.body[0], cst.Assign | cst.AnnAssign):
             raise _Irregular("the DataParallel wrap is not a plain assignment")
         block = self.names.parent(statement)
@@ -543,21 +519,17 @@ class DataParallelToDDP(Rule):
                          "check (DDP must wrap in every process)")
 
     def _is_device_check(self, test: cst.BaseExpression) -> bool:
-        return any(self.qualified_name(c.func) in DEVICE_CHECKS  # type: ignore[union-attr]
+        return any(self.names.qualified_name(c.func) in DEVICE_CHECKS  # type: ignore[union-attr]
                    for c in m.findall(test, m.Call()))
 
-    def _training_loader(self, scope: Scope) -> tuple[cst.Call, str, cst.BaseExpression | None]:
-        def shuffle_of(loader: cst.Call) -> cst.BaseExpression | None:
-            arg = argument(loader, "shuffle", 2)
-            return arg.value if arg is not None else None
-
-        shuffled = [c for c in self._loaders
-                    if shuffle_of(c) is not None and not _is_literal_false(shuffle_of(c))]  # type: ignore[arg-type]
+    def _training_loader(self, scope: Scope) -> tuple[cst.Call, str]:
+        shuffled = [c for c in self.loaders
+                    if _shuffle_of(c) is not None and not _is_literal_false(_shuffle_of(c))]  # type: ignore[arg-type]
         if len(shuffled) == 1:
             loader = shuffled[0]
-        elif not shuffled and len(self._loaders) == 1:
-            loader = self._loaders[0]
-        elif not self._loaders:
+        elif not shuffled and len(self.loaders) == 1:
+            loader = self.loaders[0]
+        elif not self.loaders:
             raise _Irregular("no DataLoader in this file to shard with a DistributedSampler")
         else:
             raise _Irregular("cannot tell which DataLoader is the training one")
@@ -574,9 +546,10 @@ class DataParallelToDDP(Rule):
         batch = argument(loader, "batch_size", 1)
         if batch is None or _is_literal_false(batch.value):
             raise _Irregular("the DataLoader has no batch_size to divide by the world size")
-        return loader, target.value, shuffle_of(loader)
+        return loader, target.value
 
-    def _new_loader(self, loader: cst.Call, sampler_func: cst.BaseExpression) -> cst.Call:
+    @staticmethod
+    def _new_loader(loader: cst.Call, sampler_func: cst.BaseExpression) -> cst.Call:
         dataset = argument(loader, "dataset", 0)
         batch = argument(loader, "batch_size", 1)
         shuffle = argument(loader, "shuffle", 2)
@@ -585,11 +558,10 @@ class DataParallelToDDP(Rule):
         sampler = cst.Call(sampler_func, [
             cst.Arg(dataset.value.deep_clone(), comma=cst.Comma(
                 whitespace_after=cst.SimpleWhitespace(" "))),
-            cst.Arg(shuffle_value, keyword=cst.Name("shuffle"), equal=cst.AssignEqual(
-                cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))),
+            keyword("shuffle", shuffle_value),
         ])
         per_process = cst.BinaryOperation(
-            _parenthesized(batch.value), cst.FloorDivide(),
+            as_left_operand(batch.value, cst.FloorDivide()), cst.FloorDivide(),
             cst.Subscript(cst.Call(cst.Name("_ddp_setup")),
                           [cst.SubscriptElement(cst.Index(cst.Integer("2")))]))
         args = []
@@ -607,36 +579,9 @@ class DataParallelToDDP(Rule):
             new = add_keyword(new, "sampler", sampler)
         return new
 
-    def _setup_and_cleanup(self, scope: Scope, edits: _Edits) -> None:
-        if scope.kind == "module":
-            body: list[cst.BaseStatement] = list(self.context.module.body)
-        elif isinstance(scope.node, cst.FunctionDef) and isinstance(
-                scope.node.body, cst.IndentedBlock):
-            body = list(scope.node.body.body)
-            first = body[0]
-            setup = _statement("_ddp_setup()", "TFC301: join the process group before anything "
-                               "uses a device")
-            if _is_docstring(first) and len(body) > 1:
-                edits.before(body[1], setup)
-            else:
-                edits.before(first, setup)
-        else:
-            raise _Irregular("the wrap is not in a function or at module level")
-        last = body[-1]
-        cleanup = _statement("_ddp_cleanup()")
-        if m.matches(last, m.SimpleStatementLine(body=[m.Return()])):
-            value = last.body[0].value  # type: ignore[attr-defined]
-            constant = (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString)
-            if value is not None and not isinstance(value, constant) and not (
-                    isinstance(value, cst.Name) and value.value in ("None", "True", "False")):
-                raise _Irregular("the training function returns a value that may still use the "
-                                 "process group; tear it down where training really ends")
-            edits.before(last, cleanup)
-        else:
-            edits.after(last, cleanup)
-
-    def _helper_anchor(self, module: cst.Module, scope: Scope, edits: _Edits) -> cst.BaseStatement:
+    def _helper_anchor(self) -> cst.BaseStatement:
         """The last import of the file's leading import block: the helpers go right after it."""
+        module = self.context.module
         anchor: int | None = None
         for index, statement in enumerate(module.body):
             if isinstance(statement, cst.SimpleStatementLine):
@@ -647,7 +592,7 @@ class DataParallelToDDP(Rule):
         if anchor is None:
             raise _Irregular("no import block at the top of the file to put the helpers after")
         top = {id(s): i for i, s in enumerate(module.body)}
-        for node in edits.nodes():
+        for node in self.edits.nodes():
             outer = [node, *self.names.ancestors(node)]
             index = next((top[id(a)] for a in outer if id(a) in top), None)
             if index is not None and index <= anchor and not isinstance(
@@ -655,32 +600,24 @@ class DataParallelToDDP(Rule):
                 raise _Irregular("module-level code runs before the end of the import block")
         return module.body[anchor]
 
-    def _helpers(self, anchor: cst.CSTNode, launch: str
-                 ) -> tuple[list[cst.BaseStatement], list[ImportRequest]]:
+    def _helpers(self, anchor: cst.CSTNode) -> tuple[list[cst.BaseStatement], list[ImportRequest]]:
+        imports = self.context.imports
         refs = {
-            "torch": self.context.imports.reference("torch", anchor),
-            "dist": self.context.imports.reference("torch.distributed", anchor, "torch.distributed"),
-            "environ": self.context.imports.reference("os.environ", anchor, "os"),
-            "ddp": self.context.imports.reference(DDP, anchor, "torch.nn.parallel"),
+            "torch": imports.reference("torch", anchor),
+            "dist": imports.reference("torch.distributed", anchor, "torch.distributed"),
+            "environ": imports.reference("os.environ", anchor, "os"),
+            "ddp": imports.reference(DDP, anchor, "torch.nn.parallel"),
         }
-        text = _HELPER_TEMPLATE.format(script=launch.split()[-1],
+        text = _HELPER_TEMPLATE.format(script=self.launch.split()[-1],
                                        **{key: ref.code for key, ref in refs.items()})
         statements = [s.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
                       for s in cst.parse_module(text).body]
         return statements, [ref.needs for ref in refs.values() if ref.needs is not None]
 
 
-def _with_comment(line: cst.CSTNode, text: str) -> cst.CSTNode:
-    """Add a trailing comment to a statement line, after any comment the user wrote."""
-    assert isinstance(line, cst.SimpleStatementLine)
-    existing = line.trailing_whitespace.comment
-    comment = f"{existing.value}  # {text}" if existing is not None else f"# {text}"
-    return line.with_changes(trailing_whitespace=line.trailing_whitespace.with_changes(
-        whitespace=cst.SimpleWhitespace("  "), comment=cst.Comment(comment)))
-
-
-def _is_docstring(statement: cst.BaseStatement) -> bool:
-    return m.matches(statement, m.SimpleStatementLine(body=[m.Expr(m.SimpleString())]))
+def _shuffle_of(loader: cst.Call) -> cst.BaseExpression | None:
+    arg = argument(loader, "shuffle", 2)
+    return arg.value if arg is not None else None
 
 
 def _rank_zero_guard(line: cst.CSTNode) -> cst.CSTNode:

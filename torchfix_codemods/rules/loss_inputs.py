@@ -1,6 +1,8 @@
-"""TFC501-TFC503: the training loop (losses fed probabilities, gradients never reset).
+"""TFC501-TFC502: losses fed probabilities where they expect logits.
 
-The facts behind each decision are in RULES.md (TFC5xx).
+Cross-entropy applies ``log_softmax`` itself and ``BCEWithLogitsLoss`` applies
+the sigmoid itself, stably; feeding them a softmax or a sigmoid computes it
+twice, or in the unstable order.
 """
 
 from __future__ import annotations
@@ -9,19 +11,9 @@ import libcst as cst
 
 from torchfix_codemods.analysis.calls import argument
 from torchfix_codemods.analysis.imports import ImportRequest, ImportUnavailable
-from torchfix_codemods.analysis.inference import imports_torch
-from torchfix_codemods.analysis.modules import enclosing_class, init_assignment
-from torchfix_codemods.analysis.names import dotted_name
-from torchfix_codemods.analysis.training import (
-    innermost_loop,
-    loop_facts,
-    optimizer_of_step,
-    statement,
-    statement_in_block,
-    with_leading_lines_moved,
-)
+from torchfix_codemods.analysis.modules import init_assignment
 from torchfix_codemods.analysis.usage import assigned_name, describe_use, reads_of_assigned
-from torchfix_codemods.model import Safety
+from torchfix_codemods.findings import Safety
 from torchfix_codemods.rules.base import Example, Fix, Rule
 
 _F = "torch.nn.functional."
@@ -54,7 +46,7 @@ class _LossRule(Rule):
                 value = binding.value
         elif isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and \
                 expr.value.value == "self":
-            owner = enclosing_class(self.names, expr)
+            owner = self.names.enclosing(expr, cst.ClassDef)
             if owner is not None:
                 value = init_assignment(owner, expr.attr.value)
         if isinstance(value, cst.Call):
@@ -119,6 +111,10 @@ class SoftmaxIntoCrossEntropy(_LossRule):
     Unsafe: the loss and its gradients change on purpose (predicted classes,
     and so accuracy, do not). A softmax computed into a variable first is
     reported without a fix: the variable may be used elsewhere.
+
+    ## References
+    - [`torch.nn.CrossEntropyLoss`: the input is expected to be unnormalized logits](https://docs.pytorch.org/docs/stable/generated/torch.nn.CrossEntropyLoss.html)
+    - [`torch.nn.functional.log_softmax`](https://docs.pytorch.org/docs/stable/generated/torch.nn.functional.log_softmax.html)
     """
 
     code = "TFC501"
@@ -259,6 +255,9 @@ class SigmoidIntoBCE(_LossRule):
     `nn.BCELoss` instance is rewritten only when it is a plain variable and
     every call of it in the file gets a sigmoid; otherwise report only.
     Arguments keep their positions (`weight`, `reduction` mean the same).
+
+    ## References
+    - [`torch.nn.BCEWithLogitsLoss`: more numerically stable than a sigmoid followed by `BCELoss`](https://docs.pytorch.org/docs/stable/generated/torch.nn.BCEWithLogitsLoss.html)
     """
 
     code = "TFC502"
@@ -383,114 +382,4 @@ class SigmoidIntoBCE(_LossRule):
         return Fix(Safety.UNSAFE, "use `BCEWithLogitsLoss` and pass the logits", replacements)
 
 
-class MissingZeroGrad(Rule):
-    """## What it does
-    Finds training loops that call `backward()` and `optimizer.step()` but
-    never reset gradients, and adds `optimizer.zero_grad()` before the
-    backward.
-
-    ## Why is this bad?
-    `backward()` adds into `.grad`. Without a reset, every step uses the sum
-    of all gradients so far: the effective learning rate grows each iteration
-    and training diverges or stalls.
-
-    ## Example
-    ```python
-    for x, y in loader:
-        loss = criterion(model(x), y)
-        loss.backward()
-        optimizer.step()
-    ```
-
-    ## Use instead
-    ```python
-    for x, y in loader:
-        loss = criterion(model(x), y)
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-    ```
-
-    ## Fix safety
-    Unsafe (training changes on purpose). Nothing is reported when the step
-    is conditional (`if (i + 1) % k == 0: optimizer.step()`: gradient
-    accumulation on purpose) or when gradients are reset any other way in the
-    loop (`model.zero_grad()`, `p.grad = None`, a helper that does it).
-    Report only when the loop has several backward calls or optimizers, or
-    the backward is not on a line of its own in a block.
-    """
-
-    code = "TFC503"
-    name = "missing-zero-grad"
-    message = "the loop calls `backward()` and `step()` but never `zero_grad()`: gradients accumulate"
-    safety = Safety.UNSAFE
-    triggers = ("backward",)
-    valid = (
-        "import torch\nfor x in data:\n    opt.zero_grad()\n    loss(x).backward()\n"
-        "    opt.step()\n",
-        "import torch\nfor i, x in enumerate(data):\n    loss(x).backward()\n"
-        "    if (i + 1) % 4 == 0:\n        opt.step()\n        opt.zero_grad()\n",
-        "import torch\nfor x in data:\n    loss(x).backward()\n    scheduler.step()\n",
-    )
-    invalid = (
-        Example(
-            "import torch\nfor x in data:\n    loss = model(x).sum()\n    # backprop\n"
-            "    loss.backward()\n    optimizer.step()\n",
-            "import torch\nfor x in data:\n    loss = model(x).sum()\n    # backprop\n"
-            "    optimizer.zero_grad()\n    loss.backward()\n    optimizer.step()\n",
-            unsafe=True,
-        ),
-        Example(
-            "import torch\ndef fit(self, data):\n    for x in data:\n"
-            "        self.scaler.scale(self.model(x)).backward()\n"
-            "        self.scaler.step(self.opt)\n        self.scaler.update()\n",
-            "import torch\ndef fit(self, data):\n    for x in data:\n        self.opt.zero_grad()\n"
-            "        self.scaler.scale(self.model(x)).backward()\n"
-            "        self.scaler.step(self.opt)\n        self.scaler.update()\n",
-            unsafe=True,
-        ),
-        Example(
-            "import torch\nfor x in data:\n    g_loss(x).backward()\n    d_loss(x).backward()\n"
-            "    opt_g.step()\n    opt_d.step()\n"
-        ),
-    )
-
-    def visit_Module(self, node: cst.Module) -> None:
-        self._loops: dict[int, cst.For | cst.While] = {}
-
-    def visit_Call(self, node: cst.Call) -> None:
-        if optimizer_of_step(self.names, node) is None:
-            return
-        loop = innermost_loop(self.names, node)
-        if loop is not None:
-            self._loops[id(loop)] = loop
-
-    def leave_Module(self, original_node: cst.Module) -> None:
-        if not imports_torch(self.names):
-            return  # `loss.backward()` means torch's only in a file that uses torch
-        for loop in self._loops.values():
-            self._check(loop)
-
-    def _check(self, loop: cst.For | cst.While) -> None:
-        facts = loop_facts(self.names, loop)
-        if not facts.backwards or not facts.steps or facts.zeroes_grads or facts.conditional_step:
-            return
-        anchor = facts.steps[0][0]
-        optimizers = facts.optimizers
-        if len(facts.backwards) != 1 or len(optimizers) != 1:
-            self.report(anchor, self.message + " (no fix: several backward calls or optimizers)")
-            return
-        backward = facts.backwards[0]
-        line = statement_in_block(self.names, backward)
-        optimizer = facts.steps[0][1]
-        if line is None or dotted_name(optimizer) is None:
-            self.report(anchor, self.message + " (no fix: the backward is not on its own line)")
-            return
-        code = dotted_name(optimizer)
-        zero, moved = with_leading_lines_moved(statement(f"{code}.zero_grad()\n"), line)
-        fix = Fix(Safety.UNSAFE, f"call `{code}.zero_grad()` before the backward",
-                  [(line, cst.FlattenSentinel([zero, moved]))])
-        self.report(anchor, self.message, fix=fix)
-
-
-RULES = [SoftmaxIntoCrossEntropy, SigmoidIntoBCE, MissingZeroGrad]
+RULES = [SoftmaxIntoCrossEntropy, SigmoidIntoBCE]

@@ -1,0 +1,164 @@
+"""The seams the code is built on, checked so they stay where they are.
+
+Layers point one way (rules -> edits -> analysis), no rule module reaches
+into another, the rules get their narrow options and their project facts
+through the context, the engine (not a rule) chooses a fix by tier, the cache
+key is derived from the options, and what a cache hit needs imports neither
+LibCST nor any rule.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import subprocess
+import sys
+from pathlib import Path
+
+import libcst as cst
+import pytest
+from support import fix_bytes, options_for
+
+from torchfix_codemods import cache, engine
+from torchfix_codemods.analysis.project import NO_PROJECT, ClassFacts, ProjectFacts
+from torchfix_codemods.catalog import CATALOG
+from torchfix_codemods.findings import Safety
+from torchfix_codemods.options import FileOptions, RuleOptions
+from torchfix_codemods.rules.base import Rule
+from torchfix_codemods.rules.registry import all_rules, rule_by_code
+from torchfix_codemods.source import SourceUnit
+
+PACKAGE = Path(__file__).resolve().parent.parent / "torchfix_codemods"
+# Modules of rules/ that hold no rule: the base classes, the registry, the data loader.
+RULE_INFRASTRUCTURE = {"base", "registry", "table_rule", "tables"}
+
+
+def _imports(path: Path) -> set[str]:
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return found
+
+
+def test_no_rule_module_imports_another_rule_module() -> None:
+    for path in sorted((PACKAGE / "rules").glob("*.py")):
+        if path.stem in RULE_INFRASTRUCTURE or path.stem == "__init__":
+            continue
+        for module in _imports(path):
+            if module.startswith("torchfix_codemods.rules."):
+                assert module.rsplit(".", 1)[1] in RULE_INFRASTRUCTURE, f"{path.name} -> {module}"
+
+
+@pytest.mark.parametrize(("layer", "forbidden"), [
+    ("analysis", ("torchfix_codemods.edits", "torchfix_codemods.rules", "torchfix_codemods.engine",
+                  "torchfix_codemods.settings", "torchfix_codemods.runner")),
+    ("edits", ("torchfix_codemods.rules", "torchfix_codemods.engine",
+               "torchfix_codemods.settings", "torchfix_codemods.runner")),
+])
+def test_layers_point_one_way(layer: str, forbidden: tuple[str, ...]) -> None:
+    for path in sorted((PACKAGE / layer).glob("*.py")):
+        for module in _imports(path):
+            assert not module.startswith(forbidden), f"{layer}/{path.name} imports {module}"
+
+
+def test_settings_options_and_cache_key_import_neither_libcst_nor_rules(tmp_path: Path) -> None:
+    code = (
+        "import sys\n"
+        "from torchfix_codemods.configuration import Configuration\n"
+        "from torchfix_codemods.settings import Overrides\n"
+        "from torchfix_codemods import cache\n"
+        f"settings = Configuration(Overrides(), cwd={str(tmp_path)!r}).settings_for('m.py')\n"
+        "cache.cache_key('m.py', b'x = 1\\n', settings.options_for('m.py'))\n"
+        "loaded = [m for m in sys.modules if m == 'libcst' or m.startswith('libcst.')"
+        " or m.startswith('torchfix_codemods.rules')]\n"
+        "print(loaded)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            check=True, cwd=tmp_path)
+    assert result.stdout.strip() == "[]"
+
+
+def test_the_catalog_lists_every_rule_class_and_nothing_else() -> None:
+    assert [(r.code, r.name, r.default_enabled) for r in all_rules()] == [
+        (e.code, e.name, e.default_enabled) for e in CATALOG]
+    for entry in CATALOG:
+        assert rule_by_code(entry.code).__module__.endswith("." + entry.module)
+
+
+def test_every_field_of_the_file_options_is_in_the_cache_key() -> None:
+    base = FileOptions(codes=("TFC001",))
+    changed = [
+        dataclasses.replace(base, codes=("TFC002",)),
+        dataclasses.replace(base, unsafe_fixes=True),
+        dataclasses.replace(base, target_torch=(2, 4)),
+        dataclasses.replace(base, rules=RuleOptions(inference_decorators=("my.no_grad",))),
+    ]
+    assert {f.name for f in dataclasses.fields(FileOptions)} == {
+        "codes", "unsafe_fixes", "target_torch", "rules"}, "a new field needs a case here"
+    keys = {cache.cache_key("m.py", b"", options) for options in [base, *changed]}
+    assert len(keys) == 1 + len(changed)
+
+
+def test_rules_read_options_not_settings() -> None:
+    for path in sorted((PACKAGE / "rules").glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        reads = [node.lineno for node in ast.walk(tree)
+                 if isinstance(node, ast.Attribute) and node.attr in ("settings", "unsafe_fixes")]
+        assert not reads, f"{path.name}:{reads[0]} reads the run's settings; rules get " \
+                          "context.options, and the engine applies the fix policy"
+        assert "torchfix_codemods.settings" not in _imports(path), path.name
+
+
+CHECKPOINT = "import torch\nfrom torch.utils.checkpoint import checkpoint\ny = checkpoint(f, x)\n"
+
+
+def test_the_engine_picks_the_first_alternative_the_run_allows() -> None:
+    """TFC404 offers `use_reentrant=False` (unsafe) before `True` (safe); the rule does not
+    know the run's policy."""
+    safe = fix_bytes(CHECKPOINT.encode(), ["TFC404"])
+    assert safe.fixed is not None and "use_reentrant=True" in safe.fixed
+    assert [f.fix.safety for f in safe.findings if f.fix] == [Safety.SAFE]
+    unsafe = fix_bytes(CHECKPOINT.encode(), ["TFC404"], unsafe=True)
+    assert unsafe.fixed is not None and "use_reentrant=False" in unsafe.fixed
+    old = fix_bytes(CHECKPOINT.encode(), ["TFC404"], unsafe=True, target=(1, 10))
+    assert old.fixed is None
+    [finding] = old.findings
+    assert finding.fix is not None and finding.fix.safety is Safety.UNSAFE
+    assert finding.fix.withheld == "needs torch >= 1.11, target is older"
+
+
+class _AsksTheProject(Rule):
+    """Reports what the project says about the class a name is bound to."""
+
+    code = "TFC995"
+    name = "asks-the-project"
+    message = "asked"
+    triggers = ("Net",)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        qualified = self.qualified_name(node.func)
+        facts = self.context.project.class_facts(qualified or "")
+        self.report(node, f"{qualified}: {facts.is_module if facts else 'unknown'}")
+
+
+class _Project:
+    def module_name(self, path: str) -> str | None:
+        return "pkg.train"
+
+    def class_facts(self, qualified: str) -> ClassFacts | None:
+        return ClassFacts(qualified, "pkg/models.py", True) if qualified == "pkg.models.Net" else None
+
+
+def test_project_facts_reach_a_rule_through_its_context(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(engine, "rule_by_code",
+                        lambda code: _AsksTheProject if code == "TFC995" else rule_by_code(code))
+    unit = SourceUnit("train.py", "import torch\nfrom pkg.models import Net\nnet = Net()\n")
+    project: ProjectFacts = _Project()
+    told = engine.process(unit, options_for(["TFC995"]), apply_fixes=False, project=project)
+    assert [f.message for f in told.findings] == ["pkg.models.Net: True"]
+    alone = engine.process(unit, options_for(["TFC995"]), apply_fixes=False)
+    assert [f.message for f in alone.findings] == ["pkg.models.Net: unknown"]
+    assert NO_PROJECT.module_name("train.py") is None

@@ -1,0 +1,261 @@
+"""One answer per concept: the decisions taken where two analyses used to disagree.
+
+Each test pins a decision of issue 14 ("one home per concept"), through the
+shared helper and through the rules that read it, so the rules cannot drift
+apart again.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+import pytest
+from support import findings, fixed_text
+
+from torchfix_codemods.analysis.frameworks import imports_torch
+from torchfix_codemods.analysis.grad_mode import in_no_grad
+from torchfix_codemods.analysis.loops import innermost_loop
+from torchfix_codemods.analysis.modules import module_evidence, named_like_model
+from torchfix_codemods.analysis.names import NameIndex
+from torchfix_codemods.analysis.optimizers import optimizer_of_step, updates_parameters
+from torchfix_codemods.analysis.statements import statement_line
+from torchfix_codemods.analysis.tensors import provenance
+from torchfix_codemods.analysis.walk import names_in
+
+
+def _index(source: str) -> tuple[cst.Module, NameIndex]:
+    module = cst.parse_module(textwrap.dedent(source))
+    return module, NameIndex.build(module)
+
+
+def _calls(module: cst.Module, method: str) -> list[cst.Call]:
+    found: list[cst.Call] = []
+
+    class _Find(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            if isinstance(node.func, cst.Attribute) and node.func.attr.value == method:
+                found.append(node)
+
+    module.visit(_Find())
+    return found
+
+
+# ------------------------------------------------------------------ grad mode
+@pytest.mark.parametrize(("context", "off"), [
+    ("torch.no_grad()", True),
+    ("torch.inference_mode()", True),
+    ("torch.autograd.inference_mode()", True),  # tensors.py used to miss this one
+    ("torch.autograd.grad_mode.no_grad()", True),
+    ("torch.enable_grad()", False),  # sets the mode, but to "on"
+    ("torch.set_grad_enabled(False)", False),  # a runtime flag: not provably off
+])
+def test_grad_is_off_only_under_contexts_that_turn_it_off(context: str, off: bool) -> None:
+    module, names = _index(f"""
+        import torch
+        with {context}:
+            p.data.add_(1)
+        """)
+    [call] = _calls(module, "add_")
+    assert in_no_grad(names, call) is off
+
+
+def test_a_with_torch_autograd_inference_mode_write_only_drops_data() -> None:
+    source = ("import torch\nw = torch.randn(3, requires_grad=True)\n"
+              "with torch.autograd.inference_mode():\n    w.data.add_(1)\n")
+    assert fixed_text(source, ["TFC103"], unsafe=True) == source.replace("w.data.add_", "w.add_")
+
+
+def test_an_evaluation_that_sets_its_own_grad_mode_gets_no_no_grad() -> None:
+    """`enable_grad` is not "grad off" (above) but it is a decision TFC202 must not override."""
+    source = ("import torch\ndef evaluate(model, x):\n    model.eval()\n"
+              "    with torch.enable_grad():\n        return model(x)\n")
+    assert [f for f in findings(source, ["TFC202"])] == []
+
+
+# -------------------------------------------------------------- imports torch
+@pytest.mark.parametrize(("imports", "torch"), [
+    ("import torch", True),
+    ("import torch.nn as nn", True),
+    ("from torch import nn", True),
+    ("def f():\n    import torch", True),
+    ("from mylib import torch", False),
+    ("from . import torch", False),
+    ("import torchvision", False),
+])
+def test_imports_torch_means_the_real_torch_in_any_scope(imports: str, torch: bool) -> None:
+    _, names = _index(imports + "\n")
+    assert imports_torch(names) is torch
+
+
+# ------------------------------------------------------------------ optimizers
+OPTIMIZERS = """
+import torch
+sgd = torch.optim.SGD(params, lr=0.1)
+lr_opt_sched = torch.optim.lr_scheduler.StepLR(sgd, 1)
+sgd.step()
+lr_opt_sched.step()
+optimizer.step()
+scaler.step(self.opt)
+optimizers[0].step()
+"""
+
+
+def test_one_answer_to_is_this_an_optimizer_step() -> None:
+    module, names = _index(OPTIMIZERS)
+    steps = _calls(module, "step")
+    stepped = [optimizer_of_step(names, call) for call in steps]
+    shown = [cst.Module([]).code_for_node(s) if s is not None else None for s in stepped]
+    # A scheduler is never one; the subscript is an optimizer, but TFC503 needs a name to
+    # write `X.zero_grad()` with.
+    assert shown == ["sgd", None, "optimizer", "self.opt", None]
+    assert [updates_parameters(names, call) for call in steps] == [True, False, True, True, True]
+
+
+def test_an_evaluation_stepping_a_torch_optim_optimizer_is_training() -> None:
+    """The inference analysis used to count only optimizer-*named* receivers."""
+    source = ("import torch\ndef evaluate(model, x):\n    sgd = torch.optim.SGD(model.parameters())\n"
+              "    y = model(x)\n    sgd.step()\n    return y\n")
+    assert findings(source, ["TFC201", "TFC202"]) == []
+
+
+# ------------------------------------------------------------ model-like names
+@pytest.mark.parametrize(("name", "model"), [
+    ("model", True), ("module", True), ("net", True), ("ema_model", True), ("resnet", True),
+    ("bert", True), ("Discriminator", True), ("state", False), ("checkpoint", False),
+    ("modules", False), ("torchvision", False),
+])
+def test_one_vocabulary_of_model_like_names(name: str, model: bool) -> None:
+    assert named_like_model(name) is model
+
+
+def test_a_module_named_module_is_a_model_for_load_and_for_eval() -> None:
+    """TFC001 counted `module` as model-like and TFC201 did not; both do now."""
+    load = findings("import torch\nmodule = torch.load('m.pt')\n", ["TFC001"])
+    assert [f.fix for f in load] == [None]  # report only: it may be a whole pickled module
+    evaluation = findings("import torch\nimport torch.nn as nn\n\n\ndef evaluate(module, x):\n"
+                          "    with torch.no_grad():\n        return module(x)\n", ["TFC201"])
+    assert [f.code for f in evaluation] == ["TFC201"] and evaluation[0].fix is not None
+
+
+# -------------------------------------------------------------------- loops
+def test_a_loop_outside_a_function_or_class_does_not_repeat_its_body() -> None:
+    module, names = _index("""
+        for epoch in range(3):
+            class Config:
+                total = loss.item()
+            def step():
+                total = loss.item()
+            total = loss.item()
+        """)
+    first, second, third = _calls(module, "item")
+    assert innermost_loop(names, first) is None
+    assert innermost_loop(names, second) is None
+    assert isinstance(innermost_loop(names, third), cst.For)
+
+
+# ---------------------------------------------------------------- statements
+def test_a_statement_can_be_inserted_only_next_to_a_line_of_a_block() -> None:
+    module, names = _index("""
+        loss.backward()
+        if ready: loss.backward()
+        for x in f(loss.backward()):
+            pass
+        hook = lambda: loss.backward()
+        """)
+    lines = [statement_line(names, call) for call in _calls(module, "backward")]
+    assert lines[0] is module.body[0]
+    assert lines[1:] == [None, None, None]
+
+
+# -------------------------------------------------------------- names in a tree
+def test_names_in_sees_every_name_a_libcst_visitor_sees() -> None:
+    module = cst.parse_module(textwrap.dedent("""
+        @decorate(arg=value)
+        def f(a: int, *rest, key=default, **extra) -> out:
+            global g
+            x: T = [y for y in ys if y]
+            obj.attr.deep[index] += other(key=word)
+            import pkg.mod as alias
+            return lambda q: q + outer
+        """))
+    seen: list[str] = []
+
+    class _All(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            seen.append(node.value)
+
+    module.visit(_All())
+    assert [name.value for name in names_in(module)] == seen
+
+
+# ----------------------------------------------------- structured module facts
+def test_module_evidence_is_structured_not_prose() -> None:
+    module, names = _index("""
+        import torch.nn as nn
+
+        class FocalLoss(nn.Module):
+            pass
+
+        class LossNet(nn.Module):
+            pass
+
+        focal = FocalLoss()
+        body = LossNet()
+        criterion = nn.CrossEntropyLoss()
+        """)
+    evidence = {
+        name.value: module_evidence(names, name)
+        for statement in module.body[-3:]
+        for name in [statement.body[0].targets[0].target]  # type: ignore[attr-defined]
+    }
+    assert evidence["focal"] is not None and evidence["focal"].is_loss
+    assert evidence["criterion"] is not None and evidence["criterion"].is_loss
+    # A class whose name merely contains "Loss" is not a loss (the prose search said it was).
+    assert evidence["body"] is not None and not evidence["body"].is_loss
+
+
+def test_an_lstm_reached_through_self_returns_a_tuple_not_a_tensor() -> None:
+    source = textwrap.dedent("""
+        import torch.nn as nn
+
+        class Seq(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.rnn = nn.LSTM(4, 4)
+
+            def forward(self, x):
+                out = self.rnn(x)
+                return out.numpy()
+        """)
+    module, names = _index(source)
+    [numpy] = _calls(module, "numpy")
+    found = provenance(names, numpy.func.value)  # type: ignore[attr-defined]
+    assert found.kind == "unknown" and "recurrent or attention module" in found.reason
+    # So TFC101 offers no safe fix for it.
+    assert all(f.fix is None or f.fix.safety.value != "safe"
+               for f in findings(source, ["TFC101"]))
+
+
+def test_a_literal_number_keeps_an_accumulator_what_it_was() -> None:
+    source = textwrap.dedent("""
+        import torch
+        total = torch.zeros(())
+        total += 1
+        total_count = torch.zeros(()).item()
+        total_count += 1
+        """)
+    module, names = _index(source)
+    targets = [s.body[0].targets[0].target for s in module.body  # type: ignore[attr-defined]
+               if isinstance(s.body[0], cst.Assign)]
+    assert provenance(names, targets[0]).is_tensor
+    assert not provenance(names, targets[1]).is_tensor
+
+
+# ------------------------------------------------------------ edits: precedence
+def test_a_computed_range_end_is_moved_by_one_step_with_the_right_precedence() -> None:
+    """`n << 1 + 1` would shift by two; the end is parenthesised when it binds looser."""
+    source = "import torch\nx = torch.range(0, n << 1)\ny = torch.range(0, 2 * n)\n"
+    fixed = fixed_text(source, ["TFC406"], unsafe=True)
+    assert "torch.arange(0, (n << 1) + 1, dtype=torch.get_default_dtype())" in fixed
+    assert "torch.arange(0, 2 * n + 1, dtype=torch.get_default_dtype())" in fixed

@@ -1,0 +1,78 @@
+"""Is this an optimizer, and does this call update parameters?
+
+Evidence, in order: a name bound to a ``torch.optim`` constructor
+(``sgd = torch.optim.SGD(...)``), or a name that says so (``optimizer``,
+``self.opt_g``, ``optimizers[0]``). A learning-rate scheduler is never one,
+even when it is named ``opt_sched``: its ``step()`` changes no gradient. AMP's
+``GradScaler`` steps the optimizer it is given (``scaler.step(optimizer)``).
+
+Two rule families ask: the training-loop rules want the optimizer an
+``X.step()`` steps (to reset its gradients), the inference analysis wants to
+know whether a function updates parameters at all (then it is training, not
+evaluation).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from torchfix_codemods.analysis.names import NameIndex, dotted_name
+from torchfix_codemods.analysis.syntax import code_of
+
+
+def _last_part(expr: cst.BaseExpression) -> str | None:
+    dotted = dotted_name(expr)
+    return dotted.split(".")[-1].lower() if dotted is not None else None
+
+
+def is_grad_scaler(expr: cst.BaseExpression) -> bool:
+    """Named like AMP's ``GradScaler`` (``scaler``, ``self.grad_scaler``)."""
+    return "scaler" in (_last_part(expr) or "")
+
+
+def _built_by_torch_optim(names: NameIndex, expr: cst.BaseExpression) -> bool:
+    if not isinstance(expr, cst.Name):
+        return False
+    binding = names.binding_of(expr)
+    if binding is None or not isinstance(binding.value, cst.Call):
+        return False
+    qualified = names.qualified_name(binding.value.func) or ""
+    return qualified.startswith("torch.optim.") and "lr_scheduler" not in qualified
+
+
+def is_optimizer(names: NameIndex, expr: cst.BaseExpression) -> bool:
+    """``expr`` is an optimizer: built by ``torch.optim`` or named like one, never a scheduler."""
+    last = _last_part(expr)
+    if last is None:
+        return isinstance(expr, cst.Subscript) and "opt" in code_of(expr).lower()
+    if "sched" in last:
+        return False
+    return "opt" in last or _built_by_torch_optim(names, expr)
+
+
+def optimizer_of_step(names: NameIndex, call: cst.Call) -> cst.BaseExpression | None:
+    """The optimizer an ``X.step(...)`` call steps, when it is named by a dotted name.
+
+    ``optimizer.step()`` and ``self.opt.step()`` step their receiver;
+    ``scaler.step(optimizer)`` steps its argument. A scheduler's ``step`` is None.
+    """
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and func.attr.value == "step"):
+        return None
+    receiver = func.value
+    if dotted_name(receiver) is None:
+        return None
+    if is_grad_scaler(receiver):
+        if call.args and call.args[0].keyword is None and dotted_name(call.args[0].value):
+            return call.args[0].value
+        return None
+    return receiver if is_optimizer(names, receiver) else None
+
+
+def updates_parameters(names: NameIndex, call: cst.Call) -> bool:
+    """``optimizer.step()``, ``optimizer.zero_grad()``, ``scaler.step(...)``: training work."""
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and func.attr.value in ("step", "zero_grad")):
+        return False
+    receiver = func.value
+    return is_grad_scaler(receiver) or is_optimizer(names, receiver)

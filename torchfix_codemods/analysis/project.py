@@ -1,0 +1,58 @@
+"""The seam for facts that span files: what a rule may ask about the rest of the project.
+
+One file rarely says everything: ``from models import Net`` hides whether
+``Net`` is an ``nn.Module``, a helper in another file may call ``.eval()``, a
+checkpoint saved in ``train.py`` is loaded in ``predict.py``. Those answers
+come from a project index built in a first pass over the run's files (the way
+LibCST's ``FullRepoManager`` computes repository-wide metadata before any
+visitor runs, and Fixit rules declare the metadata they depend on).
+
+Rules never build or open anything themselves. A rule that reads project
+facts names them in :attr:`Rule.project_facts` (so the runner knows to build
+the index, and the cache knows a result depends on other files), and reads
+them through ``self.context.project``, which satisfies :class:`ProjectFacts`.
+Until the index exists every run gets :data:`NO_PROJECT`, which knows nothing:
+"unknown" is always a valid answer, and every rule already treats it
+conservatively.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+ProjectFact = Literal["module-classes"]
+"""The kinds of cross-file facts a rule can declare it reads."""
+
+
+@dataclass(frozen=True)
+class ClassFacts:
+    """What the project knows about one class, by its qualified name."""
+
+    qualified: str
+    path: str
+    is_module: bool | None
+    """Subclasses ``torch.nn.Module`` (transitively, across files); None when a base is unknown."""
+
+
+class ProjectFacts(Protocol):
+    """Questions about the rest of the run's files; every answer may be None (unknown)."""
+
+    def module_name(self, path: str) -> str | None:
+        """The dotted module name a file of the run is imported as (``pkg.models``)."""
+
+    def class_facts(self, qualified: str) -> ClassFacts | None:
+        """Facts about the class ``qualified`` (``pkg.models.Net``) when a file of the run defines it."""
+
+
+class NoProject:
+    """The project of a run without an index: every question is answered "unknown"."""
+
+    def module_name(self, path: str) -> str | None:
+        return None
+
+    def class_facts(self, qualified: str) -> ClassFacts | None:
+        return None
+
+
+NO_PROJECT: ProjectFacts = NoProject()

@@ -1,0 +1,49 @@
+"""The statement that holds a node, and the statements around it.
+
+Two questions rules keep asking:
+
+* *Which statement is this part of?* (:func:`enclosing_statement`): the
+  innermost simple line or compound statement, to tell whether two nodes
+  share a line or to compare positions.
+* *Where can a statement be inserted next to this node?*
+  (:func:`statement_line`): the line holding the node, when that line sits in
+  a block. A node inside a compound statement's header (``for x in f(node):``),
+  a one-line suite (``if c: node``) or a lambda has no such line: a statement
+  put before its line would run at the wrong time or not parse.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from torchfix_codemods.analysis.names import NameIndex
+
+
+def enclosing_statement(names: NameIndex, node: cst.CSTNode) -> cst.BaseStatement | None:
+    """``node`` itself when it is a statement, else its innermost enclosing statement."""
+    for candidate in (node, *names.ancestors(node)):
+        if isinstance(candidate, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            return candidate
+    return None
+
+
+def statement_line(names: NameIndex, node: cst.CSTNode) -> cst.SimpleStatementLine | None:
+    """The line holding ``node`` when statements can be inserted before and after it."""
+    for ancestor in names.ancestors(node):
+        if isinstance(ancestor, cst.SimpleStatementLine):
+            return ancestor
+        if isinstance(ancestor, (cst.BaseCompoundStatement, cst.SimpleStatementSuite, cst.Lambda)):
+            return None
+    return None
+
+
+def next_statement(names: NameIndex, statement: cst.BaseStatement) -> cst.BaseStatement | None:
+    """The statement right after ``statement`` in the same block, or None at its end."""
+    parent = names.parent(statement)
+    body = getattr(parent, "body", None)
+    if not isinstance(body, (list, tuple)):
+        return None
+    for index, sibling in enumerate(body):
+        if sibling is statement:
+            return body[index + 1] if index + 1 < len(body) else None
+    return None

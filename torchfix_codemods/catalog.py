@@ -1,0 +1,120 @@
+"""Every rule's code, name, default state and module, and how ``select``/``ignore`` pick them.
+
+A table, not an import of the rules: settings are validated, rule selections
+resolved and cache keys computed without loading LibCST or any rule module,
+so a cache hit answers in a fraction of the time a parse takes. The registry
+checks at load time that this table and the rule classes agree, so a new rule
+cannot be forgotten here (the error names the line to add).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cache
+
+SYNTAX_ERROR_CODE = "TFC000"
+
+
+@dataclass(frozen=True)
+class RuleEntry:
+    """What is known about a rule without importing it."""
+
+    code: str
+    name: str
+    module: str
+    """The module of ``torchfix_codemods.rules`` that defines it."""
+    default_enabled: bool = True
+
+
+CATALOG: tuple[RuleEntry, ...] = (
+    RuleEntry("TFC000", "syntax-error", "syntax"),
+    RuleEntry("TFC001", "torch-load-without-weights-only", "serialization"),
+    RuleEntry("TFC002", "torch-load-without-map-location", "serialization"),
+    RuleEntry("TFC003", "save-whole-module", "serialization"),
+    RuleEntry("TFC101", "numpy-on-tensor", "numpy_conversion"),
+    RuleEntry("TFC102", "data-read", "data_attribute"),
+    RuleEntry("TFC103", "data-inplace", "data_attribute"),
+    RuleEntry("TFC104", "data-assign", "data_attribute"),
+    RuleEntry("TFC105", "index-zero-dim", "zero_dim_index"),
+    RuleEntry("TFC106", "variable-wrapper", "variable_wrapper"),
+    RuleEntry("TFC107", "accumulate-loss-tensor", "loss_accumulation"),
+    RuleEntry("TFC201", "missing-eval", "inference_mode"),
+    RuleEntry("TFC202", "missing-no-grad", "inference_mode"),
+    RuleEntry("TFC203", "eval-not-restored", "inference_mode"),
+    RuleEntry("TFC204", "direct-forward", "direct_forward"),
+    RuleEntry("TFC301", "data-parallel", "data_parallel"),
+    RuleEntry("TFC401", "cuda-amp", "deprecated_amp"),
+    RuleEntry("TFC402", "functional-aliases", "functional_aliases"),
+    RuleEntry("TFC403", "legacy-reduction", "legacy_reduction"),
+    RuleEntry("TFC404", "checkpoint-use-reentrant", "checkpoint_reentrant"),
+    RuleEntry("TFC405", "weight-norm", "weight_norm"),
+    RuleEntry("TFC406", "removed-or-deprecated-function", "removed_functions"),
+    RuleEntry("TFC407", "requires-grad-typo", "requires_grad_typo"),
+    RuleEntry("TFC408", "torchvision-pretrained", "torchvision_pretrained"),
+    RuleEntry("TFC409", "torch-internals-and-hints", "internals_and_hints"),
+    RuleEntry("TFC410", "dataloader-without-workers", "dataloader_workers", default_enabled=False),
+    RuleEntry("TFC501", "softmax-into-cross-entropy", "loss_inputs"),
+    RuleEntry("TFC502", "sigmoid-into-bce", "loss_inputs"),
+    RuleEntry("TFC503", "missing-zero-grad", "missing_zero_grad"),
+)
+
+
+class UnknownRuleCode(ValueError):
+    """A code or prefix that matches no rule."""
+
+
+@cache
+def entries_by_code() -> dict[str, RuleEntry]:
+    return {entry.code: entry for entry in CATALOG}
+
+
+def entry(code: str) -> RuleEntry:
+    try:
+        return entries_by_code()[code]
+    except KeyError:
+        raise UnknownRuleCode(code) from None
+
+
+def select(selector: str) -> list[RuleEntry]:
+    """Rules a code or prefix selects (``TFC1``, ``TFC101``, ``ALL``).
+
+    A prefix selects only rules that are on by default; naming a rule's full
+    code selects it even when it is off by default, and ``ALL`` selects every
+    rule, as in ruff.
+    """
+    selector = selector.strip().upper()
+    if selector == "ALL":
+        return list(CATALOG)
+    if selector in entries_by_code():
+        return [entries_by_code()[selector]]
+    found = [e for e in CATALOG if e.code.startswith(selector)]
+    if not found:
+        raise UnknownRuleCode(selector)
+    return [e for e in found if e.default_enabled]
+
+
+def covered(selector: str) -> list[RuleEntry]:
+    """Every rule under a code or prefix, on by default or not (what ``ignore`` removes)."""
+    selector = selector.strip().upper()
+    if selector == "ALL":
+        return list(CATALOG)
+    found = [e for e in CATALOG if e.code.startswith(selector)]
+    if not found:
+        raise UnknownRuleCode(selector)
+    return found
+
+
+def resolve_selection(
+    selected: Iterable[str] | None, extend_select: Iterable[str], ignore: Iterable[str]
+) -> frozenset[str]:
+    """ruff's order: ``select`` (or the defaults), plus ``extend-select``, minus ``ignore``."""
+    if selected is None:
+        chosen = {e.code for e in CATALOG if e.default_enabled}
+    else:
+        chosen = {e.code for selector in selected for e in select(selector)}
+    for selector in extend_select:
+        chosen.update(e.code for e in select(selector))
+    for selector in ignore:
+        chosen.difference_update(e.code for e in covered(selector))
+    return frozenset(chosen)

@@ -1,0 +1,70 @@
+"""Inserting statements that look as if the user wrote them.
+
+Inserted statements (``model.eval()`` at the start of a function, a
+``with torch.no_grad():`` block, ``optimizer.zero_grad()`` before a backward)
+must keep the file's indentation, line endings and comments. New statements
+are parsed with LibCST's defaults and carry no explicit indentation or newline
+of their own, so they render with the module's detected ``default_indent`` and
+``default_newline`` (tabs and CRLF files stay tabs and CRLF); existing
+statements are moved, never re-rendered by hand. For the same reason inserted
+text carries comments, never docstrings: LibCST re-indents statements and
+comments, not the inside of a string.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import libcst as cst
+
+
+def parse_statement(code: str) -> cst.BaseStatement:
+    """One statement from source text written with 4-space indents and ``\\n``."""
+    return cst.parse_statement(code)
+
+
+def simple_line(code: str, comment: str | None = None) -> cst.SimpleStatementLine:
+    """One simple statement line, optionally with a trailing ``# comment``."""
+    line = cst.parse_statement(code)
+    if not isinstance(line, cst.SimpleStatementLine):
+        raise ValueError(f"not a simple statement: {code!r}")
+    if comment is not None:
+        line = line.with_changes(trailing_whitespace=cst.TrailingWhitespace(
+            whitespace=cst.SimpleWhitespace("  "), comment=cst.Comment(f"# {comment}")))
+    return line
+
+
+def with_trailing_comment(line: cst.SimpleStatementLine, text: str) -> cst.SimpleStatementLine:
+    """``line`` with ``# text`` appended after any comment the user already wrote."""
+    existing = line.trailing_whitespace.comment
+    comment = f"{existing.value}  # {text}" if existing is not None else f"# {text}"
+    return line.with_changes(trailing_whitespace=line.trailing_whitespace.with_changes(
+        whitespace=cst.SimpleWhitespace("  "), comment=cst.Comment(comment)))
+
+
+def with_leading_lines_moved(
+    new: cst.BaseStatement, old: cst.BaseStatement,
+) -> tuple[cst.BaseStatement, cst.BaseStatement]:
+    """Give ``new`` (inserted before ``old``) the comments and blank lines above ``old``."""
+    lines = getattr(old, "leading_lines", ())
+    if not lines:
+        return new, old
+    return new.with_changes(leading_lines=lines), old.with_changes(leading_lines=())
+
+
+def insert_before(old: cst.BaseStatement, *new: cst.BaseStatement) -> cst.FlattenSentinel:
+    """The replacement of ``old`` by ``new...`` then ``old``; the comments above ``old`` stay
+    above the first inserted statement, where a reader looks for them."""
+    first, moved = with_leading_lines_moved(new[0], old)
+    return cst.FlattenSentinel([first, *new[1:], moved])
+
+
+def fresh_name(preferred: str, taken: Iterable[str]) -> str:
+    """``preferred``, or ``preferred_2``, ... whichever no existing name uses."""
+    used = set(taken)
+    if preferred not in used:
+        return preferred
+    index = 2
+    while f"{preferred}_{index}" in used:
+        index += 1
+    return f"{preferred}_{index}"

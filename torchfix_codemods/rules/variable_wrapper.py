@@ -1,0 +1,155 @@
+"""TFC106: ``torch.autograd.Variable(x)``, a pre-0.4 wrapper that now only detaches.
+
+Since torch 0.4 a tensor is what a ``Variable`` was; the call survives in
+copied code and reads like a no-op, but returns a new leaf detached from
+``x``'s graph.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from torchfix_codemods.analysis.calls import keyword_arg, positional_args
+from torchfix_codemods.analysis.imports import ImportRemoval
+from torchfix_codemods.analysis.names import NameIndex
+from torchfix_codemods.edits.expressions import as_receiver, method_call
+from torchfix_codemods.findings import Safety
+from torchfix_codemods.rules.base import Example, Fix, Rule
+
+VARIABLE = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})
+# Factories that return a fresh leaf without grad: `Variable(torch.zeros(3))` is `torch.zeros(3)`.
+_FRESH = frozenset({
+    "tensor", "zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm",
+    "arange", "linspace", "logspace", "eye", "zeros_like", "ones_like", "empty_like",
+    "full_like", "rand_like", "randn_like", "randint_like", "FloatTensor", "LongTensor",
+    "DoubleTensor", "IntTensor", "ByteTensor", "BoolTensor", "HalfTensor", "Tensor",
+})
+
+
+class VariableWrapper(Rule):
+    """## What it does
+    Removes `torch.autograd.Variable(x)`: `x.detach()` in general, `x` itself
+    when `x` is a fresh tensor from a factory, `x.detach().requires_grad_()`
+    for `requires_grad=True`. Removes the `Variable` import when it is left
+    unused.
+
+    ## Why is this bad?
+    Since torch 0.4 tensors and Variables are one type. `Variable(x)` is not a
+    no-op: it returns a new leaf, detached from `x`'s graph, which readers do
+    not expect; the wrapper is dead weight that hides what happens.
+
+    ## Example
+    ```python
+    from torch.autograd import Variable
+    images = Variable(images.to(device))
+    ```
+
+    ## Use instead
+    ```python
+    images = images.to(device).detach()
+    ```
+
+    ## Fix safety
+    Safe: `Variable(x)` accepts only tensors and returns exactly
+    `x.detach()` (same storage, `requires_grad` from its argument, a leaf).
+    `volatile=True` was removed in 0.4 and is ignored with a warning: reported
+    without a fix, use `with torch.no_grad():`. Other arguments (positional
+    flags, `*args`) are reported without a fix.
+
+    ## References
+    - [Variable (deprecated)](https://docs.pytorch.org/docs/stable/autograd.html#variable-deprecated)
+    - [PyTorch 0.4.0 migration guide: merging `Tensor` and `Variable`](https://pytorch.org/blog/pytorch-0_4_0-migration-guide/)
+    """
+
+    code = "TFC106"
+    name = "variable-wrapper"
+    message = "`Variable` is a no-longer-needed wrapper that detaches: use the tensor"
+    safety = Safety.SAFE
+    triggers = ("Variable",)
+    valid = (
+        "import torch\nx = torch.randn(3).detach()\n",
+        "import tensorflow as tf\nv = tf.Variable(1.0)\n",
+        "from torch.autograd import Variable\nok = isinstance(x, Variable)\n",
+    )
+    invalid = (
+        Example(
+            "import torch\nfrom torch.autograd import Variable\ny = torch.randn(3) * 2\n"
+            "x = Variable(y)\n",
+            "import torch\ny = torch.randn(3) * 2\nx = y.detach()\n",
+        ),
+        Example(
+            "import torch\nfrom torch.autograd import Variable\n"
+            "x = Variable(torch.zeros(3), requires_grad=True)\n",
+            "import torch\nx = torch.zeros(3).requires_grad_()\n",
+        ),
+        Example(
+            "import torch\nw = torch.autograd.Variable(torch.ones(2) + 1)\n",
+            "import torch\nw = (torch.ones(2) + 1).detach()\n",
+        ),
+        Example(
+            "import torch\nfrom torch.autograd import Variable\n"
+            "x = Variable(torch.zeros(3), volatile=True)\n",
+        ),
+    )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        qualified = self.qualified_name(node.func)
+        if qualified not in VARIABLE:
+            return
+        removal = self._import_removal(node.func)
+        positional = positional_args(node)
+        data = keyword_arg(node, "data") or (positional[0] if positional else None)
+        volatile = keyword_arg(node, "volatile")
+        requires = keyword_arg(node, "requires_grad")
+        known = {"data", "volatile", "requires_grad"}
+        extra = [a for a in node.args if a.star or (a.keyword is not None
+                                                    and a.keyword.value not in known)]
+        if volatile is not None:
+            self.report(node, "`Variable(..., volatile=True)` was removed in torch 0.4 and is "
+                        "ignored: run inference under `with torch.no_grad():`")
+            return
+        if data is None or extra or len(positional) > 1:
+            self.report(node, self.message + " (no fix: arguments the tool does not rewrite)")
+            return
+        value = data.value
+        new: cst.BaseExpression = as_receiver(value)
+        fresh = _is_fresh(self.names, value)
+        if not fresh:
+            new = method_call(new, "detach")
+        if requires is not None:
+            flag = requires.value
+            if isinstance(flag, cst.Name) and flag.value == "True":
+                new = method_call(new, "requires_grad_")
+            elif not (isinstance(flag, cst.Name) and flag.value == "False"):
+                new = method_call(new, "requires_grad_", [cst.Arg(flag)])
+        description = "replace `Variable(x)` with " + ("`x`" if fresh else "`x.detach()`")
+        fix = Fix(Safety.SAFE, description,
+                  [(node, new.with_changes(lpar=node.lpar, rpar=node.rpar)
+                    if not isinstance(new, cst.Name) or node.lpar else new)],
+                  remove_imports=removal)
+        reason = ("the argument is a fresh tensor from a factory" if fresh
+                  else "`Variable(x)` returns `x.detach()`")
+        self.report(node, fix=fix, reason=reason)
+
+    def _import_removal(self, func: cst.BaseExpression) -> tuple[ImportRemoval, ...]:
+        if not isinstance(func, cst.Name):
+            return ()
+        binding = self.names.binding_of(func)
+        if binding is None or not binding.qualified or func.value != "Variable":
+            return ()
+        module, _, name = binding.qualified.rpartition(".")
+        return (ImportRemoval(module, name),)
+
+
+def _is_fresh(names: NameIndex, value: cst.BaseExpression) -> bool:
+    if not isinstance(value, cst.Call) or keyword_arg(value, "requires_grad") is not None:
+        return False
+    qualified = names.qualified_name(value.func) or ""
+    return qualified.count(".") == 1 and qualified.startswith("torch.") and \
+        qualified.split(".")[1] in _FRESH
+
+
+# ------------------------------------------------------------------- TFC107
+
+
+RULES = [VariableWrapper]

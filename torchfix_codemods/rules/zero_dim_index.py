@@ -1,0 +1,89 @@
+"""TFC105: indexing a 0-dim loss (``loss.data[0]``), which raises since torch 0.4.
+
+Only receivers the shared analysis proves to be 0-dim tensors (a reducing
+loss, a full reduction) are rewritten; without that evidence nothing is
+reported, since ``x[0]`` on any other tensor is ordinary indexing.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from torchfix_codemods.analysis.syntax import is_zero_index
+from torchfix_codemods.analysis.tensors import scalar_reason
+from torchfix_codemods.edits.expressions import method_call
+from torchfix_codemods.findings import Safety
+from torchfix_codemods.rules.base import Example, Fix, Rule
+
+
+class IndexZeroDim(Rule):
+    """## What it does
+    Rewrites `loss.data[0]` and `loss[0]` on a 0-dim tensor to `loss.item()`.
+
+    ## Why is this bad?
+    Before torch 0.4 a loss was a 1-element tensor; since then it is 0-dim and
+    indexing it raises `IndexError: invalid index of a 0-dim tensor`.
+
+    ## Example
+    ```python
+    print(loss.data[0])
+    ```
+
+    ## Use instead
+    ```python
+    print(loss.item())
+    ```
+
+    ## Fix safety
+    Safe: only applied where the receiver is known to be 0-dim (the output of
+    a reducing loss, `F.*_loss` without `reduction='none'`, a full `.sum()` or
+    `.mean()`, or arithmetic of these with plain numbers), where the original
+    always raises. Without that evidence nothing is reported.
+
+    ## References
+    - [`torch.Tensor.item`](https://docs.pytorch.org/docs/stable/generated/torch.Tensor.item.html)
+    - [PyTorch 0.4.0 migration guide: 0-dimensional (scalar) tensors](https://pytorch.org/blog/pytorch-0_4_0-migration-guide/)
+    """
+
+    code = "TFC105"
+    name = "index-zero-dim"
+    message = "indexing a 0-dim tensor raises `IndexError`: use `.item()`"
+    safety = Safety.SAFE
+    triggers = ("[0]",)
+    valid = (
+        "import torch\nx = torch.randn(3)\ny = x[0]\n",
+        "import torch.nn as nn\ncrit = nn.CrossEntropyLoss(reduction='none')\n"
+        "loss = crit(a, b)\nprint(loss.data[0])\n",
+    )
+    invalid = (
+        Example(
+            "import torch\nimport torch.nn.functional as F\nloss = F.mse_loss(torch.zeros(2), "
+            "torch.ones(2))\nprint(loss.data[0])\n",
+            "import torch\nimport torch.nn.functional as F\nloss = F.mse_loss(torch.zeros(2), "
+            "torch.ones(2))\nprint(loss.item())\n",
+        ),
+        Example(
+            "import torch\nx = torch.randn(3)\ns = x.sum()\nv = s[0]\n",
+            "import torch\nx = torch.randn(3)\ns = x.sum()\nv = s.item()\n",
+        ),
+    )
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        if not is_zero_index(node):
+            return
+        parent = self.names.parent(node)
+        if isinstance(parent, (cst.AssignTarget, cst.Del)) or (
+                isinstance(parent, cst.AugAssign) and parent.target is node):
+            return
+        receiver = node.value
+        if isinstance(receiver, cst.Attribute) and receiver.attr.value == "data":
+            receiver = receiver.value
+        reason = scalar_reason(self.names, receiver)
+        if reason is None:
+            return
+        new = method_call(receiver, "item").with_changes(lpar=node.lpar, rpar=node.rpar)
+        self.report(node, fix=Fix(Safety.SAFE, "replace `[0]` with `.item()`", [(node, new)]),
+                    reason=reason)
+
+
+RULES = [IndexZeroDim]
