@@ -40,6 +40,20 @@ def _built_by_torch_optim(names: NameIndex, expr: cst.BaseExpression) -> bool:
     return qualified.startswith("torch.optim.") and "lr_scheduler" not in qualified
 
 
+def is_distributed_optimizer(names: NameIndex, expr: cst.BaseExpression) -> bool:
+    """Bound to ``torch.distributed.optim.DistributedOptimizer(...)``: an RPC optimizer whose
+    gradients live in a distributed autograd context. It has ``step`` and nothing else, no
+    ``zero_grad`` (measured on torch 2.13)."""
+    if not isinstance(expr, cst.Name):
+        return False
+    binding = names.binding_of(expr)
+    if binding is None or not isinstance(binding.value, cst.Call):
+        return False
+    qualified = names.qualified_name(binding.value.func) or ""
+    return qualified.startswith("torch.distributed.optim") and \
+        qualified.endswith(".DistributedOptimizer")
+
+
 def is_optimizer(names: NameIndex, expr: cst.BaseExpression) -> bool:
     """``expr`` is an optimizer: built by ``torch.optim`` or named like one, never a scheduler."""
     last = _last_part(expr)
