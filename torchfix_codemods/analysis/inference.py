@@ -466,34 +466,55 @@ class InferenceAnalysis:
              caller: FunctionFacts) -> ModelUse | None:
         """Re-express a model named in ``callee`` as ``caller`` must name it."""
         root = use.code.split(".")[0]
-        rest = use.code[len(root):]
-        if root == "self":
-            if callee.is_method and caller.is_method and callee.cls is caller.cls and \
-                    isinstance(call.func, cst.Attribute):
-                return use
-            return None
+        argument = self._argument_for(root, call, callee)
+        if argument is not None:
+            return self._mapped_arg(use, argument, use.code[len(root):], caller)
+        return use if self.caller_terms(use.code, call, callee, caller) == use.code else None
+
+    def _argument_for(self, param: str, call: cst.Call,
+                      callee: FunctionFacts) -> cst.BaseExpression | None:
+        """What ``call`` passes for ``callee``'s parameter ``param`` (None: nothing, or not one)."""
         params = list(callee.params)
         if callee.is_method and isinstance(call.func, cst.Attribute):
             params = params[1:]
-        if root in params:
-            index = params.index(root)
-            for position, arg in enumerate(a for a in call.args if not a.keyword and not a.star):
-                if position == index:
-                    return self._mapped_arg(use, arg.value, rest, caller)
-            for arg in call.args:
-                if arg.keyword is not None and arg.keyword.value == root:
-                    return self._mapped_arg(use, arg.value, rest, caller)
+        if param not in params:
             return None
+        index = params.index(param)
+        for position, arg in enumerate(a for a in call.args if not a.keyword and not a.star):
+            if position == index:
+                return arg.value
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value == param:
+                return arg.value
+        return None
+
+    def caller_terms(self, code: str, call: cst.Call, callee: FunctionFacts,
+                     caller: FunctionFacts) -> str | None:
+        """``code`` (an object named in ``callee``) as ``caller`` names it at ``call``.
+
+        A parameter becomes the caller's argument, ``self.x`` stays when both are methods
+        of one class, a closure's or module-level name stays when the caller does not
+        rebind it; None when it cannot be named there.
+        """
+        root = code.split(".")[0]
+        rest = code[len(root):]
+        if root == "self":
+            same_class = callee.is_method and caller.is_method and callee.cls is caller.cls
+            return code if same_class and isinstance(call.func, cst.Attribute) else None
+        argument = self._argument_for(root, call, callee)
+        if argument is not None:
+            named = dotted_name(argument)
+            return None if named is None else named + rest
         if root in callee.params:
             return None
         if any(a is caller.node for a in self.names.ancestors(callee.node)):
-            return use  # a closure: the nested helper reads the caller's own name
+            return code  # a closure: the nested helper reads the caller's own name
         # A module-level name: valid in the caller unless it binds the same name itself.
         module_scope = self.names.module_scope
         assert module_scope is not None
         caller_scope = self.names.scope_of(caller.node.body)
         if root in module_scope.bindings and root not in caller_scope.bindings:
-            return use
+            return code
         return None
 
     def _mapped_arg(self, use: ModelUse, value: cst.BaseExpression, rest: str,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchfix_codemods.analysis.grad_mode import in_no_grad
 from torchfix_codemods.analysis.imports import ImportUnavailable
 from torchfix_codemods.analysis.inference import (
     FunctionFacts,
@@ -18,7 +19,7 @@ from torchfix_codemods.analysis.inference import (
 )
 from torchfix_codemods.analysis.names import dotted_name
 from torchfix_codemods.analysis.syntax import split_docstring
-from torchfix_codemods.analysis.walk import names_in
+from torchfix_codemods.analysis.walk import names_in, walk_local
 from torchfix_codemods.edits.statements import fresh_name, insert_before, parse_statement
 from torchfix_codemods.findings import Safety
 from torchfix_codemods.rules.base import Example, Fix, Rule
@@ -428,6 +429,11 @@ class EvalNotRestored(Rule):
     ```
     or restore the caller's mode inside `validate` (the idiom of TFC201).
 
+    Only a model the loop may be training counts: an EMA or teacher copy that
+    the loop never runs with gradients on, never passes to a call and whose
+    `.parameters()` it never reads (`self.ema.ema_model.eval()` before sampling
+    under `no_grad`, while the loss comes from `self.model`) is left alone.
+
     ## Fix safety
     Report only: where the `.train()` belongs (top of the epoch loop, or a
     restore inside the validation function) is a choice about the program's
@@ -450,6 +456,10 @@ class EvalNotRestored(Rule):
         "import torch\ndef validate(model):\n    model.eval()\n    model(1)\n    model.train()\n"
         "def fit(model, opt):\n    for epoch in range(3):\n        model(1).backward()\n"
         "        opt.step()\n        validate(model)\n",
+        "import torch\ndef fit(model, ema, opt, loader):\n    for x in loader:\n"
+        "        model(x).sum().backward()\n        opt.step()\n        ema.update()\n"
+        "        ema.ema_model.eval()\n        with torch.no_grad():\n"
+        "            ema.ema_model.sample(4)\n",
     )
     invalid = (
         Example(
@@ -472,7 +482,8 @@ class EvalNotRestored(Rule):
                 continue
             for eval_call in facts.eval_calls:
                 loop = self._outer_loop(eval_call, facts)
-                if loop is not None and not self._trains_in(facts, loop, eval_call):
+                if loop is not None and not self._trains_in(facts, loop, eval_call) and \
+                        self._may_be_trained(loop, _receiver(eval_call)):
                     self._report_once(eval_call, reported)
             for site in facts.calls:
                 call = site.node
@@ -485,9 +496,13 @@ class EvalNotRestored(Rule):
                 loop = self._outer_loop(call, facts)
                 if loop is not None and not self._trains_in(facts, loop, call):
                     for eval_call in callee.eval_calls:
-                        self._report_once(eval_call, reported,
-                                          f" (`{callee.name}` is called from the training "
-                                          f"loop in `{facts.name}`)")
+                        model = _receiver(eval_call)
+                        if model is not None:
+                            model = analysis.caller_terms(model, call, callee, facts)
+                        if self._may_be_trained(loop, model):
+                            self._report_once(eval_call, reported,
+                                              f" (`{callee.name}` is called from the training "
+                                              f"loop in `{facts.name}`)")
 
     def _report_once(self, node: cst.Call, reported: set[int], extra: str = "") -> None:
         if id(node) not in reported:
@@ -517,6 +532,30 @@ class EvalNotRestored(Rule):
     def _inside(self, node: cst.CSTNode, container: cst.CSTNode) -> bool:
         return any(a is container for a in self.names.ancestors(node))
 
+    def _may_be_trained(self, loop: cst.CSTNode, model: str | None) -> bool:
+        """Could the model switched to eval be one the loop trains? Not an EMA or teacher
+        copy that the loop never runs with gradients on, never hands to a call and whose
+        parameters it never reads (denoising-diffusion-pytorch samples from
+        ``self.ema.ema_model`` while training ``self.model``). Unknown: yes."""
+        if model is None:
+            return True
+        for node in walk_local(loop):
+            if not isinstance(node, cst.Call):
+                continue
+            func = node.func
+            if isinstance(func, cst.Attribute) and func.attr.value in _NOT_A_FORWARD:
+                continue
+            called = dotted_name(InferenceAnalysis.model_of(node))
+            if called is not None and _overlaps(called, model) and \
+                    not in_no_grad(self.names, node):
+                return True
+            if isinstance(func, cst.Attribute) and func.attr.value in _PARAMETER_READS and \
+                    _overlaps(dotted_name(func.value) or "", model):
+                return True
+            if any(_overlaps(dotted_name(arg.value) or "", model) for arg in node.args):
+                return True
+        return False
+
     def _trains_in(self, facts: FunctionFacts, loop: cst.CSTNode, at: cst.CSTNode) -> bool:
         """A ``.train()`` in the loop, directly or in a function the loop calls."""
         if any(self._inside(call, loop) for call in facts.train_calls):
@@ -532,6 +571,27 @@ class EvalNotRestored(Rule):
 
 
 _FAST_PATH_MARKERS = ("Transformer", "MultiheadAttention")
+_PARAMETER_READS = frozenset({"parameters", "named_parameters"})
+_NOT_A_FORWARD = frozenset({
+    "eval", "train", "to", "cuda", "cpu", "half", "float", "double", "bfloat16",
+    "requires_grad_", "zero_grad", "state_dict", "load_state_dict", "modules", "children",
+    "named_modules", "named_children", "buffers", "named_buffers", "apply",
+})
+"""``nn.Module`` methods that move, switch or read a module without running its forward."""
+
+
+def _receiver(call: cst.Call) -> str | None:
+    """``self.ema.ema_model`` for ``self.ema.ema_model.eval()``; None when not a dotted name."""
+    func = call.func
+    return dotted_name(func.value) if isinstance(func, cst.Attribute) else None
+
+
+def _overlaps(code: str, model: str) -> bool:
+    """``code`` is ``model``, a part of it (``model.encoder``) or holds it (``self`` for
+    ``self.model``): running or passing one runs or passes the other."""
+    if not code:
+        return False
+    return code == model or code.startswith(model + ".") or model.startswith(code + ".")
 
 
 def _decorator_target(decorator: cst.Decorator) -> cst.BaseExpression:
