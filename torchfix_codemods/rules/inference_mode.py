@@ -17,6 +17,7 @@ from torchfix_codemods.analysis.inference import (
     InferenceFunction,
     ScriptRegion,
 )
+from torchfix_codemods.analysis.modules import mode_changes_output
 from torchfix_codemods.analysis.names import dotted_name
 from torchfix_codemods.analysis.syntax import split_docstring
 from torchfix_codemods.analysis.walk import names_in, walk_local
@@ -79,6 +80,17 @@ class MissingEval(Rule):
     submodule ends with exactly the mode it had. In an evaluation script with
     no training anywhere in the file, a plain `model.eval()` is added.
 
+    Not inference, so never reported: a method of the model itself (of an
+    `nn.Module` subclass, or one its class's `forward` calls), whose mode is its
+    caller's to set; a function whose result a caller's loss is built from and
+    differentiated (stable-baselines3's `evaluate_actions` in PPO). Nothing is
+    reported either when `eval()` would change nothing: the model's class is
+    visible and builds no Dropout, BatchNorm, InstanceNorm, recurrent,
+    transformer, attention or RReLU layer and never reads `.training`
+    (pytorch/examples' super-resolution `Net`), or it was made by
+    `torch.jit.trace`, which replays the mode it was traced in (measured on
+    torch 2.13: a traced Dropout still drops after `.eval()`).
+
     ## Fix safety
     Unsafe: eval mode changes outputs on purpose (no dropout, running
     BatchNorm statistics). Report only when the model cannot be named in the
@@ -106,6 +118,7 @@ class MissingEval(Rule):
         "    loss.backward()\n    return loss\n",
         "import torch\ndef test_model_output(model, x):\n    assert model(x).shape == (1,)\n",
         "import torch\ndef train_epoch(model, x):\n    return model(x)\n",
+        "from torch import nn\nnet = nn.Linear(2, 2)\ndef predict(x):\n    return net(x)\n",
     )
     invalid = (
         Example(
@@ -119,19 +132,22 @@ class MissingEval(Rule):
             unsafe=True,
         ),
         Example(
-            "from torch import nn\nnet = nn.Linear(2, 2)\n\n\ndef predict(x):\n"
-            "    # forward only\n    return net(x)\n\n\nprint(predict(1))\n",
-            "from torch import nn\nnet = nn.Linear(2, 2)\n\n\ndef predict(x):\n"
-            "    net.eval()\n    # forward only\n    return net(x)\n\n\nprint(predict(1))\n",
+            "from torch import nn\nnet = nn.Sequential(nn.Linear(2, 2), nn.Dropout(0.1))\n\n\n"
+            "def predict(x):\n    # forward only\n    return net(x)\n\n\nprint(predict(1))\n",
+            "from torch import nn\nnet = nn.Sequential(nn.Linear(2, 2), nn.Dropout(0.1))\n\n\n"
+            "def predict(x):\n    net.eval()\n    # forward only\n    return net(x)\n\n\n"
+            "print(predict(1))\n",
             unsafe=True,
         ),
         Example("import torch\ndef evaluate(model, x): return model(x)\n"),
         Example(
             "import torch\nfrom torch import nn\n\nif __name__ == '__main__':\n"
-            "    model = nn.Linear(2, 2)\n    model.load_state_dict(torch.load('m.pt'))\n"
+            "    model = nn.LSTM(2, 2, num_layers=2, dropout=0.1)\n"
+            "    model.load_state_dict(torch.load('m.pt'))\n"
             "    with torch.no_grad():\n        print(model(torch.ones(1, 2)))\n",
             "import torch\nfrom torch import nn\n\nif __name__ == '__main__':\n"
-            "    model = nn.Linear(2, 2)\n    model.load_state_dict(torch.load('m.pt'))\n"
+            "    model = nn.LSTM(2, 2, num_layers=2, dropout=0.1)\n"
+            "    model.load_state_dict(torch.load('m.pt'))\n"
             "    model.eval()\n    with torch.no_grad():\n        print(model(torch.ones(1, 2)))\n",
             unsafe=True,
         ),
@@ -147,6 +163,8 @@ class MissingEval(Rule):
             self._check_script(region)
 
     def _check(self, analysis: InferenceAnalysis, root: InferenceFunction) -> None:
+        if root.models and all(m.mode_matters is False for m in root.models):
+            return  # eval() would change nothing this model computes
         node = root.facts.node
         shown = root.models[0].code if len(root.models) == 1 else "the model"
         message = self._specific.format(model=shown)
@@ -216,6 +234,8 @@ class MissingEval(Rule):
         return False
 
     def _check_script(self, region: ScriptRegion) -> None:
+        if mode_changes_output(self.names, region.model_calls[0].func) is False:
+            return
         first = region.statements[0]
         evaluate = parse_statement(f"{region.model_code}.eval()\n")
         fix = Fix(Safety.UNSAFE, f"add `{region.model_code}.eval()` before the model is run",
@@ -252,12 +272,19 @@ class MissingNoGrad(Rule):
         return [model(x) for x in loader]
     ```
 
+    Not reported on a method of the model itself (of an `nn.Module`
+    subclass, or one its `forward` calls): whether it runs under `no_grad` is
+    its caller's decision, and the same method may feed a loss elsewhere
+    (stable-baselines3's `evaluate_actions`, differentiated by PPO and A2C),
+    where `@torch.no_grad()` would silently stop training. Nor where anything
+    on the function's path differentiates (saliency maps, adversarial attacks,
+    test-time adaptation: those are not inference), nor where a caller's
+    differentiated loss is built from its result, directly or through
+    assignments.
+
     ## Fix safety
     Values are identical under `no_grad`; only `requires_grad`/`grad_fn` of
-    the results change. The fix is never offered where anything on the
-    function's path differentiates (saliency maps, adversarial attacks,
-    test-time adaptation: those are not inference), nor where a caller puts
-    the result into a line that calls `.backward()`. Safe for metric-like names
+    the results change. Safe for metric-like names
     (`evaluate`, `validate`, `test`, ...), whose results are metrics. Unsafe
     for API-like names (`predict`, `infer`, `score`): code in another file may
     differentiate their result; unsafe too in files that use `nn.Transformer*`
@@ -343,9 +370,6 @@ class MissingNoGrad(Rule):
 
     def _check(self, root: InferenceFunction) -> None:
         node = root.facts.node
-        if root.result_differentiated:
-            self.report(node.name, self.message + " (no fix: a caller differentiates its result)")
-            return
         compiled = [d for d in node.decorators
                     if (self.qualified_name(_decorator_target(d)) or "").startswith(
                         ("torch.jit", "torch.compile"))]
