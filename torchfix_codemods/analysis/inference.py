@@ -290,6 +290,9 @@ class InferenceAnalysis:
             self._record_diff(call, facts, guards)
         if qualified in ("torch.set_grad_enabled", "torch.enable_grad") and facts is not None:
             facts.grad_mode_calls.append(call)
+        if isinstance(func, cst.Attribute) and func.attr.value == "enter_context" and \
+                call.args and self._grad_context(call.args[0].value) and facts is not None:
+            facts.grad_mode_calls.append(call)  # ExitStack().enter_context(torch.no_grad())
         if isinstance(func, cst.Attribute):
             method = func.attr.value
             if method in _DIFF_METHODS or updates_parameters(self.names, call):
