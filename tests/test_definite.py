@@ -101,3 +101,15 @@ def _at(source: str, code: str) -> tuple[NameIndex, cst.CSTNode]:
 def test_definitely_bound_at_a_node(source: str, expected: bool) -> None:
     names, node = _at(source, "load(p)")
     assert definitely_bound(names, node, "device") is expected
+
+
+def test_a_decorated_definition_is_found_by_position() -> None:
+    """Both LibCST's range and ast's position of a decorated ``def`` start at ``def``: the
+    flow's state there is found (a decorator a fix adds runs at that point)."""
+    source = ("try:\n    import torch\nexcept ImportError:\n    torch = None\n"
+              "device = 1\n\n\n@deco\ndef f():\n    pass\n")
+    module = cst.parse_module(source)
+    names = NameIndex.build(module)
+    function = next(s for s in module.body if isinstance(s, cst.FunctionDef))
+    assert definitely_bound(names, function, "torch")
+    assert definitely_bound(names, function, "device")
