@@ -27,8 +27,10 @@ def _touch(root: Path, *names: str) -> None:
 
 def test_walks_python_files_and_skips_default_excludes(tmp_path: Path) -> None:
     _touch(tmp_path, "a.py", "pkg/b.py", "notes.txt", ".venv/lib/c.py", "build/d.py",
-           "pkg/__pycache__/e.py", "node_modules/f.py", "venv/g.py", ".tox/h.py")
-    assert _files(tmp_path) == ["a.py", "pkg/b.py"]
+           "pkg/__pycache__/e.py", "node_modules/f.py", "venv/g.py", ".tox/h.py",
+           "nb.ipynb", "pkg/.ipynb_checkpoints/nb-checkpoint.ipynb")
+    # Jupyter's autosave copies (.ipynb_checkpoints/) are skipped, as ruff skips them.
+    assert _files(tmp_path) == ["a.py", "nb.ipynb", "pkg/b.py"]
 
 
 def test_gitignore_is_honoured_at_every_level(tmp_path: Path) -> None:

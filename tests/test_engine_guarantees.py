@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import codecs
 import re
+import textwrap
 from collections.abc import Callable
 
 import libcst as cst
@@ -199,6 +200,42 @@ def test_noqa_silences_findings(rule, index, example) -> None:
             assert fix_bytes(text.encode(), [rule.code], unsafe=True).new_bytes is None
 
 
+def _lazified(text: str) -> str:
+    """The whole example inside ``def main():``: every import it makes becomes a lazy one."""
+    return "def main():\n" + textwrap.indent(text, "    ")
+
+
+def _top_level_functions(text: str) -> set[str]:
+    return {s.name.value for s in cst.parse_module(text).body if isinstance(s, cst.FunctionDef)}
+
+
+def _without_blank_lines(text: str) -> str:
+    return "".join(line for line in text.splitlines(keepends=True) if line.strip())
+
+
+@pytest.mark.parametrize(("rule", "index", "example"), FIXABLE, ids=_ids)
+def test_lazy_imports_stay_lazy(rule, index, example) -> None:
+    """Issue 9 item 4: a fix names things with what is bound where it edits, and adds an
+    import next to the function's own lazy import, never at module level.
+
+    Every example runs with all of its code, imports included, moved into a function;
+    the fix must be the expected one moved the same way, and the module must still
+    consist of that one function (nothing a module-level import could need).
+    """
+    if "__main__" in example.before:
+        pytest.skip("the finding is about a script's module-level code")
+    if _top_level_functions(example.after) - _top_level_functions(example.before):
+        pytest.skip("the fix adds module-level helpers; inside a function the rule declines")
+    before = _lazified(example.before)
+    result = fix_bytes(before.encode(), [rule.code], unsafe=example.unsafe)
+    fixed = result.fixed if result.fixed is not None else before
+    body = cst.parse_module(fixed).body
+    assert [type(statement).__name__ for statement in body] == ["FunctionDef"], fixed
+    # A module-level import is followed by an empty line (LibCST's AddImportsVisitor);
+    # inside a function the new import goes right after its anchor.
+    assert _without_blank_lines(fixed) == _without_blank_lines(_lazified(example.after))
+
+
 # --------------------------------------------------------------------------- fake rules
 class _Crashes(Rule):
     """Raises on every call: stands for a bug in one rule."""
@@ -244,9 +281,25 @@ class _BadSyntax(Rule):
             self.report(node, fix=Fix(Safety.SAFE, "break it", [(node, new)]))
 
 
+class _ReadsDevice(Rule):
+    """Adds ``map_location=device`` to every ``torch.load``, whether or not it is bound there."""
+
+    code = "TFC995"
+    name = "reads-device"
+    message = "reads device"
+    safety = Safety.SAFE
+    triggers = ("load",)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.qualified_name(node.func) == "torch.load" and len(node.args) == 1:
+            keyword = cst.parse_expression("f(map_location=device)").args[0]  # type: ignore[attr-defined]
+            new = node.with_changes(args=[*node.args, keyword])
+            self.report(node, fix=Fix(Safety.SAFE, "read device", [(node, new)]))
+
+
 @pytest.fixture
 def fake_rules(monkeypatch: pytest.MonkeyPatch) -> None:
-    fakes = {rule.code: rule for rule in (_Crashes, _BreaksCode, _BadSyntax)}
+    fakes = {rule.code: rule for rule in (_Crashes, _BreaksCode, _BadSyntax, _ReadsDevice)}
 
     def lookup(code: str) -> type[Rule]:
         return fakes[code] if code in fakes else rule_by_code(code)
@@ -278,3 +331,46 @@ def test_fix_that_would_break_the_file_is_withheld(fake_rules, code: str) -> Non
     # The sound fix in the same file is withheld too: the file keeps its text.
     other = next(f for f in result.findings if f.code == "TFC001")
     assert other.fix is not None and not other.fix.applied and other.fix.withheld
+
+
+# Reduced from pytorch/examples@77f55b912142e11fcfdf5b530231fb9c52f181e8
+# super_resolution/super_resolve.py: `device` exists in the module, but only after the load
+# and only when `opt.accel` is set. symtable alone sees a bound name and let the fix through.
+BOUND_LATER = (
+    "import torch\n"
+    "model = torch.load(opt.model)\n"
+    "if opt.accel:\n"
+    "    device = torch.accelerator.current_accelerator()\n"
+    "    model = model.to(device)\n"
+)
+BOUND_IN_ONE_BRANCH = (
+    "import torch\n\n\n"
+    "def load(path, accel):\n"
+    "    if accel:\n"
+    "        device = 'cuda'\n"
+    "    return torch.load(path)\n"
+)
+BOUND_BEFORE = (
+    "import torch\n"
+    "if opt.accel:\n"
+    "    device = 'cuda'\n"
+    "else:\n"
+    "    device = 'cpu'\n"
+    "model = torch.load(opt.model)\n"
+)
+
+
+@pytest.mark.parametrize("source", [BOUND_LATER, BOUND_IN_ONE_BRANCH], ids=["later", "branch"])
+def test_fix_reading_a_name_before_it_is_bound_is_withheld(fake_rules, source: str) -> None:
+    """Issue 16 item 1: the undefined-name check respects order and branches."""
+    result = fix_bytes(source.encode(), ["TFC995"])
+    assert result.fixed is None
+    [finding] = result.findings
+    assert finding.fix is not None and not finding.fix.applied
+    assert finding.fix.withheld is not None
+    assert "`device`" in finding.fix.withheld and "may not be bound" in finding.fix.withheld
+
+
+def test_fix_reading_a_name_bound_on_every_path_is_applied(fake_rules) -> None:
+    result = fix_bytes(BOUND_BEFORE.encode(), ["TFC995"])
+    assert result.fixed == BOUND_BEFORE.replace("load(opt.model)", "load(opt.model, map_location=device)")

@@ -53,6 +53,19 @@ def test_fixture_is_fixed_as_expected(fixture: Fixture) -> None:
     assert again.new_bytes is None, f"second fix changed {fixture.path.name}:\n{again.fixed}"
 
 
+REAL_TRAPS = [f for f in FIXTURES if f.is_trap and f.expected_path is None
+              and f.path.read_text(encoding="utf-8").startswith("# Reduced from ")]
+
+
+@pytest.mark.parametrize("fixture", REAL_TRAPS, ids=_id)
+def test_traps_reduced_from_real_code_raise_no_finding(fixture: Fixture) -> None:
+    """A trap cut from a real repository (its header names the repository, commit and path)
+    is code a reviewer judged must-not-touch: none of the rules it selects may report it."""
+    result = _fix(fixture, fixture.path.read_bytes(), unsafe=True)
+    assert fixture.settings().enabled, "the trap selects no rule"
+    assert result.findings == []
+
+
 def test_every_fixture_directory_names_a_rule() -> None:
     codes = {rule.code for rule in all_rules()}
     for directory in ROOT.iterdir():

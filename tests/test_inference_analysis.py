@@ -11,10 +11,13 @@ import dataclasses
 import textwrap
 
 import libcst as cst
+import pytest
 from support import findings, fixed_text, settings_for
 
 from torchfix_codemods.analysis.inference import InferenceAnalysis, name_tokens
+from torchfix_codemods.analysis.modules import changes_with_mode, module_classes
 from torchfix_codemods.analysis.names import NameIndex
+from torchfix_codemods.analysis.project import NO_PROJECT, ClassFacts
 from torchfix_codemods.engine import process
 from torchfix_codemods.source import SourceUnit
 from torchfix_codemods.validation import undefined_names
@@ -247,7 +250,7 @@ def test_model_built_inside_the_function_gets_no_eval_fix() -> None:
         import torch
         from torch import nn
         def predict(path, x):
-            model = nn.Linear(2, 2)
+            model = nn.Sequential(nn.Linear(2, 2), nn.Dropout(0.5))
             model.load_state_dict(torch.load(path))
             return model(x)
     """)
@@ -255,7 +258,9 @@ def test_model_built_inside_the_function_gets_no_eval_fix() -> None:
     assert found.fix is None and "assigned inside the function" in found.message
 
 
-def test_result_fed_to_backward_gets_no_no_grad() -> None:
+def test_result_fed_to_backward_is_not_inference() -> None:
+    """A function whose result the caller differentiates is part of training: no finding
+    (a no_grad there would silently stop training, an eval() change what is trained)."""
     source = textwrap.dedent("""
         import torch
         def predict(model, x):
@@ -266,8 +271,34 @@ def test_result_fed_to_backward_gets_no_no_grad() -> None:
             out.sum().backward()
             opt.step()
     """)
-    (found,) = findings(source, ["TFC202"])
-    assert found.fix is None
+    assert findings(source, ["TFC201", "TFC202"]) == []
+
+
+# Reduced from DLR-RM/stable-baselines3@e05d2dbe6eda0acd0ef2e316e3e4065677add3eb
+# stable_baselines3/ppo/ppo.py (train) and common/policies.py:719 (evaluate_actions): the
+# loss is built from the outputs three assignments after the call.
+PPO_SHAPE = """
+import torch
+
+def evaluate_actions(policy, obs, actions):
+    distribution = policy(obs)
+    return policy.value_net(obs), distribution.log_prob(actions), distribution.entropy()
+
+def train(policy, optimizer, rollout):
+    for data in rollout:
+        values, log_prob, entropy = evaluate_actions(policy, data.obs, data.actions)
+        ratio = torch.exp(log_prob - data.old_log_prob)
+        policy_loss = -torch.min(ratio * data.adv, ratio.clamp(0.8, 1.2) * data.adv).mean()
+        loss = policy_loss + 0.5 * (data.returns - values).pow(2).mean() - 0.01 * entropy.mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+"""
+
+
+def test_outputs_that_feed_the_loss_through_assignments_are_training() -> None:
+    assert _roots(PPO_SHAPE) == {}
+    assert findings(PPO_SHAPE, ["TFC201", "TFC202"]) == []
 
 
 def test_eval_not_restored_sees_train_in_called_epoch_function() -> None:
@@ -362,3 +393,105 @@ def test_a_bare_test_function_in_a_pytest_file_is_a_test() -> None:
     assert [f.code for f in findings(source, ["TFC202"], path="mnist.py")] == ["TFC202"]
     assert findings(source, ["TFC202"], path="tests/test_model.py") == []
     assert findings(source, ["TFC202"], path="pkg/model_test.py") == []
+
+
+SUPER_RESOLUTION_TEST = """
+import torch
+from model import Net
+
+model = Net(upscale_factor=3)
+
+
+def test(loader):
+    with torch.no_grad():
+        for batch in loader:
+            print(model(batch[0]).mean().item())
+"""
+
+
+class _ModelsFile:
+    """A project index that has read ``model.py`` (its ``Net`` has no mode-dependent layer)."""
+
+    def __init__(self, changes_with_mode: bool | None) -> None:
+        self.changes_with_mode = changes_with_mode
+
+    def module_name(self, path: str) -> str | None:
+        return None
+
+    def class_facts(self, qualified: str) -> ClassFacts | None:
+        if qualified != "model.Net":
+            return None
+        return ClassFacts(qualified, "model.py", True, changes_with_mode=self.changes_with_mode)
+
+
+def _codes(source: str, project: object = NO_PROJECT) -> list[str]:
+    unit = SourceUnit("main.py", textwrap.dedent(source))
+    options = settings_for(["TFC201"]).options_for("main.py")
+    return [f.code for f in process(unit, options, apply_fixes=False, project=project).findings]
+
+
+def test_a_model_from_another_file_is_judged_by_the_project_index() -> None:
+    """pytorch/examples super_resolution/main.py:63: whether eval() matters is a fact about
+    a class in model.py. Unknown (no index, or the index cannot tell) keeps the finding."""
+    assert _codes(SUPER_RESOLUTION_TEST) == ["TFC201"]
+    assert _codes(SUPER_RESOLUTION_TEST, _ModelsFile(None)) == ["TFC201"]
+    assert _codes(SUPER_RESOLUTION_TEST, _ModelsFile(True)) == ["TFC201"]
+    assert _codes(SUPER_RESOLUTION_TEST, _ModelsFile(False)) == []
+
+
+@pytest.mark.parametrize(("body", "expected"), [
+    ("self.conv = nn.Conv2d(1, 4, 3); self.act = nn.ReLU()", False),
+    ("self.conv = nn.Conv2d(1, 4, 3); self.drop = nn.Dropout(0.1)", True),
+    ("self.body = nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2))", True),
+    ("self.body = nn.Sequential(nn.Linear(2, 2), nn.GELU())", False),
+    ("self.blocks = nn.ModuleList([Block() for _ in range(2)])", None),
+    ("self.block = Block()", False),
+    ("self.block = Noisy()", True),
+    ("self.encoder = encoder", None),
+    ("self.scale = 2.0; self.name = 'net'", False),
+    ("self.rnn = nn.LSTM(4, 4)", True),
+    ("self.backbone = timm.create_model('resnet18')", None),
+    ("self.fc = nn.utils.weight_norm(nn.Linear(2, 2))", False),
+])
+def test_changes_with_mode(body: str, expected: bool | None) -> None:
+    source = textwrap.dedent(f"""
+        import timm
+        import torch.nn as nn
+
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(2, 2)
+
+        class Noisy(nn.Module):
+            def forward(self, x):
+                return x + self.training
+
+        class Net(nn.Module):
+            def __init__(self, encoder=None):
+                super().__init__()
+                {body}
+    """)
+    names = NameIndex.build(cst.parse_module(source))
+    assert changes_with_mode(names, module_classes(names)["Net"]) is expected
+
+
+def test_functional_dropout_and_unknown_bases_count() -> None:
+    source = textwrap.dedent("""
+        import torch.nn as nn
+        import torch.nn.functional as F
+        from elsewhere import Base
+
+        class Functional(nn.Module):
+            def forward(self, x):
+                return F.dropout(x, 0.1, self.training)
+
+        class Derived(Base):
+            def __init__(self):
+                self.fc = nn.Linear(2, 2)
+    """)
+    module = cst.parse_module(source)
+    names = NameIndex.build(module)
+    classes = {s.name.value: s for s in module.body if isinstance(s, cst.ClassDef)}
+    assert changes_with_mode(names, classes["Functional"]) is True
+    assert changes_with_mode(names, classes["Derived"]) is None

@@ -70,6 +70,46 @@ def test_magic_lines_are_hidden_from_the_parser_and_restored() -> None:
     assert notebook.render(notebook.text) == data
 
 
+# Reduced from ultralytics/yolov5@5081342f04fb287fc2e5f2b5a4e06752b7937b1c tutorial.ipynb
+# (cell 11; classify/ and segment/tutorial.ipynb alike): magics alone in `if` blocks.
+LOGGER_CELL = (
+    "logger = 'Comet' #@param ['Comet', 'ClearML', 'TensorBoard']\n"
+    "\n"
+    "if logger == 'Comet':\n"
+    "  %pip install -q comet_ml\n"
+    "  import comet_ml; comet_ml.init()\n"
+    "elif logger == 'TensorBoard':\n"
+    "  %load_ext tensorboard\n"
+    "  %tensorboard --logdir runs/train\n"
+)
+MAGIC_IN_BLOCKS = _notebook(
+    ("code", LOGGER_CELL),
+    ("code", "import torch\nmodel.load_state_dict(torch.load('m.pt'))\n"),
+)
+
+
+def test_magics_alone_in_a_block_parse_and_come_back(tmp_path: Path) -> None:
+    """Issue 16 item 5: a valid notebook is checked, never reported as a syntax error."""
+    path = _write(tmp_path, MAGIC_IN_BLOCKS)
+    check = runner.invoke(app, ["check", "--select", "TFC000,TFC001", str(path)])
+    assert "TFC000" not in check.output
+    assert f"{path}:cell 2:2:23: TFC001" in check.output
+    assert runner.invoke(app, ["fix", "--select", "TFC001", str(path)]).exit_code == 0
+    after = json.loads(path.read_text())
+    assert after["cells"][0] == MAGIC_IN_BLOCKS["cells"][0]
+    assert "weights_only=True" in "".join(after["cells"][1]["source"])
+
+
+def test_a_magic_in_a_block_follows_the_block_when_a_fix_reindents_it() -> None:
+    notebook = Notebook.parse((json.dumps(MAGIC_IN_BLOCKS) + "\n").encode())
+    assert "\n  pass  #torchfix-codemods-magic:%pip install -q comet_ml\n" in notebook.text
+    compile(notebook.text, "nb", "exec")
+    reindented = notebook.text.replace("\n  pass  #torchfix-codemods-magic:%pip",
+                                       "\n      pass  #torchfix-codemods-magic:%pip")
+    cell = json.loads(notebook.render(reindented))["cells"][0]
+    assert "".join(cell["source"]).splitlines()[3] == "      %pip install -q comet_ml"
+
+
 def test_a_file_that_is_not_a_notebook_is_an_error_not_a_crash(tmp_path: Path) -> None:
     path = tmp_path / "broken.ipynb"
     path.write_text("{not json")

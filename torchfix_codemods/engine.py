@@ -93,13 +93,24 @@ class _BatchedVisitor:
 
 
 class _Replacer(cst.CSTTransformer):
-    def __init__(self, replacements: dict[int, object]) -> None:
+    """Puts each fix's new nodes in place, and lazy imports right after their anchor line."""
+
+    def __init__(self, replacements: dict[int, object],
+                 after: dict[int, list[cst.SimpleStatementLine]]) -> None:
         super().__init__()
         self._replacements = replacements
+        self._after = after
 
     def on_leave(self, original_node, updated_node):  # type: ignore[no-untyped-def]
         replacement = self._replacements.get(id(original_node))
-        return updated_node if replacement is None else replacement
+        result = updated_node if replacement is None else replacement
+        added = self._after.get(id(original_node))
+        if not added:
+            return result
+        if isinstance(result, cst.RemovalSentinel):
+            return cst.FlattenSentinel(added)
+        kept = list(result.nodes) if isinstance(result, cst.FlattenSentinel) else [result]
+        return cst.FlattenSentinel([*kept, *added])
 
 
 def active_rules(options: FileOptions) -> list[type[Rule]]:
@@ -300,7 +311,9 @@ def _non_overlapping(names: NameIndex,
     taken_ancestors: set[int] = set()
     chosen: list[tuple[Located, Fix]] = []
     for item, fix in candidates:
+        # A lazy import's anchor line is edited too (a line goes in after it).
         targets = [old for old, _ in fix.replacements]
+        targets += [request.after for request in fix.imports if request.after is not None]
         conflict = False
         for target in targets:
             if id(target) in taken or id(target) in taken_ancestors:
@@ -323,15 +336,22 @@ def _apply(module: cst.Module, fixes: Iterable[Fix]) -> str:
     from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
     replacements: dict[int, object] = {}
+    after: dict[int, list[cst.SimpleStatementLine]] = {}
+    lazy: set[tuple[int, str]] = set()
     context = CodemodContext()
     removals = []
     for fix in fixes:
         for old, new in fix.replacements:
             replacements[id(old)] = new
         for request in fix.imports:
-            AddImportsVisitor.add_needed_import(context, request.module)
+            if request.after is None:
+                AddImportsVisitor.add_needed_import(context, request.module)
+            elif (id(request.after), request.module) not in lazy:
+                lazy.add((id(request.after), request.module))
+                after.setdefault(id(request.after), []).append(cst.SimpleStatementLine(
+                    [cst.Import([cst.ImportAlias(cst.parse_expression(request.module))])]))
         removals.extend(fix.remove_imports)
-    new_module = module.visit(_Replacer(replacements))
+    new_module = module.visit(_Replacer(replacements, after))
     if context.scratch.get(AddImportsVisitor.CONTEXT_KEY):
         new_module = AddImportsVisitor(context).transform_module(new_module)
     if removals:

@@ -5,13 +5,17 @@ what ``torch.load`` in the fifth refers to), so the code cells are joined into
 one unit, separated by marker comments, and analysed as a module. IPython
 syntax that is not Python (``%matplotlib inline``, ``!pip install``, ``x?``) is
 turned into marker comments of the same line count and turned back after
-fixing; cells run by a cell magic (``%%time``) are left out entirely. Findings
+fixing; where a comment would leave a block empty (``if logger == "Comet":``
+over an indented ``%pip install comet_ml``, as in yolov5's tutorials) the
+magic becomes a marked ``pass`` at its own indentation instead. Cells run by a
+cell magic (``%%time``) are left out entirely. Findings
 are mapped back to their cell and line; a fixed unit is split back into the
 cells it came from, and only the changed cells' sources are rewritten.
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from dataclasses import dataclass
@@ -19,6 +23,8 @@ from typing import Any
 
 CELL_MARKER = "# torchfix-codemods: cell "
 MAGIC_MARKER = "#torchfix-codemods-magic:"
+PASS_MARKER = "pass  " + MAGIC_MARKER
+"""An indented magic hidden as a statement: ``<indent>pass  #torchfix-codemods-magic:%pip ...``."""
 _LINE_MAGIC = re.compile(r"^\s*(%|!|\?)|^[^#]*\?\s*$")
 
 
@@ -126,21 +132,51 @@ def _source_lines(text: str) -> list[str]:
 
 
 def _hide_magics(source: str) -> str:
-    lines = source.splitlines(keepends=True)
+    """The cell with its magics hidden: as comments, or, where a comment would leave a block
+    without a statement (the cell no longer parses), indented magics as marked ``pass``."""
+    as_comments = _hidden(source, statements=False)
+    if not _parses(as_comments):
+        as_statements = _hidden(source, statements=True)
+        if _parses(as_statements):
+            return as_statements
+    return as_comments
+
+
+def _hidden(source: str, *, statements: bool) -> str:
     hidden = []
-    for line in lines:
-        if _LINE_MAGIC.match(line):
-            ending = "\n" if line.endswith("\n") else ""
-            hidden.append(MAGIC_MARKER + line.rstrip("\n") + ending)
-        else:
+    for line in source.splitlines(keepends=True):
+        if not _LINE_MAGIC.match(line):
             hidden.append(line)
+            continue
+        ending = "\n" if line.endswith("\n") else ""
+        text = line.rstrip("\n")
+        indent = text[: len(text) - len(text.lstrip())]
+        if statements and indent:
+            hidden.append(indent + PASS_MARKER + text[len(indent):] + ending)
+        else:
+            hidden.append(MAGIC_MARKER + text + ending)
     return "".join(hidden)
+
+
+def _parses(text: str) -> bool:
+    try:
+        ast.parse(text)
+    except (SyntaxError, ValueError):
+        return False
+    return True
 
 
 def _show_magics(text: str) -> str:
     restored = []
     for line in text.splitlines(keepends=True):
         stripped = line.lstrip()
-        # A fix may have re-indented the block a magic sits in; the magic keeps its own text.
-        restored.append(stripped[len(MAGIC_MARKER):] if stripped.startswith(MAGIC_MARKER) else line)
+        if stripped.startswith(PASS_MARKER):
+            # A statement: it moves with its block, so the magic takes the indentation it has.
+            indent = line[: len(line) - len(stripped)]
+            restored.append(indent + stripped[len(PASS_MARKER):])
+        elif stripped.startswith(MAGIC_MARKER):
+            # A fix may have re-indented the block a comment sits in; the magic keeps its text.
+            restored.append(stripped[len(MAGIC_MARKER):])
+        else:
+            restored.append(line)
     return "".join(restored)

@@ -33,6 +33,8 @@ DEFAULT_EXCLUDES = (
     # Never worth walking for source files: version control, virtualenvs, builds, caches.
     ".git", ".hg", ".svn", ".venv", "venv", "build", "dist", "__pycache__", ".tox", ".nox",
     "node_modules", "site-packages", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".eggs",
+    # Jupyter's autosave copies of notebooks (ruff skips them too): editing them is noise.
+    ".ipynb_checkpoints",
 )
 _VERSION = re.compile(r"^(\d+)\.(\d+)$")
 

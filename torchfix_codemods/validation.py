@@ -1,15 +1,22 @@
 """The last gate before anything is written: does the new text still work?
 
-A rewritten file must parse, ``compile()``, and must not read a name that the
-original did not already leave undefined. The undefined-name check uses the
-standard library's ``symtable`` (the compiler's own scope analysis), which is
-fast and exact about Python's scoping rules.
+A rewritten file must parse, ``compile()``, must not read a name that the
+original did not already leave undefined, and must not read a name where it
+may not be bound yet. The undefined-name check uses the standard library's
+``symtable`` (the compiler's own scope analysis), which is fast and exact about
+Python's scoping rules but blind to order; the order check follows each
+scope's statements through their branches
+(:mod:`torchfix_codemods.analysis.definite`): a name bound only later, or only
+in one branch of an ``if``, is not available. Both compare the rewrite with the
+original, so only what the fix adds counts.
 """
 
 from __future__ import annotations
 
 import builtins
 import symtable
+
+from torchfix_codemods.analysis.definite import flow_of
 
 _MODULE_NAMES = frozenset(
     {"__file__", "__name__", "__doc__", "__package__", "__spec__", "__loader__",
@@ -57,4 +64,24 @@ def check_rewrite(before: str, after: str, path: str) -> str | None:
     if added:
         names = ", ".join(sorted(added))
         return f"the fix would read undefined name(s): {names}"
-    return None
+    return _unbound_reads_added(before, after)
+
+
+def _unbound_reads_added(before: str, after: str) -> str | None:
+    """Why ``after`` reads a name before it is bound where ``before`` did not, or None."""
+    try:
+        old, new = flow_of(before), flow_of(after)
+    except SyntaxError:  # the original itself is past Python's parser: nothing to compare
+        return None
+    problems = []
+    for key, count in sorted(new.unbound_reads.items()):
+        if count <= old.unbound_reads.get(key, 0):
+            continue
+        _, name = key
+        lines = sorted(set(new.unbound_lines[key]) - set(old.unbound_lines.get(key, ())))
+        where = f" (line {', '.join(map(str, lines))})" if lines else ""
+        problems.append(f"`{name}`{where}")
+    if not problems:
+        return None
+    return ("the fix would read " + ", ".join(problems) +
+            " where it may not be bound yet (bound only later or only in some branches)")

@@ -32,12 +32,17 @@ import libcst as cst
 
 from torchfix_codemods.analysis.frameworks import imports_torch
 from torchfix_codemods.analysis.grad_mode import sets_grad_mode
-from torchfix_codemods.analysis.modules import module_evidence, named_like_model
+from torchfix_codemods.analysis.modules import (
+    mode_changes_output,
+    module_classes,
+    module_evidence,
+    named_like_model,
+)
 from torchfix_codemods.analysis.names import NameIndex, dotted_name
 from torchfix_codemods.analysis.optimizers import updates_parameters
 from torchfix_codemods.analysis.statements import enclosing_statement
 from torchfix_codemods.analysis.syntax import code_of, is_false, is_main_guard
-from torchfix_codemods.analysis.walk import children, names_in
+from torchfix_codemods.analysis.walk import children, names_in, walk_local
 
 EVAL_TOKENS = frozenset({"evaluate", "evaluation", "eval", "validate", "validation", "val",
                          "valid", "test", "testing"})
@@ -119,6 +124,8 @@ class ModelUse:
     pending: bool = False
     """A helper calls its own parameter: whether that is a model is decided by the caller's
     argument, one call up."""
+    mode_matters: bool | None = None
+    """Whether ``eval()`` changes what it computes (see ``modules.mode_changes_output``)."""
 
 
 @dataclass
@@ -283,6 +290,9 @@ class InferenceAnalysis:
             self._record_diff(call, facts, guards)
         if qualified in ("torch.set_grad_enabled", "torch.enable_grad") and facts is not None:
             facts.grad_mode_calls.append(call)
+        if isinstance(func, cst.Attribute) and func.attr.value == "enter_context" and \
+                call.args and self._grad_context(call.args[0].value) and facts is not None:
+            facts.grad_mode_calls.append(call)  # ExitStack().enter_context(torch.no_grad())
         if isinstance(func, cst.Attribute):
             method = func.attr.value
             if method in _DIFF_METHODS or updates_parameters(self.names, call):
@@ -399,7 +409,8 @@ class InferenceAnalysis:
             model = self.model_of(call)
             evidence = self._model_evidence(model, facts) if model is not None else None
             if model is not None and evidence is not None:
-                yield site, ModelUse(code_of(model), call, evidence, self._reads_losses(call))
+                yield site, ModelUse(code_of(model), call, evidence, self._reads_losses(call),
+                                     mode_matters=mode_changes_output(self.names, model))
                 continue
             if _seen and isinstance(model, cst.Name) and model.value in facts.params and \
                     self.resolve(call, facts) is None:
@@ -466,34 +477,55 @@ class InferenceAnalysis:
              caller: FunctionFacts) -> ModelUse | None:
         """Re-express a model named in ``callee`` as ``caller`` must name it."""
         root = use.code.split(".")[0]
-        rest = use.code[len(root):]
-        if root == "self":
-            if callee.is_method and caller.is_method and callee.cls is caller.cls and \
-                    isinstance(call.func, cst.Attribute):
-                return use
-            return None
+        argument = self._argument_for(root, call, callee)
+        if argument is not None:
+            return self._mapped_arg(use, argument, use.code[len(root):], caller)
+        return use if self.caller_terms(use.code, call, callee, caller) == use.code else None
+
+    def _argument_for(self, param: str, call: cst.Call,
+                      callee: FunctionFacts) -> cst.BaseExpression | None:
+        """What ``call`` passes for ``callee``'s parameter ``param`` (None: nothing, or not one)."""
         params = list(callee.params)
         if callee.is_method and isinstance(call.func, cst.Attribute):
             params = params[1:]
-        if root in params:
-            index = params.index(root)
-            for position, arg in enumerate(a for a in call.args if not a.keyword and not a.star):
-                if position == index:
-                    return self._mapped_arg(use, arg.value, rest, caller)
-            for arg in call.args:
-                if arg.keyword is not None and arg.keyword.value == root:
-                    return self._mapped_arg(use, arg.value, rest, caller)
+        if param not in params:
             return None
+        index = params.index(param)
+        for position, arg in enumerate(a for a in call.args if not a.keyword and not a.star):
+            if position == index:
+                return arg.value
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value == param:
+                return arg.value
+        return None
+
+    def caller_terms(self, code: str, call: cst.Call, callee: FunctionFacts,
+                     caller: FunctionFacts) -> str | None:
+        """``code`` (an object named in ``callee``) as ``caller`` names it at ``call``.
+
+        A parameter becomes the caller's argument, ``self.x`` stays when both are methods
+        of one class, a closure's or module-level name stays when the caller does not
+        rebind it; None when it cannot be named there.
+        """
+        root = code.split(".")[0]
+        rest = code[len(root):]
+        if root == "self":
+            same_class = callee.is_method and caller.is_method and callee.cls is caller.cls
+            return code if same_class and isinstance(call.func, cst.Attribute) else None
+        argument = self._argument_for(root, call, callee)
+        if argument is not None:
+            named = dotted_name(argument)
+            return None if named is None else named + rest
         if root in callee.params:
             return None
         if any(a is caller.node for a in self.names.ancestors(callee.node)):
-            return use  # a closure: the nested helper reads the caller's own name
+            return code  # a closure: the nested helper reads the caller's own name
         # A module-level name: valid in the caller unless it binds the same name itself.
         module_scope = self.names.module_scope
         assert module_scope is not None
         caller_scope = self.names.scope_of(caller.node.body)
         if root in module_scope.bindings and root not in caller_scope.bindings:
-            return use
+            return code
         return None
 
     def _mapped_arg(self, use: ModelUse, value: cst.BaseExpression, rest: str,
@@ -510,7 +542,11 @@ class InferenceAnalysis:
                 evidence, pending = found, False
             elif not (isinstance(value, cst.Name) and value.value in caller.params):
                 return None
-        return ModelUse(code_of(value) + rest, use.call, evidence, use.reads_losses, pending)
+        mode = use.mode_matters
+        if mode is None and not rest:
+            mode = mode_changes_output(self.names, value)
+        return ModelUse(code_of(value) + rest, use.call, evidence, use.reads_losses, pending,
+                        mode)
 
     # ------------------------------------------------------------------ roots
     def _excluded(self, facts: FunctionFacts) -> bool:
@@ -530,7 +566,47 @@ class InferenceAnalysis:
             for base in facts.cls.bases:
                 if "Lightning" in (dotted_name(base.value) or ""):
                     return True  # the Lightning trainer sets eval and no_grad itself
+            if self._model_method(facts):
+                return True
         return isinstance(facts.node.asynchronous, cst.Asynchronous)
+
+    def _model_method(self, facts: FunctionFacts) -> bool:
+        """A method of the model itself: of an ``nn.Module`` subclass, or reached from its
+        class's own ``forward``. Its mode and grad mode are its caller's to set: the same
+        method may run inside a forward or a training step (detectron2's
+        ``GeneralizedRCNN.inference``, stable-baselines3's ``evaluate_actions``, which PPO
+        differentiates), and ``@torch.no_grad()`` on it would silently stop training."""
+        cls = facts.cls
+        assert cls is not None
+        if any(node is cls for node in module_classes(self.names).values()):
+            return True
+        for base in cls.bases:
+            qualified = self.names.qualified_name(base.value)
+            known = self.names.project.class_facts(qualified) if qualified else None
+            if known is not None and known.is_module:
+                return True
+        return id(facts.node) in self._forward_reach(cls)
+
+    def _forward_reach(self, cls: cst.ClassDef) -> set[int]:
+        """Methods of ``cls`` its ``forward`` runs, directly or through other methods."""
+        key = f"inference:forward-reach:{id(cls)}"
+        cached = self.names.cache.get(key)
+        if isinstance(cached, set):
+            return cached
+        reached: set[int] = set()
+        pending = [f for f in self.functions.values() if f.cls is cls and f.name == "forward"]
+        while pending:
+            current = pending.pop()
+            if id(current.node) in reached:
+                continue
+            reached.add(id(current.node))
+            for site in current.calls:
+                assert isinstance(site.node, cst.Call)
+                callee = self.resolve(site.node, current)
+                if callee is not None and callee.cls is cls:
+                    pending.append(callee)
+        self.names.cache[key] = reached
+        return reached
 
     def kind_of(self, facts: FunctionFacts) -> str | None:
         if self._excluded(facts):
@@ -560,7 +636,10 @@ class InferenceAnalysis:
             uses = list(self.model_uses(facts))
             if not uses:
                 continue
-            roots.append(self._root(facts, kind, uses))
+            root = self._root(facts, kind, uses)
+            if root.result_differentiated:
+                continue  # training: a caller's loss is built from what it returns
+            roots.append(root)
         # A helper called only from other inference roots (a nested `run_validate`) is
         # covered by their fixes: it is part of them, not a root of its own.
         candidates = {id(root.facts.node) for root in roots}
@@ -659,23 +738,32 @@ class InferenceAnalysis:
         return order.get(id(first), 0) < order.get(id(second), 0)
 
     def _result_differentiated(self, call: cst.Call, caller: FunctionFacts | None) -> bool:
-        """Is the call's result (or a name it is assigned to) part of a differentiated line?"""
+        """Does the call's result flow, through the caller's assignments, into a line that
+        differentiates (``loss.backward()``)? stable-baselines3's PPO builds its loss from
+        ``values, log_prob, entropy = policy.evaluate_actions(...)`` three assignments
+        before the backward: that call is training, not inference."""
         if caller is None:
             return False
         statement = enclosing_statement(self.names, call)
-        names: set[str] = set()
-        if isinstance(statement, cst.SimpleStatementLine):
-            for small in statement.body:
-                if isinstance(small, cst.Assign):
-                    for target in small.targets:
-                        names |= {n.value for n in names_in(target.target)}
-        for site in caller.differentiations:
-            other = enclosing_statement(self.names, site.node)
-            if other is statement:
-                return True
-            if other is not None and names & {n.value for n in names_in(other)}:
-                return True
-        return False
+        differentiated = [enclosing_statement(self.names, site.node)
+                          for site in caller.differentiations]
+        if any(other is statement for other in differentiated):
+            return True
+        tainted = _assigned_names(statement) if statement is not None else set()
+        if not tainted:
+            return False
+        flows = [(_assigned_names(node), {n.value for n in names_in(node)})
+                 for node in walk_local(caller.node.body)
+                 if isinstance(node, cst.SimpleStatementLine)]
+        changed = True
+        while changed:
+            changed = False
+            for targets, reads in flows:
+                if targets - tainted and reads & tainted:
+                    tainted |= targets
+                    changed = True
+        return any(other is not None and tainted & {n.value for n in names_in(other)}
+                   for other in differentiated)
 
     # ---------------------------------------------------------------- scripts
     def script_region(self, include_no_grad: bool = False) -> ScriptRegion | None:
@@ -737,6 +825,20 @@ class InferenceAnalysis:
                 return None
             previous = ancestor
         return None
+
+
+def _assigned_names(statement: cst.CSTNode) -> set[str]:
+    """Names a simple statement line assigns (``a, b = ...``, ``x += ...``, ``y: T = ...``)."""
+    found: set[str] = set()
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return found
+    for small in statement.body:
+        if isinstance(small, cst.Assign):
+            for target in small.targets:
+                found |= {n.value for n in names_in(target.target)}
+        elif isinstance(small, (cst.AugAssign, cst.AnnAssign)):
+            found |= {n.value for n in names_in(small.target)}
+    return found
 
 
 def _is_loss_name(name: str) -> bool:

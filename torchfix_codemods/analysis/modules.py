@@ -269,3 +269,203 @@ def init_assignment(cls: cst.ClassDef, attr: str) -> cst.BaseExpression | None:
         return None
     values = self_assignments(init, attr)
     return values[0] if len(values) == 1 else None
+
+
+# --------------------------------------------------------------------- train/eval mode
+_MODE_DEPENDENT = frozenset({
+    "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout",
+    "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LazyBatchNorm1d", "LazyBatchNorm2d",
+    "LazyBatchNorm3d", "SyncBatchNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
+    "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d", "RNN", "LSTM", "GRU",
+    "Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer",
+    "TransformerDecoderLayer", "MultiheadAttention", "RReLU",
+})
+"""``torch.nn`` layers whose forward depends on ``training``: dropout (also inside recurrent,
+transformer and attention layers), batch statistics (instance norm when it tracks running
+statistics), RReLU's random slopes."""
+_CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict"})
+_TRACERS = frozenset({"torch.jit.trace", "torch.jit.trace_module"})
+"""A traced module replays the operations recorded in the mode it was traced in: ``eval()``
+changes nothing (measured on torch 2.13: a Dropout traced in train mode still drops after
+``.eval()``; a scripted one does not)."""
+_MODE_FUNCTIONS = ("dropout", "batch_norm", "instance_norm", "rrelu")
+"""``torch.nn.functional`` calls that take ``training=``/read batch statistics."""
+
+
+def _strip_chain(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """``Net(...).to(device).eval()`` -> ``Net(...)``."""
+    while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and \
+            expr.func.attr.value in _CHAINABLE:
+        expr = expr.func.value
+    return expr
+
+
+def _instance_value(names: NameIndex, expr: cst.BaseExpression) -> cst.BaseExpression | None:
+    """What built the instance ``expr`` names: a name's one assignment, or the one value
+    ``__init__`` gives ``self.x``; ``expr`` itself when it is not a name."""
+    if isinstance(expr, cst.Name):
+        bindings = names.bindings_of(expr)
+        if len(bindings) != 1 or bindings[0].kind != "assign":
+            return None
+        return bindings[0].value
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and \
+            expr.value.value == "self":
+        owner = names.enclosing(expr, cst.ClassDef)
+        return init_assignment(owner, expr.attr.value) if owner is not None else None
+    return expr
+
+
+def mode_changes_output(names: NameIndex, expr: cst.BaseExpression) -> bool | None:
+    """Does ``eval()`` change what the model ``expr`` computes? None: cannot tell.
+
+    False for an instance of a class whose every submodule is known and none of them
+    depends on ``training`` (pytorch/examples' super-resolution ``Net``: Conv2d, ReLU and
+    PixelShuffle), for such ``torch.nn`` layers and containers of them, and for a
+    ``torch.jit.trace``d module. A class in another file is answered by the project index,
+    when there is one (``ClassFacts.changes_with_mode``).
+    """
+    value = _instance_value(names, expr)
+    if value is None or not isinstance(_strip_chain(value), cst.Call):
+        return None
+    return _value_changes_with_mode(names, value, frozenset())
+
+
+def changes_with_mode(names: NameIndex, cls: cst.ClassDef,
+                      _seen: frozenset[int] = frozenset()) -> bool | None:
+    """Does switching an instance of ``cls`` between train and eval change its forward?
+
+    True: it builds a layer that depends on ``training`` (Dropout, BatchNorm...), calls a
+    functional one, or reads ``.training``. False: every submodule it assigns is a known
+    ``torch.nn`` layer (or a class of this file) that does not. None: something it builds
+    or inherits cannot be told (an imported class, a module passed in, ``setattr``).
+    """
+    if id(cls) in _seen:
+        return None
+    seen = _seen | {id(cls)}
+    unknown = False
+    for base in cls.bases:
+        qualified = names.qualified_name(base.value) or ""
+        if qualified in ("torch.nn.Module", "torch.nn.modules.module.Module"):
+            continue
+        local = base.value.value if isinstance(base.value, cst.Name) else None
+        parent = module_classes(names).get(local or "")
+        verdict = changes_with_mode(names, parent, seen) if parent is not None else None
+        if verdict:
+            return True
+        unknown |= verdict is None
+    for node in _class_nodes(cls):
+        if isinstance(node, cst.Attribute) and node.attr.value == "training":
+            return True
+        if isinstance(node, cst.Call):
+            qualified = names.qualified_name(node.func) or ""
+            if qualified.startswith("torch.") and \
+                    qualified.split(".")[-1].startswith(_MODE_FUNCTIONS):
+                return True
+            if isinstance(node.func, cst.Name) and node.func.value in ("setattr",):
+                unknown = True
+            if isinstance(node.func, cst.Attribute) and node.func.attr.value in (
+                    "add_module", "register_module", "update"):
+                unknown = True
+    for value in _self_values(cls):
+        verdict = _value_changes_with_mode(names, value, seen)
+        if verdict:
+            return True
+        unknown |= verdict is None
+    return None if unknown else False
+
+
+def _class_nodes(cls: cst.ClassDef) -> list[cst.CSTNode]:
+    found: list[cst.CSTNode] = []
+
+    class _Collect(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            found.append(node)
+            return True
+
+    cls.body.visit(_Collect())
+    return found
+
+
+def _self_values(cls: cst.ClassDef) -> list[cst.BaseExpression | None]:
+    """Every value assigned to a ``self.<attr>`` in the class's methods (None: unclear)."""
+    values: list[cst.BaseExpression | None] = []
+
+    class _Collect(cst.CSTVisitor):
+        @staticmethod
+        def _is_self_attr(node: cst.BaseExpression) -> bool:
+            return isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and \
+                node.value.value == "self"
+
+        def visit_Assign(self, node: cst.Assign) -> None:
+            for target in node.targets:
+                if self._is_self_attr(target.target):
+                    values.append(node.value if len(node.targets) == 1 else None)
+                elif isinstance(target.target, (cst.Tuple, cst.List)):
+                    values.append(None)
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            if self._is_self_attr(node.target):
+                values.append(node.value)
+
+    cls.body.visit(_Collect())
+    return values
+
+
+def _value_changes_with_mode(names: NameIndex, value: cst.BaseExpression | None,
+                             seen: frozenset[int]) -> bool | None:
+    """For a value assigned to ``self.x``: a submodule that depends on the mode (True), one
+    that does not or not a module at all (False), or unknown (None)."""
+    if value is None:
+        return None
+    if isinstance(value, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString,
+                          cst.FormattedString, cst.BinaryOperation, cst.Comparison,
+                          cst.BooleanOperation, cst.UnaryOperation)):
+        return False
+    if isinstance(value, cst.Name) and value.value in ("None", "True", "False"):
+        return False
+    value = _strip_chain(value)
+    if not isinstance(value, cst.Call):
+        return None
+    qualified = names.qualified_name(value.func)
+    if qualified is not None:
+        last = qualified.split(".")[-1]
+        if qualified in _WRAPPERS and value.args:
+            return _value_changes_with_mode(names, value.args[0].value, seen)
+        if qualified in _TRACERS:
+            return False
+        if not qualified.startswith("torch.nn.") or not last[:1].isupper():
+            facts = names.project.class_facts(qualified)
+            return None if facts is None else facts.changes_with_mode
+        if last in _MODE_DEPENDENT:
+            return True
+        if last in _CONTAINERS:
+            return _elements_change_with_mode(names, value, seen)
+        return False
+    if isinstance(value.func, cst.Name):
+        binding = names.binding_of(value.func)
+        if binding is not None and binding.kind == "class" and \
+                isinstance(binding.node, cst.ClassDef):
+            return changes_with_mode(names, binding.node, seen)
+    return None
+
+
+def _elements_change_with_mode(names: NameIndex, container: cst.Call,
+                               seen: frozenset[int]) -> bool | None:
+    """``nn.Sequential(a, b)`` / ``nn.ModuleList([a, b])``: what its listed members say."""
+    members: list[cst.BaseExpression] = []
+    for arg in container.args:
+        if arg.star:
+            return None
+        if isinstance(arg.value, (cst.List, cst.Tuple)):
+            members.extend(e.value for e in arg.value.elements)
+        elif isinstance(arg.value, cst.Dict):
+            members.extend(e.value for e in arg.value.elements if isinstance(e, cst.DictElement))
+        else:
+            members.append(arg.value)
+    unknown = False
+    for member in members:
+        verdict = _value_changes_with_mode(names, member, seen)
+        if verdict:
+            return True
+        unknown |= verdict is None
+    return None if unknown else False

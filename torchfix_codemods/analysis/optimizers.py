@@ -30,14 +30,28 @@ def is_grad_scaler(expr: cst.BaseExpression) -> bool:
     return "scaler" in (_last_part(expr) or "")
 
 
-def _built_by_torch_optim(names: NameIndex, expr: cst.BaseExpression) -> bool:
+def _constructor(names: NameIndex, expr: cst.BaseExpression) -> str:
+    """The qualified name of what built the object a name is bound to (``""``: unknown)."""
     if not isinstance(expr, cst.Name):
-        return False
+        return ""
     binding = names.binding_of(expr)
     if binding is None or not isinstance(binding.value, cst.Call):
-        return False
-    qualified = names.qualified_name(binding.value.func) or ""
+        return ""
+    return names.qualified_name(binding.value.func) or ""
+
+
+def _built_by_torch_optim(names: NameIndex, expr: cst.BaseExpression) -> bool:
+    qualified = _constructor(names, expr)
     return qualified.startswith("torch.optim.") and "lr_scheduler" not in qualified
+
+
+def is_distributed_optimizer(names: NameIndex, expr: cst.BaseExpression) -> bool:
+    """Bound to ``torch.distributed.optim.DistributedOptimizer(...)``: an RPC optimizer whose
+    gradients live in a distributed autograd context. It has ``step`` and nothing else, no
+    ``zero_grad`` (measured on torch 2.13)."""
+    qualified = _constructor(names, expr)
+    return qualified.startswith("torch.distributed.optim") and \
+        qualified.endswith(".DistributedOptimizer")
 
 
 def is_optimizer(names: NameIndex, expr: cst.BaseExpression) -> bool:

@@ -33,6 +33,9 @@ class ClassFacts:
     path: str
     is_module: bool | None
     """Subclasses ``torch.nn.Module`` (transitively, across files); None when a base is unknown."""
+    changes_with_mode: bool | None = None
+    """Whether ``eval()`` changes its forward (``analysis.modules.changes_with_mode`` on the
+    class in its own file); None when unknown."""
 
 
 class ProjectFacts(Protocol):

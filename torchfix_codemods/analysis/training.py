@@ -5,6 +5,12 @@ TFC503 asks it of every loop that steps an optimizer: a loop that calls
 reset may be spelled many ways (``optimizer.zero_grad()``, ``model.zero_grad()``,
 ``p.grad = None``, ``p.grad.zero_()``, a helper of this file that does one of
 these), and any of them counts.
+
+Distributed autograd (``torch.distributed.autograd``, the RPC framework) is not
+a local training loop: ``dist_autograd.backward(context_id, [loss])`` writes
+gradients into the ``with dist_autograd.context()`` of that iteration, a fresh
+one each time, and ``DistributedOptimizer.step(context_id)`` reads them there.
+Nothing accumulates, and the optimizer has no ``zero_grad`` to call.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from torchfix_codemods.analysis.names import NameIndex
-from torchfix_codemods.analysis.optimizers import optimizer_of_step
+from torchfix_codemods.analysis.optimizers import is_distributed_optimizer, optimizer_of_step
 from torchfix_codemods.analysis.syntax import code_of
 from torchfix_codemods.analysis.walk import walk_local
 
@@ -28,12 +34,15 @@ class LoopFacts:
     steps: list[tuple[cst.Call, cst.BaseExpression]] = field(default_factory=list)
     zeroes_grads: bool = False
     conditional_step: bool = False
+    distributed_autograd: bool = False
+    """Gradients go to a per-iteration distributed autograd context (see the module doc)."""
 
     @property
     def optimizers(self) -> set[str]:
         return {code_of(optimizer) for _, optimizer in self.steps}
 
 
+_DISTRIBUTED_AUTOGRAD = "torch.distributed.autograd."
 _ZERO_MARKERS = ("zero_grad", "set_to_none", ".grad = None", ".grad=None", ".grad.zero_()",
                  "grad.zero_", "grad.detach_")
 
@@ -44,13 +53,18 @@ def loop_facts(names: NameIndex, loop: cst.For | cst.While) -> LoopFacts:
     for node in walk_local(loop.body):
         if isinstance(node, cst.Call):
             func = node.func
-            if isinstance(func, cst.Attribute) and func.attr.value == "backward":
+            qualified = names.qualified_name(func) or ""
+            if qualified.startswith(_DISTRIBUTED_AUTOGRAD):
+                facts.distributed_autograd = True
+            elif isinstance(func, cst.Attribute) and func.attr.value == "backward":
                 facts.backwards.append(node)
             if isinstance(func, cst.Attribute) and func.attr.value in ("zero_grad", "zero_"):
                 facts.zeroes_grads = True
             optimizer = optimizer_of_step(names, node)
             if optimizer is not None:
                 facts.steps.append((node, optimizer))
+                if is_distributed_optimizer(names, optimizer):
+                    facts.distributed_autograd = True
                 if any(isinstance(a, (cst.If, cst.IfExp)) and _inside(names, a, loop)
                        for a in names.ancestors(node)):
                     facts.conditional_step = True

@@ -602,11 +602,17 @@ class _Migration:
 
     def _helpers(self, anchor: cst.CSTNode) -> tuple[list[cst.BaseStatement], list[ImportRequest]]:
         imports = self.context.imports
+        # The helpers go after the import block: name things as the first statement there
+        # sees them (the anchor itself is the block's last import, not yet run at its start).
+        module = self.context.module
+        body = list(module.body)
+        after = next((body[i + 1] for i, s in enumerate(body) if s is anchor and i + 1 < len(body)),
+                     anchor)
         refs = {
-            "torch": imports.reference("torch", anchor),
-            "dist": imports.reference("torch.distributed", anchor, "torch.distributed"),
-            "environ": imports.reference("os.environ", anchor, "os"),
-            "ddp": imports.reference(DDP, anchor, "torch.nn.parallel"),
+            "torch": imports.reference("torch", after),
+            "dist": imports.reference("torch.distributed", after, "torch.distributed"),
+            "environ": imports.reference("os.environ", after, "os"),
+            "ddp": imports.reference(DDP, after, "torch.nn.parallel"),
         }
         text = _HELPER_TEMPLATE.format(script=self.launch.split()[-1],
                                        **{key: ref.code for key, ref in refs.items()})

@@ -12,8 +12,10 @@ DATALOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.datalo
 
 class DataLoaderWithoutWorkers(Rule):
     """## What it does
-    Notes `DataLoader(...)` constructed without `num_workers` (or with
-    `num_workers=0`). Off by default, like TorchFix's TOR401.
+    Notes `DataLoader(...)` constructed without `num_workers`. Off by default,
+    like TorchFix's TOR401. An explicit `num_workers=0` is a decision (a dataset
+    that cannot be pickled, a debugging run, minGPT's tiny in-memory dataset)
+    and is not reported; TorchFix's TOR401 reports it.
 
     ## Why is this bad?
     With no workers, batches are loaded in the training process, between
@@ -48,10 +50,11 @@ class DataLoaderWithoutWorkers(Rule):
     valid = (
         "from torch.utils.data import DataLoader\nloader = DataLoader(ds, num_workers=4)\n",
         "from mylib import DataLoader\nloader = DataLoader(ds)\n",
+        "import torch\nloader = torch.utils.data.DataLoader(ds, num_workers=0)\n",
     )
     invalid = (
         Example("from torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=8)\n"),
-        Example("import torch\nloader = torch.utils.data.DataLoader(ds, num_workers=0)\n"),
+        Example("import torch\nloader = torch.utils.data.DataLoader(ds, shuffle=True)\n"),
     )
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -59,8 +62,7 @@ class DataLoaderWithoutWorkers(Rule):
             return
         if any(arg.star == "**" for arg in node.args):
             return
-        workers = argument(node, "num_workers", 5)
-        if workers is None or (isinstance(workers.value, cst.Integer) and workers.value.value == "0"):
+        if argument(node, "num_workers", 5) is None:
             self.report(node)
 
 

@@ -6,12 +6,7 @@ import libcst as cst
 
 from torchfix_codemods.analysis.frameworks import imports_torch
 from torchfix_codemods.analysis.inference import name_tokens
-from torchfix_codemods.analysis.modules import (
-    init_assignment,
-    module_classes,
-    module_evidence,
-    named_like_model,
-)
+from torchfix_codemods.analysis.modules import init_assignment, module_classes, module_evidence
 from torchfix_codemods.analysis.names import dotted_name
 from torchfix_codemods.findings import Safety
 from torchfix_codemods.rules.base import Example, Fix, Rule
@@ -42,17 +37,20 @@ class DirectForward(Rule):
     logits = model(x)
     ```
 
-    ## Fix safety
-    Safe when the receiver is known to be an `nn.Module` (built from a
+    Only a receiver proven to be an `nn.Module` is reported: built from a
     `torch.nn` class or a subclass in this file, `self` in such a class, a
-    submodule assigned in its `__init__`) and this file registers no hook
-    (without hooks both calls are the same). Unsafe when the file registers
-    hooks or applies pruning, spectral/weight norm, parametrizations,
-    quantization or FSDP (the hooks then run: the intended change), and when
-    the receiver is only named like a model. Never changed: `super().forward(...)`
-    and `Base.forward(self, ...)`, calls inside hooks and inside `forward`/
-    `__call__` themselves, classes that define their own `__call__`, and
-    receivers with no sign of being a module.
+    submodule assigned one in its `__init__`. A name is not evidence: many
+    objects that are not modules have a `.forward()` (yolov5's
+    `DetectMultiBackend` keeps an OpenCV `cv2.dnn.Net` in `self.net`, and
+    `self.net.forward()` is its inference call; `self.net()` is a TypeError).
+
+    ## Fix safety
+    Safe when this file registers no hook (without hooks both calls are the
+    same). Unsafe when the file registers hooks or applies pruning,
+    spectral/weight norm, parametrizations, quantization or FSDP (the hooks
+    then run: the intended change). Never changed: `super().forward(...)` and
+    `Base.forward(self, ...)`, calls inside hooks and inside `forward`/
+    `__call__` themselves, and classes that define their own `__call__`.
 
     ## References
     - [`torch.nn.Module.forward`: call the module instance, which runs the hooks](https://docs.pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.forward)
@@ -73,6 +71,7 @@ class DirectForward(Rule):
         "w = Wrapper()\nw.forward(1)\n",
         "from torch import nn\nm = nn.Linear(2, 2)\ndef hook(mod, inp, out):\n"
         "    return m.forward(inp[0])\n",
+        "import torch\ndef run(model, x):\n    return model.forward(x)\n",
     )
     invalid = (
         Example(
@@ -88,8 +87,16 @@ class DirectForward(Rule):
             "    def forward(self, x):\n        return self.enc(x)\n",
         ),
         Example(
-            "import torch\ndef run(model, x):\n    return model.forward(x)\n",
-            "import torch\ndef run(model, x):\n    return model(x)\n",
+            "import torch\nfrom torch import nn\ndef run(model: nn.Module, x):\n"
+            "    return model.forward(x)\n",
+            "import torch\nfrom torch import nn\ndef run(model: nn.Module, x):\n"
+            "    return model(x)\n",
+        ),
+        Example(
+            "import torch\nfrom torch import nn\nm = nn.Linear(2, 2)\nm.register_forward_hook(log)\n"
+            "y = m.forward(1)\n",
+            "import torch\nfrom torch import nn\nm = nn.Linear(2, 2)\nm.register_forward_hook(log)\n"
+            "y = m(1)\n",
             unsafe=True,
         ),
     )
@@ -148,8 +155,6 @@ class DirectForward(Rule):
                 if own is not None and _defines(own, "__call__"):
                     return None
                 return evidence.reason, True
-            if named_like_model(receiver.value) and self.names.bindings_of(receiver):
-                return f"`{receiver.value}` is named like a model", False
             return None
         if isinstance(receiver, cst.Attribute) and isinstance(receiver.value, cst.Name) and \
                 receiver.value.value == "self":
@@ -159,8 +164,6 @@ class DirectForward(Rule):
             value = init_assignment(owner, receiver.attr.value)
             if value is not None and module_evidence(self.names, value):
                 return f"`self.{receiver.attr.value}` is assigned a module in `__init__`", True
-            if named_like_model(receiver.attr.value):
-                return f"`self.{receiver.attr.value}` is named like a model", False
         return None
 
     def _own_class(self, receiver: cst.Name) -> cst.ClassDef | None:

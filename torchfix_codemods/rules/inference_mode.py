@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchfix_codemods.analysis.grad_mode import in_no_grad
 from torchfix_codemods.analysis.imports import ImportUnavailable
 from torchfix_codemods.analysis.inference import (
     FunctionFacts,
@@ -16,9 +17,10 @@ from torchfix_codemods.analysis.inference import (
     InferenceFunction,
     ScriptRegion,
 )
+from torchfix_codemods.analysis.modules import mode_changes_output
 from torchfix_codemods.analysis.names import dotted_name
 from torchfix_codemods.analysis.syntax import split_docstring
-from torchfix_codemods.analysis.walk import names_in
+from torchfix_codemods.analysis.walk import names_in, walk_local
 from torchfix_codemods.edits.statements import fresh_name, insert_before, parse_statement
 from torchfix_codemods.findings import Safety
 from torchfix_codemods.rules.base import Example, Fix, Rule
@@ -78,6 +80,17 @@ class MissingEval(Rule):
     submodule ends with exactly the mode it had. In an evaluation script with
     no training anywhere in the file, a plain `model.eval()` is added.
 
+    Not inference, so never reported: a method of the model itself (of an
+    `nn.Module` subclass, or one its class's `forward` calls), whose mode is its
+    caller's to set; a function whose result a caller's loss is built from and
+    differentiated (stable-baselines3's `evaluate_actions` in PPO). Nothing is
+    reported either when `eval()` would change nothing: the model's class is
+    visible and builds no Dropout, BatchNorm, InstanceNorm, recurrent,
+    transformer, attention or RReLU layer and never reads `.training`
+    (pytorch/examples' super-resolution `Net`), or it was made by
+    `torch.jit.trace`, which replays the mode it was traced in (measured on
+    torch 2.13: a traced Dropout still drops after `.eval()`).
+
     ## Fix safety
     Unsafe: eval mode changes outputs on purpose (no dropout, running
     BatchNorm statistics). Report only when the model cannot be named in the
@@ -105,6 +118,7 @@ class MissingEval(Rule):
         "    loss.backward()\n    return loss\n",
         "import torch\ndef test_model_output(model, x):\n    assert model(x).shape == (1,)\n",
         "import torch\ndef train_epoch(model, x):\n    return model(x)\n",
+        "from torch import nn\nnet = nn.Linear(2, 2)\ndef predict(x):\n    return net(x)\n",
     )
     invalid = (
         Example(
@@ -118,19 +132,22 @@ class MissingEval(Rule):
             unsafe=True,
         ),
         Example(
-            "from torch import nn\nnet = nn.Linear(2, 2)\n\n\ndef predict(x):\n"
-            "    # forward only\n    return net(x)\n\n\nprint(predict(1))\n",
-            "from torch import nn\nnet = nn.Linear(2, 2)\n\n\ndef predict(x):\n"
-            "    net.eval()\n    # forward only\n    return net(x)\n\n\nprint(predict(1))\n",
+            "from torch import nn\nnet = nn.Sequential(nn.Linear(2, 2), nn.Dropout(0.1))\n\n\n"
+            "def predict(x):\n    # forward only\n    return net(x)\n\n\nprint(predict(1))\n",
+            "from torch import nn\nnet = nn.Sequential(nn.Linear(2, 2), nn.Dropout(0.1))\n\n\n"
+            "def predict(x):\n    net.eval()\n    # forward only\n    return net(x)\n\n\n"
+            "print(predict(1))\n",
             unsafe=True,
         ),
         Example("import torch\ndef evaluate(model, x): return model(x)\n"),
         Example(
             "import torch\nfrom torch import nn\n\nif __name__ == '__main__':\n"
-            "    model = nn.Linear(2, 2)\n    model.load_state_dict(torch.load('m.pt'))\n"
+            "    model = nn.LSTM(2, 2, num_layers=2, dropout=0.1)\n"
+            "    model.load_state_dict(torch.load('m.pt'))\n"
             "    with torch.no_grad():\n        print(model(torch.ones(1, 2)))\n",
             "import torch\nfrom torch import nn\n\nif __name__ == '__main__':\n"
-            "    model = nn.Linear(2, 2)\n    model.load_state_dict(torch.load('m.pt'))\n"
+            "    model = nn.LSTM(2, 2, num_layers=2, dropout=0.1)\n"
+            "    model.load_state_dict(torch.load('m.pt'))\n"
             "    model.eval()\n    with torch.no_grad():\n        print(model(torch.ones(1, 2)))\n",
             unsafe=True,
         ),
@@ -146,6 +163,8 @@ class MissingEval(Rule):
             self._check_script(region)
 
     def _check(self, analysis: InferenceAnalysis, root: InferenceFunction) -> None:
+        if root.models and all(m.mode_matters is False for m in root.models):
+            return  # eval() would change nothing this model computes
         node = root.facts.node
         shown = root.models[0].code if len(root.models) == 1 else "the model"
         message = self._specific.format(model=shown)
@@ -215,6 +234,8 @@ class MissingEval(Rule):
         return False
 
     def _check_script(self, region: ScriptRegion) -> None:
+        if mode_changes_output(self.names, region.model_calls[0].func) is False:
+            return
         first = region.statements[0]
         evaluate = parse_statement(f"{region.model_code}.eval()\n")
         fix = Fix(Safety.UNSAFE, f"add `{region.model_code}.eval()` before the model is run",
@@ -251,12 +272,19 @@ class MissingNoGrad(Rule):
         return [model(x) for x in loader]
     ```
 
+    Not reported on a method of the model itself (of an `nn.Module`
+    subclass, or one its `forward` calls): whether it runs under `no_grad` is
+    its caller's decision, and the same method may feed a loss elsewhere
+    (stable-baselines3's `evaluate_actions`, differentiated by PPO and A2C),
+    where `@torch.no_grad()` would silently stop training. Nor where anything
+    on the function's path differentiates (saliency maps, adversarial attacks,
+    test-time adaptation: those are not inference), nor where a caller's
+    differentiated loss is built from its result, directly or through
+    assignments.
+
     ## Fix safety
     Values are identical under `no_grad`; only `requires_grad`/`grad_fn` of
-    the results change. The fix is never offered where anything on the
-    function's path differentiates (saliency maps, adversarial attacks,
-    test-time adaptation: those are not inference), nor where a caller puts
-    the result into a line that calls `.backward()`. Safe for metric-like names
+    the results change. Safe for metric-like names
     (`evaluate`, `validate`, `test`, ...), whose results are metrics. Unsafe
     for API-like names (`predict`, `infer`, `score`): code in another file may
     differentiate their result; unsafe too in files that use `nn.Transformer*`
@@ -342,9 +370,6 @@ class MissingNoGrad(Rule):
 
     def _check(self, root: InferenceFunction) -> None:
         node = root.facts.node
-        if root.result_differentiated:
-            self.report(node.name, self.message + " (no fix: a caller differentiates its result)")
-            return
         compiled = [d for d in node.decorators
                     if (self.qualified_name(_decorator_target(d)) or "").startswith(
                         ("torch.jit", "torch.compile"))]
@@ -428,6 +453,11 @@ class EvalNotRestored(Rule):
     ```
     or restore the caller's mode inside `validate` (the idiom of TFC201).
 
+    Only a model the loop may be training counts: an EMA or teacher copy that
+    the loop never runs with gradients on, never passes to a call and whose
+    `.parameters()` it never reads (`self.ema.ema_model.eval()` before sampling
+    under `no_grad`, while the loss comes from `self.model`) is left alone.
+
     ## Fix safety
     Report only: where the `.train()` belongs (top of the epoch loop, or a
     restore inside the validation function) is a choice about the program's
@@ -450,6 +480,10 @@ class EvalNotRestored(Rule):
         "import torch\ndef validate(model):\n    model.eval()\n    model(1)\n    model.train()\n"
         "def fit(model, opt):\n    for epoch in range(3):\n        model(1).backward()\n"
         "        opt.step()\n        validate(model)\n",
+        "import torch\ndef fit(model, ema, opt, loader):\n    for x in loader:\n"
+        "        model(x).sum().backward()\n        opt.step()\n        ema.update()\n"
+        "        ema.ema_model.eval()\n        with torch.no_grad():\n"
+        "            ema.ema_model.sample(4)\n",
     )
     invalid = (
         Example(
@@ -472,7 +506,8 @@ class EvalNotRestored(Rule):
                 continue
             for eval_call in facts.eval_calls:
                 loop = self._outer_loop(eval_call, facts)
-                if loop is not None and not self._trains_in(facts, loop, eval_call):
+                if loop is not None and not self._trains_in(facts, loop, eval_call) and \
+                        self._may_be_trained(loop, _receiver(eval_call)):
                     self._report_once(eval_call, reported)
             for site in facts.calls:
                 call = site.node
@@ -485,9 +520,13 @@ class EvalNotRestored(Rule):
                 loop = self._outer_loop(call, facts)
                 if loop is not None and not self._trains_in(facts, loop, call):
                     for eval_call in callee.eval_calls:
-                        self._report_once(eval_call, reported,
-                                          f" (`{callee.name}` is called from the training "
-                                          f"loop in `{facts.name}`)")
+                        model = _receiver(eval_call)
+                        if model is not None:
+                            model = analysis.caller_terms(model, call, callee, facts)
+                        if self._may_be_trained(loop, model):
+                            self._report_once(eval_call, reported,
+                                              f" (`{callee.name}` is called from the training "
+                                              f"loop in `{facts.name}`)")
 
     def _report_once(self, node: cst.Call, reported: set[int], extra: str = "") -> None:
         if id(node) not in reported:
@@ -517,6 +556,30 @@ class EvalNotRestored(Rule):
     def _inside(self, node: cst.CSTNode, container: cst.CSTNode) -> bool:
         return any(a is container for a in self.names.ancestors(node))
 
+    def _may_be_trained(self, loop: cst.CSTNode, model: str | None) -> bool:
+        """Could the model switched to eval be one the loop trains? Not an EMA or teacher
+        copy that the loop never runs with gradients on, never hands to a call and whose
+        parameters it never reads (denoising-diffusion-pytorch samples from
+        ``self.ema.ema_model`` while training ``self.model``). Unknown: yes."""
+        if model is None:
+            return True
+        for node in walk_local(loop):
+            if not isinstance(node, cst.Call):
+                continue
+            func = node.func
+            if isinstance(func, cst.Attribute) and func.attr.value in _NOT_A_FORWARD:
+                continue
+            called = dotted_name(InferenceAnalysis.model_of(node))
+            if called is not None and _overlaps(called, model) and \
+                    not in_no_grad(self.names, node):
+                return True
+            if isinstance(func, cst.Attribute) and func.attr.value in _PARAMETER_READS and \
+                    _overlaps(dotted_name(func.value) or "", model):
+                return True
+            if any(_overlaps(dotted_name(arg.value) or "", model) for arg in node.args):
+                return True
+        return False
+
     def _trains_in(self, facts: FunctionFacts, loop: cst.CSTNode, at: cst.CSTNode) -> bool:
         """A ``.train()`` in the loop, directly or in a function the loop calls."""
         if any(self._inside(call, loop) for call in facts.train_calls):
@@ -532,6 +595,27 @@ class EvalNotRestored(Rule):
 
 
 _FAST_PATH_MARKERS = ("Transformer", "MultiheadAttention")
+_PARAMETER_READS = frozenset({"parameters", "named_parameters"})
+_NOT_A_FORWARD = frozenset({
+    "eval", "train", "to", "cuda", "cpu", "half", "float", "double", "bfloat16",
+    "requires_grad_", "zero_grad", "state_dict", "load_state_dict", "modules", "children",
+    "named_modules", "named_children", "buffers", "named_buffers", "apply",
+})
+"""``nn.Module`` methods that move, switch or read a module without running its forward."""
+
+
+def _receiver(call: cst.Call) -> str | None:
+    """``self.ema.ema_model`` for ``self.ema.ema_model.eval()``; None when not a dotted name."""
+    func = call.func
+    return dotted_name(func.value) if isinstance(func, cst.Attribute) else None
+
+
+def _overlaps(code: str, model: str) -> bool:
+    """``code`` is ``model``, a part of it (``model.encoder``) or holds it (``self`` for
+    ``self.model``): running or passing one runs or passes the other."""
+    if not code:
+        return False
+    return code == model or code.startswith(model + ".") or model.startswith(code + ".")
 
 
 def _decorator_target(decorator: cst.Decorator) -> cst.BaseExpression:

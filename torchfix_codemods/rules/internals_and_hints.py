@@ -23,7 +23,8 @@ class TorchInternalsAndHints(TableRule):
       `torch.expm1(x)` (hints);
     - torchvision's deprecated `transforms.v2.ToTensor`;
     - `import torchvision.models as models` -> `from torchvision import models`
-      (also `datasets`, `transforms`).
+      (TorchFix's TOR203; its `datasets` and `transforms` forms are reported
+      without a fix).
 
     ## Why is this bad?
     Private modules move without notice. `log(1 + x)` and `exp(x) - 1` lose all
@@ -44,10 +45,15 @@ class TorchInternalsAndHints(TableRule):
     ```
 
     ## Fix safety
-    Safe for the collate aliases (the same functions) and the torchvision import
-    form (the same module object). The precision hints are reports: the new
-    result differs in its last bits, on purpose. `v2.ToTensor` is a report: use
+    Safe for the collate aliases (the same functions) and the torchvision
+    `models` import form (the same module object). The precision hints are
+    reports: the new result differs in its last bits, on purpose. `v2.ToTensor`
+    is a report: use
     `v2.Compose([v2.ToImage(), v2.ToDtype(torch.float32, scale=True)])`.
+    `import torchvision.transforms as transforms` and its `datasets` twin are
+    reported (TorchFix 0.7.0 flags all three forms: measured) and never
+    rewritten: the rewrite changes nothing, and on real repositories
+    (pytorch/examples, timm) reviewers rejected it as noise.
 
     ## References
     - [`torch.log1p`](https://docs.pytorch.org/docs/stable/generated/torch.log1p.html)
@@ -81,6 +87,7 @@ class TorchInternalsAndHints(TableRule):
         Example("import torch\ny = torch.exp(x) - 1\n"),
         Example("from torchvision.transforms import v2\nt = v2.ToTensor()\n"),
         Example("import torchvision.models as models\n", "from torchvision import models\n"),
+        Example("import torchvision.transforms as transforms\n"),
     )
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -124,13 +131,17 @@ class TorchInternalsAndHints(TableRule):
             if (module == "torchvision" and name in ("datasets", "models", "transforms")
                     and alias.asname is not None and isinstance(alias.asname.name, cst.Name)
                     and alias.asname.name.value == name):
+                message = (f"`import torchvision.{name} as {name}` is "
+                           f"`from torchvision import {name}`")
+                if name != "models":
+                    self.report(node, message + " (style only, no fix: the same module)")
+                    continue
                 fix = None
                 if len(node.names) == 1:
                     new = cst.ImportFrom(module=cst.Name("torchvision"),
                                          names=[cst.ImportAlias(cst.Name(name))])
                     fix = Fix(Safety.SAFE, f"write `from torchvision import {name}`", [(node, new)])
-                self.report(node, f"`import torchvision.{name} as {name}` is "
-                            f"`from torchvision import {name}`", fix=fix)
+                self.report(node, message, fix=fix)
 
     def _to_tensor(self, node: cst.Name | cst.Attribute) -> None:
         parent = self.names.parent(node)

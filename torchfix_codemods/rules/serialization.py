@@ -13,6 +13,7 @@ from torchfix_codemods.analysis.calls import (
     has_star_kwargs,
     keyword_arg,
 )
+from torchfix_codemods.analysis.definite import definitely_bound
 from torchfix_codemods.analysis.modules import module_evidence, named_like_model
 from torchfix_codemods.analysis.usage import (
     Use,
@@ -274,13 +275,19 @@ class TorchLoadWithoutMapLocation(Rule):
         return False
 
     def _device_name(self, node: cst.Call) -> str | None:
+        """``device`` when a variable of that name is bound wherever the load runs.
+
+        Bound *before* the load on every path, not merely somewhere in the scope:
+        a ``device`` assigned later, or under ``if args.accel:`` only, would be a
+        NameError (pytorch/examples ``super_resolution/super_resolve.py``).
+        """
         found = self.names.lookup("device", self.names.scope_of(node))
         if found is None:
             return None
         _, bindings = found
         if any(b.kind == "import" for b in bindings):
             return None
-        return "device"
+        return "device" if definitely_bound(self.names, node, "device") else None
 
 
 class SaveWholeModule(Rule):
