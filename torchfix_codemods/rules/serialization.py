@@ -111,6 +111,7 @@ class TorchLoadWithoutWeightsOnly(Rule):
 
     code = "TFC001"
     name = "torch-load-without-weights-only"
+    project_facts = ("module-classes", "checkpoints")
     message = "`torch.load` without `weights_only`: add `weights_only=True` so loading runs no pickled code"
     safety = Safety.SAFE
     min_torch = (1, 13)
@@ -222,6 +223,7 @@ class TorchLoadWithoutMapLocation(Rule):
 
     code = "TFC002"
     name = "torch-load-without-map-location"
+    project_facts = ("module-classes", "checkpoints")
     message = "`torch.load` without `map_location` fails on a host without the GPU it was saved from"
     safety = Safety.SAFE
     triggers = ("load",)
@@ -320,6 +322,7 @@ class SaveWholeModule(Rule):
 
     code = "TFC003"
     name = "save-whole-module"
+    project_facts = ("module-classes", "checkpoints", "checkpoint-pairs")
     message = "`torch.save` of a whole `nn.Module` pickles its class path; save `state_dict()` instead"
     safety = Safety.UNSAFE
     triggers = ("save",)

@@ -1,0 +1,143 @@
+"""The run's first pass: every file summarised, then combined into the project index.
+
+Only runs where an active rule reads cross-file facts (``Rule.project_facts``,
+listed in the catalog) pay for it. Each file's summary depends on its bytes
+alone, so summaries are cached by content digest, in one file per tool version
+beside the check cache: a warm run reads that file once and hashes each source
+once; a cold run parses each file once more with the standard ``ast`` (a fraction
+of the LibCST parse the rules need). Neither path imports LibCST.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+from torchfix_codemods.analysis.project_index import ProjectIndex
+from torchfix_codemods.analysis.project_summary import FileSummary, summarize
+from torchfix_codemods.catalog import entries_by_code, reads_project
+from torchfix_codemods.settings import Settings
+
+PAIRS_FACT = "checkpoint-pairs"
+"""The fact of rules that rewrite a save in one file together with a load in another."""
+_MAX_ENTRIES = 20000
+
+
+def index_needed(work: Iterable[tuple[str, Settings]]) -> bool:
+    """Whether a rule active for any of these files reads the project index."""
+    seen: set[frozenset[str]] = set()
+    for _, settings in work:
+        if settings.enabled in seen:
+            continue
+        seen.add(settings.enabled)
+        if reads_project(settings.enabled):
+            return True
+    return False
+
+
+def build_project(work: list[tuple[str, Settings]], run: Settings) -> ProjectIndex:
+    """Summarise every file of the run (from the cache where its content was seen) and
+    combine the summaries. ``run``: the run-wide settings (where the cache lives)."""
+    store = SummaryStore(run) if run.cache else None
+    summaries: dict[str, FileSummary] = {}
+    for path, _ in work:
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read()
+        except OSError:
+            continue
+        digest = hashlib.sha256(data).hexdigest()
+        summary = store.get(digest) if store is not None else None
+        if summary is None:
+            summary = summarize_bytes(path, data)
+            if store is not None:
+                store.put(digest, summary)
+        summaries[path] = summary
+    if store is not None:
+        store.save()
+    return ProjectIndex.build(summaries, pairable=[path for path, settings in work
+                                                   if _pairs_allowed(path, settings)])
+
+
+def summarize_bytes(path: str, data: bytes) -> FileSummary:
+    """The summary of a file's bytes (a notebook's code cells joined); empty when unreadable."""
+    from torchfix_codemods.notebooks import Notebook, NotebookError
+    from torchfix_codemods.source import SourceUnit, UndecodableSource
+
+    try:
+        if path.endswith(".ipynb"):
+            text = Notebook.parse(data).text
+        else:
+            text = SourceUnit.from_bytes(path, data).text
+    except (NotebookError, UndecodableSource):
+        return FileSummary(parsed=False)
+    return summarize(text)
+
+
+def _pairs_allowed(path: str, settings: Settings) -> bool:
+    if not settings.unsafe_fixes:
+        return False
+    table = entries_by_code()
+    codes = settings.options_for(path).codes
+    return any(PAIRS_FACT in table[code].project_facts for code in codes if code in table)
+
+
+class SummaryStore:
+    """Summaries by content digest: one JSON file read once and written once per run."""
+
+    def __init__(self, settings: Settings) -> None:
+        from torchfix_codemods.cache import _tool_fingerprint, cache_root
+
+        self.path = cache_root(settings) / f"summaries-{_tool_fingerprint()[:16]}.json"
+        self._entries: dict[str, dict] | None = None
+        self._used: set[str] = set()
+        self._new = False
+
+    def _load(self) -> dict[str, dict]:
+        if self._entries is None:
+            try:
+                loaded = json.loads(self.path.read_text(encoding="utf-8"))
+                self._entries = loaded if isinstance(loaded, dict) else {}
+            except (OSError, ValueError):
+                self._entries = {}
+        return self._entries
+
+    def get(self, digest: str) -> FileSummary | None:
+        raw = self._load().get(digest)
+        if raw is None:
+            return None
+        try:
+            summary = FileSummary.from_json(raw)
+        except (KeyError, TypeError, ValueError):
+            return None
+        self._used.add(digest)
+        return summary
+
+    def put(self, digest: str, summary: FileSummary) -> None:
+        self._load()[digest] = summary.to_json()
+        self._used.add(digest)
+        self._new = True
+
+    def save(self) -> None:
+        """Best effort, like the check cache: a read-only tree only means no cache."""
+        if not self._new:
+            return
+        entries = self._load()
+        if len(entries) > _MAX_ENTRIES:
+            entries = {digest: entries[digest] for digest in self._used}
+        directory: Path = self.path.parent
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            marker = directory.parent / ".gitignore"
+            if not marker.exists():
+                marker.write_text("# Created by torchfix-codemods\n*\n", encoding="utf-8")
+            fd, temporary = tempfile.mkstemp(dir=directory, suffix=".tmp")
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump(entries, handle)
+            os.replace(temporary, self.path)
+        except OSError:
+            return
