@@ -1,0 +1,72 @@
+"""Runs over several files: the project index is built, read by the rules, and cached.
+
+A fact from another file changes a file's findings (``Net`` of ``models.py`` is an
+``nn.Module``, so ``torch.save(model, ...)`` in ``train.py`` saves a whole module), and an
+edit of that other file invalidates the cached result of the first.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from torchfix_codemods.cli import app
+from torchfix_codemods.configuration import Configuration
+from torchfix_codemods.indexing import index_needed
+from torchfix_codemods.settings import Overrides
+
+runner = CliRunner()
+
+MODELS = "import torch\nfrom torch import nn\n\n\nclass Net(nn.Module):\n    pass\n"
+TRAIN = "import torch\nfrom models import Net\n\nmodel = Net()\ntorch.save(model, 'net.pt')\n"
+
+
+def _check(project: Path, *args: str) -> dict:
+    result = runner.invoke(app, ["check", "--format", "json", "--config",
+                                 str(project / "pyproject.toml"), *args, str(project)])
+    assert result.exit_code in (0, 1), result.output
+    return json.loads(result.output)
+
+
+def _codes(report: dict, name: str) -> list[str]:
+    return sorted(f["code"] for f in report["findings"] if f["path"].endswith(name))
+
+
+def _write(project: Path, files: dict[str, str]) -> None:
+    (project / "pyproject.toml").write_text("[tool.torchfix-codemods]\n")
+    for name, text in files.items():
+        (project / name).write_text(text)
+
+
+def test_a_class_from_another_file_is_known_to_be_a_module(tmp_path: Path) -> None:
+    _write(tmp_path, {"models.py": MODELS, "train.py": TRAIN})
+    assert _codes(_check(tmp_path, "--no-cache"), "train.py") == ["TFC003"]
+    # alone, train.py cannot know what Net is
+    alone = runner.invoke(app, ["check", "--format", "json", "--no-cache", "--config",
+                                str(tmp_path / "pyproject.toml"), str(tmp_path / "train.py")])
+    assert json.loads(alone.output)["findings"] == []
+
+
+def test_an_edit_of_the_other_file_invalidates_the_cached_result(tmp_path: Path) -> None:
+    _write(tmp_path, {"models.py": MODELS, "train.py": TRAIN})
+    first = _check(tmp_path)
+    assert _codes(first, "train.py") == ["TFC003"]
+    assert list((tmp_path / ".torchfix_cache").rglob("summaries-*.json"))
+    assert _check(tmp_path)["findings"] == first["findings"]
+    (tmp_path / "models.py").write_text(MODELS.replace("class Net(nn.Module)", "class Net"))
+    assert _codes(_check(tmp_path), "train.py") == []
+    (tmp_path / "models.py").write_text(MODELS)
+    assert _codes(_check(tmp_path), "train.py") == ["TFC003"]
+
+
+def test_the_index_is_built_only_when_an_active_rule_reads_it(tmp_path: Path) -> None:
+    _write(tmp_path, {"models.py": MODELS, "train.py": TRAIN})
+    path = str(tmp_path / "train.py")
+
+    def needed(*select: str) -> bool:
+        configuration = Configuration(Overrides(select=select), cwd=str(tmp_path))
+        return index_needed([(path, configuration.settings_for(path))])
+
+    assert needed("TFC003") and needed("TFC1") and not needed("TFC401", "TFC403")
