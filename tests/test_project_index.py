@@ -29,7 +29,7 @@ def project(tmp_path: Path, files: dict[str, str], pairable: list[str] | None = 
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(textwrap.dedent(text), encoding="utf-8")
         summaries[str(path)] = summarize(path.read_text(encoding="utf-8"))
-    allowed = None if pairable is None else [str(tmp_path / p) for p in pairable]
+    allowed = None if pairable is None else {str(tmp_path / p): True for p in pairable}
     return ProjectIndex.build(summaries, pairable=allowed)
 
 
@@ -285,8 +285,11 @@ def test_saved_content_follows_a_helper_parameter_to_its_callers(tmp_path: Path)
         "train.py": """\
             from utils import save_checkpoint
             from models import Net
+            out = "cp"
+            steps = 1
             generator = Net()
-            save_checkpoint("g_00001", {"generator": generator.state_dict(), "steps": 1})
+            save_checkpoint(f"{out}/g_{steps:08d}", {"generator": generator.state_dict(),
+                                                    "steps": steps})
         """,
         "models.py": MODELS,
     })
@@ -370,7 +373,8 @@ PAIR = {
 
 
 def test_a_whole_module_pair_is_offered_to_both_sides(tmp_path: Path) -> None:
-    index = project(tmp_path, PAIR)
+    index = project(tmp_path, {**PAIR, "predict.py": "import torch\nfrom models import Net\n"
+                               "model = torch.load('model.pt', weights_only=False)\n"})
     site = site_of_text("'model.pt'")
     assert site is not None
     saving = view(index, tmp_path, "train.py").module_pair("", site)
@@ -386,6 +390,10 @@ def test_a_whole_module_pair_is_offered_to_both_sides(tmp_path: Path) -> None:
     {"other.py": "import torch\nm = torch.load('model.pt')\n"},  # two loads: which one?
     {"predict.py": "import torch\nmodel = torch.load('model.pt')  # noqa: TFC003\n"},
     {"predict.py": "import torch\nprint(torch.load('model.pt'))\n"},  # not assigned
+    {"predict.py": "import torch\nmodel = torch.load('model.pt'); model.eval()\n"},  # shared line
+    {"predict.py": "import torch\nNet = None\nmodel = torch.load('model.pt')\n"},  # name taken
+    {"predict.py": "import torch\ndef f(Net):\n    model = torch.load('model.pt')\n"},
+    {"predict.py": "import torch\nfrom other import Net\nmodel = torch.load('model.pt')\n"},
     {"train.py": "import torch\nfrom torch import nn\nclass Net(nn.Module):\n    pass\n"
                  "model = Net()\ntorch.save(model, 'model.pt')\n"},  # class of the script
     {"train.py": "import torch\nfrom models import Net\nmodel = Net(size)\n"
@@ -400,8 +408,16 @@ def test_no_pair_when_both_sides_cannot_be_rewritten_together(
     assert view(index, tmp_path, "predict.py").module_pair("", site) is None
 
 
-def test_no_pair_when_one_side_is_excluded_from_unsafe_fixes(tmp_path: Path) -> None:
+def test_no_pair_when_the_rule_does_not_run_on_one_side(tmp_path: Path) -> None:
     index = project(tmp_path, PAIR, pairable=["train.py", "models.py"])
+    site = site_of_text("'model.pt'")
+    assert site is not None
+    assert view(index, tmp_path, "train.py").module_pair("", site) is None
+
+
+def test_no_pair_when_the_sides_have_different_fix_policies(tmp_path: Path) -> None:
+    index = project(tmp_path, PAIR)
+    index.pairable = {str(tmp_path / "train.py"): True, str(tmp_path / "predict.py"): False}
     site = site_of_text("'model.pt'")
     assert site is not None
     assert view(index, tmp_path, "train.py").module_pair("", site) is None

@@ -70,3 +70,70 @@ def test_the_index_is_built_only_when_an_active_rule_reads_it(tmp_path: Path) ->
         return index_needed([(path, configuration.settings_for(path))])
 
     assert needed("TFC003") and needed("TFC1") and not needed("TFC401", "TFC403")
+
+
+BERT = {
+    "bert/__init__.py": "",
+    "bert/model/__init__.py": "from .bert import BERT\n",
+    "bert/model/bert.py": "import torch.nn as nn\n\n\nclass BERT(nn.Module):\n    pass\n",
+    "bert/trainer/__init__.py": "",
+    "bert/trainer/pretrain.py": (
+        "import torch\n\nfrom ..model import BERT\n\n\nclass BERTTrainer:\n"
+        "    def __init__(self, bert: BERT):\n        self.bert = bert\n\n"
+        "    def save(self, epoch, file_path='output/bert_trained.model'):\n"
+        "        output_path = file_path + '.ep%d' % epoch\n"
+        "        torch.save(self.bert.cpu(), output_path)\n"),
+}
+
+
+def test_a_whole_module_saved_through_an_attribute_of_a_trainer(tmp_path: Path) -> None:
+    """codertimo/BERT-pytorch d10dc4f9 bert_pytorch/trainer/pretrain.py:148: `self.bert`
+    is the `bert: BERT` parameter, BERT an nn.Module of another package module."""
+    for name in BERT:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+    _write(tmp_path, BERT)
+    report = _check(tmp_path, "--no-cache", "--select", "TFC003")
+    found = [f for f in report["findings"] if f["path"].endswith("pretrain.py")]
+    assert [f["code"] for f in found] == ["TFC003"]
+    assert "bert.model.bert.BERT" in found[0]["reason"] and found[0]["fix"] is None
+
+
+PAIR = {
+    "models.py": MODELS,
+    "train.py": TRAIN,
+    "predict.py": "import torch\n\nmodel = torch.load('net.pt', weights_only=False)\n"
+                  "model.eval()\n",
+}
+
+
+def _fix(project: Path, *args: str) -> None:
+    result = runner.invoke(app, ["fix", "--unsafe-fixes", "--config",
+                                 str(project / "pyproject.toml"), *args, str(project)])
+    assert result.exit_code in (0, 1), result.output
+
+
+def test_fix_rewrites_both_sides_of_a_whole_module_pair(tmp_path: Path) -> None:
+    _write(tmp_path, PAIR)
+    _fix(tmp_path, "--select", "TFC003")
+    assert "torch.save(model.state_dict(), 'net.pt')" in (tmp_path / "train.py").read_text()
+    assert (tmp_path / "predict.py").read_text() == (
+        "import torch\n\nfrom models import Net\nmodel = Net()\n"
+        "model.load_state_dict(torch.load('net.pt', weights_only=False))\nmodel.eval()\n")
+
+
+def test_a_pair_with_one_side_excluded_is_rewritten_on_neither(tmp_path: Path) -> None:
+    _write(tmp_path, PAIR)
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.torchfix-codemods]\nper-file-ignores = {'predict.py' = ['TFC003']}\n")
+    _fix(tmp_path, "--select", "TFC003")
+    assert (tmp_path / "train.py").read_text() == TRAIN
+    assert (tmp_path / "predict.py").read_text() == PAIR["predict.py"]
+
+
+def test_a_pair_is_not_rewritten_when_only_one_side_is_in_the_run(tmp_path: Path) -> None:
+    _write(tmp_path, PAIR)
+    result = runner.invoke(app, ["fix", "--unsafe-fixes", "--select", "TFC003",
+                                 "--config", str(tmp_path / "pyproject.toml"),
+                                 str(tmp_path / "train.py"), str(tmp_path / "models.py")])
+    assert result.exit_code in (0, 1), result.output
+    assert (tmp_path / "train.py").read_text() == TRAIN

@@ -14,7 +14,7 @@ import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from torchfix_codemods.analysis.project_index import ProjectIndex
@@ -59,8 +59,14 @@ def build_project(work: list[tuple[str, Settings]], run: Settings) -> ProjectInd
         summaries[path] = summary
     if store is not None:
         store.save()
-    return ProjectIndex.build(summaries, pairable=[path for path, settings in work
-                                                   if _pairs_allowed(path, settings)])
+    return ProjectIndex.build(summaries, pairable={
+        path: settings.unsafe_fixes for path, settings in work if _rewrites_pairs(path, settings)})
+
+
+def project_of_bytes(files: Mapping[str, bytes]) -> ProjectIndex:
+    """The index of these files alone, as a run over exactly them builds it (no cache):
+    for tests and for executing fixtures, which analyse units outside a run."""
+    return ProjectIndex.build({path: summarize_bytes(path, data) for path, data in files.items()})
 
 
 def summarize_bytes(path: str, data: bytes) -> FileSummary:
@@ -78,9 +84,7 @@ def summarize_bytes(path: str, data: bytes) -> FileSummary:
     return summarize(text)
 
 
-def _pairs_allowed(path: str, settings: Settings) -> bool:
-    if not settings.unsafe_fixes:
-        return False
+def _rewrites_pairs(path: str, settings: Settings) -> bool:
     table = entries_by_code()
     codes = settings.options_for(path).codes
     return any(PAIRS_FACT in table[code].project_facts for code in codes if code in table)

@@ -287,10 +287,10 @@ def _annotation_evidence(names: NameIndex,
     if qualified is not None and is_module_class(qualified):
         return ModuleEvidence(f"parameter annotated `{qualified}`", qualified)
     if qualified is not None:
-        where = _project_module(names, qualified)
-        if where is not None:
-            return ModuleEvidence(f"parameter annotated `{qualified}`, an nn.Module subclass "
-                                  f"in {where}", qualified)
+        facts = names.project.class_facts(qualified)
+        if facts is not None and facts.is_module:
+            return ModuleEvidence(f"parameter annotated `{facts.qualified}`, an nn.Module "
+                                  f"subclass in {facts.path}", facts.qualified)
         return None
     if isinstance(annotation, cst.Name) and annotation.value in module_classes(names):
         binding = names.binding_of(annotation)

@@ -25,7 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -106,11 +106,12 @@ class ProjectIndex:
     """The combined summaries of a run's files."""
 
     files: dict[str, IndexedFile]
-    pairable: frozenset[str] | None = None
+    pairable: dict[str, bool] | None = None
     """Absolute paths of the files where whole-module pairs may have a side (the rule
-    that rewrites them runs there with unsafe fixes), None for every file: a pair is
-    rewritten on both sides or on none. A set, not a function, so that the index can
-    be sent to worker processes."""
+    that rewrites them runs there), each with whether unsafe fixes are applied there;
+    None for every file alike. A pair needs both sides in it with the same policy, so
+    it is rewritten on both sides or on none. Plain data, not a function, so that the
+    index can be sent to worker processes."""
 
     def __post_init__(self) -> None:
         self.modules: dict[str, list[IndexedFile]] = {}
@@ -121,15 +122,17 @@ class ProjectIndex:
 
     @classmethod
     def build(cls, summaries: Mapping[str, FileSummary],
-              pairable: Iterable[str] | None = None) -> ProjectIndex:
+              pairable: Mapping[str, bool] | None = None) -> ProjectIndex:
         """Combine summaries keyed by path (the paths the rules will see); ``pairable``:
-        the paths where whole-module pairs may be rewritten (default: all)."""
+        the paths where whole-module pairs may be rewritten, with their unsafe-fixes
+        policy (default: every file, one policy)."""
         files: dict[str, IndexedFile] = {}
         for path, summary in summaries.items():
             parts, root = module_path_parts(path)
             files[os.path.abspath(path)] = IndexedFile(
                 path, summary, ".".join(parts), root, path.endswith(".ipynb"))
-        allowed = None if pairable is None else frozenset(os.path.abspath(p) for p in pairable)
+        allowed = None if pairable is None else {
+            os.path.abspath(path): unsafe for path, unsafe in pairable.items()}
         return cls(files, allowed)
 
     def view(self, path: str) -> FileFacts:
@@ -425,10 +428,15 @@ class ProjectIndex:
         if key[0] == "ref":
             found = self.definition(key[1], file)
             if found is not None and found.kind == "name":
-                value = found.file.summary.names[found.name]
-                if value[0] == "str":
-                    base = str(value[1]).replace("\\", "/").rsplit("/", 1)[-1]
-                    return ("file", base) if base else None
+                return _file_of(found.file.summary.names[found.name])
+        if key[0] == "param":
+            # A helper's path parameter: the file every caller names, if they agree;
+            # else the parameter's name, which matches the same name in the same file.
+            passed = {_file_of(value) for _, value in
+                      self.arguments_of(file, key[1], int(key[2]), key[3])}
+            if len(passed) == 1 and None not in passed:
+                return passed.pop()
+            return ("expr", file.path, key[3])
         return None
 
     def related(self, first: IndexedFile, second: IndexedFile) -> bool:
@@ -457,8 +465,11 @@ class ProjectIndex:
                     table.setdefault(key, []).append((indexed, load))
         return table
 
-    def _pairable(self, file: IndexedFile) -> bool:
-        return self.pairable is None or os.path.abspath(file.path) in self.pairable
+    def _pairable(self, saving: IndexedFile, loading: IndexedFile) -> bool:
+        if self.pairable is None:
+            return True
+        policies = [self.pairable.get(os.path.abspath(f.path)) for f in (saving, loading)]
+        return None not in policies and policies[0] == policies[1]
 
     def saves_for(self, load: LoadSite, file: IndexedFile) -> list[tuple[IndexedFile, SaveSite]]:
         key = self.normal_key(load.key, file)
@@ -470,12 +481,10 @@ class ProjectIndex:
     def saved_content(self, load: LoadSite, file: IndexedFile) -> SavedContent | None:
         matched = self.saves_for(load, file)
         matched_by = "path"
-        if not matched and (load.key is None or load.key[0] == "expr"):
+        if not matched and (self.normal_key(load.key, file) or ("expr",))[0] == "expr":
             # The path is not known: the saves of the same file are what it most likely
             # reads (a script resuming from its own checkpoints), as weak evidence.
-            matched = [(file, save) for save in file.summary.saves
-                       if self.normal_key(save.key, file) is None
-                       or save.key is not None and save.key[0] == "expr"]
+            matched = [(file, save) for save in file.summary.saves]
             matched_by = "file"
         if not matched:
             return None
@@ -515,8 +524,8 @@ class ProjectIndex:
         if len(saves) != 1 or len(loads) != 1:
             return None
         other, load = loads[0]
-        if other is file or load.target is None or load.noqa or other.notebook or \
-                not (self._pairable(file) and self._pairable(other)):
+        if other is file or load.target is None or load.noqa or not load.alone or \
+                other.notebook or not self._pairable(file, other):
             return None
         content = self.content(save.content, file)
         built = self.definition(save.built, file)
@@ -525,13 +534,25 @@ class ProjectIndex:
                 built.kind != "class" or built.file is file:
             return None  # a class of the saving script itself cannot be imported elsewhere
         module, _, class_name = absolute.rpartition(".")
-        if not module:
+        if not module or class_name in load.bound or not self._free_or_same(
+                other, class_name, built):
             return None
         saving = ModulePair("save", other.path, module, class_name, save.built_args,
                             load.target)
         loading = ModulePair("load", file.path, module, class_name, save.built_args,
                              load.target)
         return saving, load, loading
+
+    def _free_or_same(self, file: IndexedFile, name: str, wanted: _Definition) -> bool:
+        """``name`` means nothing in ``file`` at module level, or imports ``wanted``."""
+        summary = file.summary
+        if name in summary.names or name in summary.functions or name in summary.classes:
+            return False
+        imported = summary.imports.get(name)
+        if imported is None:
+            return True
+        found = self.definition(imported, file)
+        return found is not None and found.file is wanted.file and found.name == wanted.name
 
     # -------------------------------------------------------------- callers
     def module_arguments(self, file: IndexedFile, function: str) -> dict[str, str] | None:
@@ -574,6 +595,14 @@ class ProjectIndex:
         if returns == ["tensor", "cpu"]:
             return ReturnFacts("cpu-tensor", f"`{found.qualified}` returns a CPU tensor ({where})")
         return None
+
+
+def _file_of(value: Value) -> tuple[str, ...] | None:
+    """The key of a path given as a string value (its last component)."""
+    if value[0] != "str":
+        return None
+    base = str(value[1]).replace("\\", "/").rsplit("/", 1)[-1]
+    return ("file", base) if base and base not in (".", "..") else None
 
 
 class FileFacts:

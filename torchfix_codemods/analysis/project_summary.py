@@ -111,6 +111,11 @@ class LoadSite:
     target: str | None = None
     """``x`` in a statement ``x = torch.load(...)``."""
     noqa: bool = False
+    alone: bool = False
+    """The statement has its lines to itself (it can be replaced by several statements)."""
+    bound: list[str] = field(default_factory=list)
+    """Names the scope of an assigned load binds other than by import (a class name a
+    rewrite would add must not be one of them)."""
 
 
 @dataclass
@@ -217,6 +222,7 @@ class _Summarizer:
         self.module.trains = _trains(tree.body)
         self._visiting: set[int] = set()
         self._defined: set[str] = set()
+        self._crowded = _crowded_lines(tree)
         self._collect_argparse(tree)
         self._collect_module(tree)
         self._walk_body(tree.body, self.module)
@@ -347,7 +353,7 @@ class _Summarizer:
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
             target = node.targets[0] if len(node.targets) == 1 else None
             name = target.id if isinstance(target, ast.Name) else None
-            self._call(node.value, scope, target=name)
+            self._call(node.value, scope, target=name, statement=node)
             for child in ast.iter_child_nodes(node.value):
                 self._walk(child, scope)
             return
@@ -356,12 +362,13 @@ class _Summarizer:
         for child in ast.iter_child_nodes(node):
             self._walk(child, scope)
 
-    def _call(self, call: ast.Call, scope: _Scope, target: str | None = None) -> None:
+    def _call(self, call: ast.Call, scope: _Scope, target: str | None = None,
+              statement: ast.stmt | None = None) -> None:
         dotted = self.dotted(call.func, scope)
         if dotted == "torch.save":
             self._save(call, scope)
         elif dotted == "torch.load":
-            self._load(call, scope, target)
+            self._load(call, scope, target, statement)
         elif dotted is not None and not dotted.startswith(("torch.", "numpy.")) \
                 and dotted.split(".")[0] not in _STDLIB_HINTS and \
                 (call.args or call.keywords):
@@ -390,13 +397,18 @@ class _Summarizer:
             call.lineno, scope.name, site_id(where), self.key(where, scope),
             self.value(obj, scope), built, built_args, name, self._noqa(call, "TFC003")))
 
-    def _load(self, call: ast.Call, scope: _Scope, target: str | None) -> None:
+    def _load(self, call: ast.Call, scope: _Scope, target: str | None,
+              statement: ast.stmt | None = None) -> None:
         where = _argument(call, "f", 0)
         if where is None:
             return
+        alone = statement is not None and not any(
+            line in self._crowded for line in range(statement.lineno,
+                                                    (statement.end_lineno or 0) + 1))
+        bound = sorted({*scope.params, *scope.bindings}) if target is not None else []
         self.summary.loads.append(LoadSite(
             call.lineno, scope.name, site_id(where), self.key(where, scope), target,
-            self._noqa(call, "TFC003")))
+            self._noqa(call, "TFC003"), alone, bound))
 
     def _noqa(self, node: ast.AST, code: str) -> bool:
         first = getattr(node, "lineno", 0)
@@ -423,10 +435,11 @@ class _Summarizer:
         """Which file a path expression names, as far as the code shows it.
 
         ``["file", basename]`` when the last path component is literal;
-        ``["ref", dotted]``/``["local", name]`` for a constant of another/this module
-        (resolved when files are combined); ``["expr", text]`` for anything else that
-        is a plain name or attribute (matches the same text in the same file only);
-        ``["buffer"]`` for an in-memory ``io.BytesIO``.
+        ``["ref", dotted]`` for a constant of another module and ``["param", function,
+        index, name]`` for a parameter of a module-level function (both resolved when
+        files are combined: the constant's value, the callers' arguments);
+        ``["expr", text]`` for anything else that is a plain name or attribute (matches
+        the same text in the same file only); ``["buffer"]`` for an ``io.BytesIO``.
         """
         if depth > _MAX_DEPTH:
             return None
@@ -465,6 +478,8 @@ class _Summarizer:
             return None
         if isinstance(expr, ast.Name):
             if expr.id in scope.params and not scope.module_level:
+                if scope.top_function:
+                    return ["param", scope.name, scope.params.index(expr.id), expr.id]
                 return ["expr", expr.id]
             bound = self._plain_binding(expr.id, scope)
             if bound is not None:
@@ -627,9 +642,9 @@ class _Summarizer:
             return ["numpy"]
         if dotted.startswith("torch.") and dotted.count(".") == 1:
             last = dotted.rsplit(".", 1)[-1]
-            if last == "from_numpy" or (last in _TENSOR_FACTORIES and
-                                        not any(k.arg == "device" for k in call.keywords)):
-                return ["tensor", "cpu"]
+            if last == "from_numpy" or last in _TENSOR_FACTORIES:
+                placed = any(k.arg == "device" for k in call.keywords)
+                return ["tensor", "?" if placed else "cpu"]
             if last in _TENSOR_FUNCTIONS:
                 return ["tensor", "?"]
         if dotted in ("copy.deepcopy", "copy.copy") and call.args:
@@ -698,8 +713,8 @@ class _Summarizer:
         return None
 
 
-_PASSED_KINDS = frozenset({"call", "dict", "seq", "sd", "tensor", "numpy", "namespace"})
-"""Arguments worth recording at a call: models, checkpoint contents (not paths or numbers)."""
+_PASSED_KINDS = frozenset({"call", "dict", "seq", "sd", "tensor", "numpy", "namespace", "str"})
+"""Arguments worth recording at a call: models, checkpoint contents, file names (not numbers)."""
 _VERSION_WRAPPERS = frozenset({"distutils.version.LooseVersion", "pkg_resources.parse_version"})
 _VERSION_BUILTINS = frozenset({"tuple", "list", "map", "str", "int", "sorted"})
 _STDLIB_HINTS = frozenset({"os", "sys", "io", "re", "json", "math", "random", "time", "logging",
@@ -757,6 +772,22 @@ def _bindings(body: list[ast.stmt]) -> tuple[dict[str, list[ast.expr | None]], s
                 found.setdefault(name, []).append(None)
         stack.extend(ast.iter_child_nodes(node))
     return found, imported
+
+
+def _crowded_lines(tree: ast.Module) -> set[int]:
+    """Lines where two statements meet (``a = 1; b = 2``, ``if x: y = 1``)."""
+    seen: dict[int, int] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.stmt):
+            seen[node.lineno] = seen.get(node.lineno, 0) + 1
+            end = node.end_lineno or node.lineno
+            if end != node.lineno and not isinstance(node, _COMPOUND):
+                seen[end] = seen.get(end, 0) + 1
+    return {line for line, count in seen.items() if count > 1}
+
+
+_COMPOUND = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If, ast.For, ast.AsyncFor,
+             ast.While, ast.With, ast.AsyncWith, ast.Try, ast.Match)
 
 
 def _target_names(target: ast.expr) -> list[str]:
