@@ -137,3 +137,40 @@ def test_a_pair_is_not_rewritten_when_only_one_side_is_in_the_run(tmp_path: Path
                                  str(tmp_path / "train.py"), str(tmp_path / "models.py")])
     assert result.exit_code in (0, 1), result.output
     assert (tmp_path / "train.py").read_text() == TRAIN
+
+
+EVALUATE = {
+    "models.py": MODELS,
+    "utils.py": "import torch\n\n\ndef evaluate(m, batches):\n    correct = 0\n"
+                "    for x, y in batches:\n        correct += (m(x).argmax(1) == y).sum().item()\n"
+                "    return correct\n\n\ndef validate(fn, batches):\n"
+                "    return [step(fn, x) for x in batches]\n\n\ndef step(f, x):\n    return f(x)\n",
+    "train.py": "import torch\nfrom models import Net\nfrom utils import evaluate, validate\n\n"
+                "model = Net()\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+                "for epoch in range(3):\n    model(torch.ones(1)).sum().backward()\n"
+                "    opt.step()\n    evaluate(model, [])\n    validate(model, [])\n",
+}
+
+
+def test_an_inference_function_called_with_a_model_from_another_file(tmp_path: Path) -> None:
+    """`evaluate(m, ...)` in utils.py calls its parameter `m`; only train.py shows that `m`
+    is an nn.Module (`Net` of models.py), passed from its training loop."""
+    _write(tmp_path, EVALUATE)
+    report = _check(tmp_path, "--no-cache", "--select", "TFC201,TFC202")
+    found = sorted((f["code"], f["line"]) for f in report["findings"]
+                   if f["path"].endswith("utils.py"))
+    assert found == [("TFC201", 4), ("TFC201", 11), ("TFC202", 4), ("TFC202", 11)]
+    reasons = {f["reason"] for f in report["findings"] if f["code"] == "TFC201"}
+    assert all("models.Net" in reason and "train.py" in reason for reason in reasons)
+    alone = runner.invoke(app, ["check", "--format", "json", "--no-cache", "--select",
+                                "TFC201,TFC202", "--config", str(tmp_path / "pyproject.toml"),
+                                str(tmp_path / "utils.py")])
+    assert json.loads(alone.output)["findings"] == []
+
+
+def test_no_inference_finding_when_a_caller_passes_something_else(tmp_path: Path) -> None:
+    _write(tmp_path, {**EVALUATE, "other.py": "from utils import evaluate\n\n"
+                      "evaluate({'not': 'a model'}, [])\n"})
+    report = _check(tmp_path, "--no-cache", "--select", "TFC201,TFC202")
+    assert [f for f in report["findings"] if f["path"].endswith("utils.py")
+            and f["line"] == 4] == []
