@@ -60,6 +60,15 @@ MODELS = """\
 
     def loader(dataset):
         return torch.utils.data.DataLoader(dataset)
+
+    def features(model, x):
+        return model(x).detach().cpu()
+
+    def zeros():
+        return torch.zeros(3)
+
+    def weights():
+        return torch.zeros(3, requires_grad=True).cpu()
 """
 
 
@@ -129,6 +138,10 @@ def test_function_returns(tmp_path: Path) -> None:
     assert built is not None and built.kind == "module" and built.built_from == "models.Net"
     loader = facts.returns("models.loader")
     assert loader is not None and loader.kind == "dataloader"
+    for name, kind in (("features", "detached-cpu-tensor"), ("zeros", "detached-cpu-tensor"),
+                       ("weights", "cpu-tensor")):
+        found = facts.returns(f"models.{name}")
+        assert found is not None and found.kind == kind, name
     assert facts.returns("models.Net") is None
 
 
@@ -495,3 +508,15 @@ def test_index_paths_are_independent_of_the_working_directory(tmp_path: Path,
     relative = index.view("train.py")
     assert relative.class_facts("models.Net") is not None
     assert os.path.isabs(next(iter(index.files)))
+
+
+def test_building_the_index_imports_no_libcst() -> None:
+    """The first pass must stay cheap: summaries are read with the standard ast."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom torchfix_codemods.indexing import project_of_bytes\n"
+            "project_of_bytes({'a.py': b'import torch\\ntorch.save(1, \"x.pt\")\\n', "
+            "'b.ipynb': b'{\"cells\": []}'})\nassert 'libcst' not in sys.modules, 'libcst'\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr

@@ -174,3 +174,17 @@ def test_no_inference_finding_when_a_caller_passes_something_else(tmp_path: Path
     report = _check(tmp_path, "--no-cache", "--select", "TFC201,TFC202")
     assert [f for f in report["findings"] if f["path"].endswith("utils.py")
             and f["line"] == 4] == []
+
+
+def test_the_output_of_an_imported_model_is_a_tensor(tmp_path: Path) -> None:
+    """TFC101: `.numpy()` on `Net()(x)` with `Net` from models.py is a module's output (a
+    tensor that requires grad), so the fix is safe; alone, train.py cannot tell."""
+    _write(tmp_path, {"models.py": MODELS, "train.py": "import torch\nfrom models import Net\n\n"
+                      "model = Net()\nprint(model(torch.ones(1, 4)).numpy())\n"})
+    report = _check(tmp_path, "--no-cache", "--select", "TFC101")
+    (found,) = report["findings"]
+    assert found["fix"]["safety"] == "safe" and "models.Net" in found["reason"]
+    alone = runner.invoke(app, ["check", "--format", "json", "--no-cache", "--select", "TFC101",
+                                "--config", str(tmp_path / "pyproject.toml"),
+                                str(tmp_path / "train.py")])
+    assert json.loads(alone.output)["findings"][0]["fix"]["safety"] == "unsafe"

@@ -51,7 +51,7 @@ class ClassFacts:
 class ReturnFacts:
     """What a function returns, where every ``return`` of it agrees."""
 
-    kind: Literal["module", "dataloader", "dataset", "cpu-tensor", "tensor"]
+    kind: Literal["module", "dataloader", "detached-cpu-tensor", "cpu-tensor"]
     reason: str
     """For a reviewer: "returns an instance of `models.Net` (models.py)"."""
     built_from: str | None = None

@@ -592,8 +592,11 @@ class ProjectIndex:
         if content.module is not None:
             return ReturnFacts("module", f"`{found.qualified}` returns an instance of "
                                f"`{content.module}` ({where})", content.module)
-        if returns == ["tensor", "cpu"]:
-            return ReturnFacts("cpu-tensor", f"`{found.qualified}` returns a CPU tensor ({where})")
+        if returns[:2] == ["tensor", "cpu"]:
+            detached = returns[2] == "detached"
+            return ReturnFacts("detached-cpu-tensor" if detached else "cpu-tensor",
+                               f"`{found.qualified}` returns a "
+                               f"{'detached ' if detached else ''}CPU tensor ({where})")
         return None
 
 

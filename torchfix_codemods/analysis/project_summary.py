@@ -22,15 +22,16 @@ depends on another file, so editing one file re-summarises only that file.
 
 Values are small JSON lists, ``[kind, ...]``:
 
-``["lit"]``, ``["str", s]``: primitives; ``["tensor", "cpu" | "?"]``: a tensor and
-where it lives; ``["sd", hint]``: a ``.state_dict()`` (``hint`` is ``"scaler"`` for a
-grad scaler's); ``["numpy"]``; ``["namespace"]``: an ``argparse.Namespace``;
-``["dict", [v...]]``, ``["seq", [v...]]``, ``["any", [v...]]``: containers and
-alternatives; ``["call", dotted]``: what calling ``dotted`` returns (a class: an
-instance of it); ``["param", function, index, name]``: a parameter of a
-module-level function; ``["ref", dotted]``: an imported name; ``["local", name]``:
-a module-level name of this file; ``["version"]``: a torch version value;
-``["flag"]``: a torch version comparison; ``["unknown"]``.
+``["lit"]``, ``["str", s]``: primitives; ``["tensor", "cpu" | "?", "detached" | "?"]``:
+a tensor, where it lives and whether it is known not to require grad; ``["sd", hint]``:
+a ``.state_dict()`` (``hint`` is ``"scaler"`` for a grad scaler's); ``["numpy"]``;
+``["namespace"]``: an ``argparse.Namespace``; ``["dict", [v...]]``, ``["seq", [v...]]``,
+``["any", [v...]]``: containers and alternatives; ``["call", dotted]``: what calling
+``dotted`` returns (a class: an instance of it); ``["param", function, index, name]``: a
+parameter of a module-level function; ``["ref", dotted]``: an imported name;
+``["version"]``: a torch version value; ``["flag"]``: a torch version comparison, and
+``["cmp", [refs]]``/``["flagged", [values]]`` for one that depends on imported names;
+``["unknown"]``.
 """
 
 from __future__ import annotations
@@ -595,11 +596,15 @@ class _Summarizer:
             if method == "numpy":
                 return ["numpy"]
             inner = self.value(func.value, scope, depth + 1)
+            tensor = inner if inner[0] == "tensor" else None
+            grad = tensor[2] if tensor is not None else "?"
+            if method == "detach":  # only tensors have it
+                return ["tensor", tensor[1] if tensor is not None else "?", "detached"]
             if method == "cpu":
-                return ["tensor", "cpu"] if inner[0] == "tensor" else inner
+                return ["tensor", "cpu", grad] if tensor is not None else inner
             if method in _SAME_KIND_METHODS:
-                if inner[0] == "tensor" and method in ("to", "cuda"):
-                    return ["tensor", "?"]
+                if tensor is not None and method in ("to", "cuda"):
+                    return ["tensor", "?", grad]
                 return inner
             if inner[0] == "numpy":
                 return ["numpy"]
@@ -644,9 +649,10 @@ class _Summarizer:
             last = dotted.rsplit(".", 1)[-1]
             if last == "from_numpy" or last in _TENSOR_FACTORIES:
                 placed = any(k.arg == "device" for k in call.keywords)
-                return ["tensor", "?" if placed else "cpu"]
+                grad = any(k.arg == "requires_grad" for k in call.keywords)
+                return ["tensor", "?" if placed else "cpu", "?" if grad else "detached"]
             if last in _TENSOR_FUNCTIONS:
-                return ["tensor", "?"]
+                return ["tensor", "?", "?"]
         if dotted in ("copy.deepcopy", "copy.copy") and call.args:
             return self.value(call.args[0], scope, depth + 1)
         if dotted == "collections.OrderedDict":
