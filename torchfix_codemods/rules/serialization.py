@@ -27,6 +27,7 @@ from torchfix_codemods.analysis.imports import ImportUnavailable
 from torchfix_codemods.analysis.modules import module_evidence, named_like_model
 from torchfix_codemods.analysis.project import ModulePair, SavedContent
 from torchfix_codemods.analysis.usage import assigned_name
+from torchfix_codemods.analysis.walk import names_in
 from torchfix_codemods.edits.arguments import add_keyword
 from torchfix_codemods.edits.statements import parse_statement
 from torchfix_codemods.findings import Safety
@@ -449,6 +450,30 @@ class SaveWholeModule(Rule):
             self.report(load, message, fix=self._build_and_load(statement, target, load, pair),
                         reason=f"paired with the `state_dict()` save in {pair.other_path}")
 
+    def _built_before(self, statement: cst.Assign, name: str) -> bool:
+        """``name = <a module>`` earlier in the block of ``name = torch.load(...)``, so the
+        model exists wherever the load runs (a build in another branch or later does not
+        count: the load would then read an unbound name)."""
+        line = self.names.parent(statement)
+        block = self.names.parent(line) if line is not None else None
+        body = getattr(block, "body", None)
+        if not isinstance(body, (list, tuple)) or line not in body:
+            return False
+        for earlier in reversed(body[: body.index(line)]):
+            if not isinstance(earlier, cst.SimpleStatementLine):
+                if any(n.value == name for n in names_in(earlier)):
+                    return False  # a branch or loop that may rebind it
+                continue
+            for small in reversed(earlier.body):
+                targets = [t.target for t in getattr(small, "targets", ())] + (
+                    [small.target] if isinstance(small, (cst.AnnAssign, cst.AugAssign)) else [])
+                if not any(n.value == name for t in targets for n in names_in(t)):
+                    continue
+                return isinstance(small, cst.Assign) and len(small.targets) == 1 and \
+                    isinstance(small.targets[0].target, cst.Name) and \
+                    module_evidence(self.names, small.value) is not None
+        return False
+
     def _cross_file_save(self, call: cst.Call, saved: cst.Arg) -> Fix | None:
         """Save ``state_dict()`` when another file's load of it is rewritten in the same run."""
         pair = module_pair(self.names, call, "save")
@@ -469,8 +494,7 @@ class SaveWholeModule(Rule):
             return None
         load_into = _load_state_dict_into(target.value, load)
         scope = self.names.scope_of(target)
-        if any(b.value is not None and b.value is not load and module_evidence(self.names, b.value)
-               for b in scope.bindings.get(target.value, [])):
+        if self._built_before(statement, target.value):
             return Fix(Safety.UNSAFE, "load the `state_dict()` into the model built here",
                        [(statement, load_into)])
         try:
@@ -503,16 +527,8 @@ class SaveWholeModule(Rule):
         if not isinstance(saved.value, cst.Name):
             return None
         name = saved.value.value
-        pairs = []
-        for statement, target, load in self._loads:
-            if target.value != name:
-                continue
-            scope = self.names.scope_of(target)
-            built = [b for b in scope.bindings.get(name, [])
-                     if b.value is not None and b.value is not load
-                     and module_evidence(self.names, b.value)]
-            if built:
-                pairs.append((statement, target, load))
+        pairs = [(statement, target, load) for statement, target, load in self._loads
+                 if target.value == name and self._built_before(statement, name)]
         if len(pairs) != 1:
             return None
         statement, target, load = pairs[0]
