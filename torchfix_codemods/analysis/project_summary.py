@@ -209,6 +209,13 @@ class _Scope:
     module_level: bool = False
     top_function: bool = False
     """A module-level function (its parameters can be followed through its callers)."""
+    methods: set[str] = field(default_factory=set)
+    """Methods called directly in the scope (``backward``, ``step``...)."""
+    returns: list[ast.Return] = field(default_factory=list)
+    generator: bool = False
+
+    def bind(self, name: str, value: ast.expr | None) -> None:
+        self.bindings.setdefault(name, []).append(value)
 
 
 class _Summarizer:
@@ -217,36 +224,120 @@ class _Summarizer:
         self.text = text
         self._silenced = noqa_lines(text)
         self.argparse_defaults: dict[str, str] = {}
-        self._collect_imports(tree)
-        bindings, imported = _bindings(tree.body)
-        self.module = _Scope("", tree, [], bindings, imported, module_level=True)
-        self.module.trains = _trains(tree.body)
+        self.module = _Scope("", tree, [], {}, module_level=True)
         self._visiting: set[int] = set()
         self._defined: set[str] = set()
-        self._crowded = _crowded_lines(tree)
-        self._collect_argparse(tree)
+        self._crowded: set[int] = set()
+        self._functions: dict[int, _Scope] = {}
+        self._calls: list[tuple[ast.Call, _Scope, str | None, ast.stmt | None]] = []
+        self._scan(tree)
+        for scope in (self.module, *self._functions.values()):
+            scope.trains = _trains(scope.methods)
         self._collect_module(tree)
-        self._walk_body(tree.body, self.module)
+        for call, scope, target, statement in self._calls:
+            self._call(call, scope, target, statement)
 
-    # ------------------------------------------------------------------ imports
-    def _collect_imports(self, tree: ast.Module) -> None:
+    # --------------------------------------------------------------- one pass
+    def _scan(self, tree: ast.Module) -> None:
+        """One walk of the whole tree: imports, scopes with their bindings, returns and
+        called methods, argparse defaults, lines shared by statements, and every call
+        (what the summary reads afterwards: the tree is walked once)."""
         imports: dict[str, str | None] = {}
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                for alias in node.names:
-                    if alias.asname:
-                        _bind(imports, alias.asname, alias.name)
-                    else:
-                        top = alias.name.split(".")[0]
-                        _bind(imports, top, top)
-            elif isinstance(node, ast.ImportFrom):
-                base = "." * node.level + (node.module or "")
-                for alias in node.names:
-                    if alias.name == "*":
-                        continue
-                    target = f"{base}.{alias.name}" if not base.endswith(".") else base + alias.name
-                    _bind(imports, alias.asname or alias.name, target)
+        lines: dict[int, int] = {}
+        stack: list[tuple[ast.AST, _Scope, bool, bool]] = [
+            (node, self.module, False, False) for node in reversed(tree.body)]
+        while stack:
+            node, scope, in_class, in_lambda = stack.pop()
+            kind = type(node)
+            if kind is ast.Name or kind is ast.Constant:
+                continue  # the most frequent nodes, and leaves
+            quiet = in_class or in_lambda  # bindings there are not the scope's
+            if kind in _STATEMENTS:
+                lines[node.lineno] = lines.get(node.lineno, 0) + 1  # type: ignore[attr-defined]
+                end = node.end_lineno or node.lineno  # type: ignore[attr-defined]
+                if end != node.lineno and kind not in _COMPOUND:  # type: ignore[attr-defined]
+                    lines[end] = lines.get(end, 0) + 1
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if not quiet:
+                    scope.bind(node.name, None)
+                inner = self._function_scope(node, scope.module_level and not quiet)
+                self._functions[id(node)] = inner
+                outer = [*node.decorator_list, *node.args.defaults,
+                         *[d for d in node.args.kw_defaults if d is not None]]
+                stack.extend((child, scope, in_class, in_lambda) for child in reversed(outer))
+                stack.extend((child, inner, False, False) for child in reversed(node.body))
+                continue
+            if isinstance(node, ast.ClassDef):
+                if not quiet:
+                    scope.bind(node.name, None)
+                outer = [*node.bases, *node.decorator_list, *[k.value for k in node.keywords]]
+                stack.extend((child, scope, in_class, in_lambda) for child in reversed(outer))
+                stack.extend((child, scope, True, in_lambda) for child in reversed(node.body))
+                continue
+            if isinstance(node, ast.Lambda):
+                stack.append((node.body, scope, in_class, True))
+                continue
+            if isinstance(node, ast.Call):
+                self._scan_call(node, scope, in_lambda)
+            elif isinstance(node, ast.Assign):
+                single = len(node.targets) == 1
+                if not quiet:
+                    for target in node.targets:
+                        plain = single and isinstance(target, ast.Name)
+                        for name in _target_names(target):
+                            scope.bind(name, node.value if plain else None)
+                if isinstance(node.value, ast.Call):
+                    first = node.targets[0] if single else None
+                    name = first.id if isinstance(first, ast.Name) else None
+                    self._scan_call(node.value, scope, in_lambda, name, node)
+                    stack.extend((child, scope, in_class, in_lambda)
+                                 for child in _children(node.value))
+                    stack.extend((child, scope, in_class, in_lambda)
+                                 for child in reversed(node.targets))
+                    continue
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                self._scan_import(node, scope, imports, bind=not quiet)
+            elif isinstance(node, ast.Return):
+                if not in_lambda:
+                    scope.returns.append(node)
+            elif isinstance(node, (ast.Yield, ast.YieldFrom)):
+                scope.generator = True
+            elif not quiet:
+                _scan_binding(node, scope)
+            stack.extend((child, scope, in_class, in_lambda) for child in _children(node))
         self.summary.imports = {k: v for k, v in imports.items() if v is not None}
+        self._crowded = {line for line, count in lines.items() if count > 1}
+        self._defined = {node.name for node in tree.body
+                         if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))}
+
+    def _scan_call(self, call: ast.Call, scope: _Scope, in_lambda: bool,
+                   target: str | None = None, statement: ast.stmt | None = None) -> None:
+        func = call.func
+        if isinstance(func, ast.Attribute):
+            if not in_lambda:
+                scope.methods.add(func.attr)
+            if func.attr == "add_argument":
+                self._argparse(call)
+        self._calls.append((call, scope, target, statement))
+
+    @staticmethod
+    def _scan_import(node: ast.Import | ast.ImportFrom, scope: _Scope,
+                     imports: dict[str, str | None], bind: bool) -> None:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                local = alias.asname or alias.name.split(".")[0]
+                _bind(imports, local, alias.name if alias.asname else local)
+                if bind:
+                    scope.imported.add(local)
+            return
+        base = "." * node.level + (node.module or "")
+        for alias in node.names:
+            if alias.name == "*":
+                continue
+            target = f"{base}.{alias.name}" if not base.endswith(".") else base + alias.name
+            _bind(imports, alias.asname or alias.name, target)
+            if bind:
+                scope.imported.add(alias.asname or alias.name)
 
     def dotted(self, expr: ast.expr, scope: _Scope) -> str | None:
         """``nn.Linear`` -> ``torch.nn.Linear`` through the imports; a class or function of
@@ -277,16 +368,12 @@ class _Summarizer:
     def _collect_module(self, tree: ast.Module) -> None:
         for node in tree.body:
             if isinstance(node, ast.ClassDef):
-                self._defined.add(node.name)
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                self._defined.add(node.name)
-        for node in tree.body:
-            if isinstance(node, ast.ClassDef):
                 self.summary.classes[node.name] = [self._base(b) for b in node.bases]
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                scope = self._function_scope(node, top=True)
-                returns = [self.value(r.value, scope) if r.value is not None else ["lit"]
-                           for r in _returns(node)]
+                scope = self._functions[id(node)]
+                returns = [] if scope.generator else [
+                    self.value(r.value, scope) if r.value is not None else ["lit"]
+                    for r in scope.returns]
                 value: Value = UNKNOWN if not returns else (
                     returns[0] if all(r == returns[0] for r in returns) else ["any", returns])
                 self.summary.functions[node.name] = FunctionSummary(
@@ -305,63 +392,28 @@ class _Summarizer:
             return f"builtins.{base.id}"
         return "?"
 
-    def _function_scope(self, node: ast.FunctionDef | ast.AsyncFunctionDef,
-                        top: bool = False) -> _Scope:
+    @staticmethod
+    def _function_scope(node: ast.FunctionDef | ast.AsyncFunctionDef, top: bool) -> _Scope:
         args = node.args
         params = [a.arg for a in (*args.posonlyargs, *args.args)]
         extra = [a.arg for a in args.kwonlyargs] + [a.arg for a in (args.vararg, args.kwarg) if a]
-        bindings, imported = _bindings(node.body)
-        scope = _Scope(node.name, node, params + extra, bindings, imported, top_function=top)
-        scope.trains = _trains(node.body)
-        return scope
+        return _Scope(node.name, node, params + extra, {}, top_function=top)
 
-    def _collect_argparse(self, tree: ast.Module) -> None:
+    def _argparse(self, node: ast.Call) -> None:
         """``parser.add_argument('--save', default='model.pt')``: ``args.save`` is that file."""
-        for node in ast.walk(tree):
-            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                    and node.func.attr == "add_argument"):
-                continue
-            default = next((k.value for k in node.keywords if k.arg == "default"), None)
-            if not (isinstance(default, ast.Constant) and isinstance(default.value, str)):
-                continue
-            dest = next((k.value.value for k in node.keywords if k.arg == "dest"
-                         and isinstance(k.value, ast.Constant)), None)
-            if dest is None:
-                options = [a.value for a in node.args if isinstance(a, ast.Constant)
-                           and isinstance(a.value, str)]
-                long = [o for o in options if o.startswith("--")]
-                chosen = long[0] if long else (options[0] if options else None)
-                dest = chosen.lstrip("-").replace("-", "_") if chosen else None
-            if isinstance(dest, str):
-                self.argparse_defaults[dest] = default.value
-
-    # -------------------------------------------------------------------- walk
-    def _walk_body(self, body: list[ast.stmt], scope: _Scope) -> None:
-        for statement in body:
-            self._walk(statement, scope)
-
-    def _walk(self, node: ast.AST, scope: _Scope, in_class: bool = False) -> None:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            for decorator in node.decorator_list:
-                self._walk(decorator, scope)
-            top = scope.module_level and not in_class
-            self._walk_body(node.body, self._function_scope(node, top=top))
+        default = next((k.value for k in node.keywords if k.arg == "default"), None)
+        if not (isinstance(default, ast.Constant) and isinstance(default.value, str)):
             return
-        if isinstance(node, ast.ClassDef):
-            for statement in node.body:
-                self._walk(statement, scope, in_class=True)
-            return
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
-            target = node.targets[0] if len(node.targets) == 1 else None
-            name = target.id if isinstance(target, ast.Name) else None
-            self._call(node.value, scope, target=name, statement=node)
-            for child in ast.iter_child_nodes(node.value):
-                self._walk(child, scope)
-            return
-        if isinstance(node, ast.Call):
-            self._call(node, scope)
-        for child in ast.iter_child_nodes(node):
-            self._walk(child, scope)
+        dest = next((k.value.value for k in node.keywords if k.arg == "dest"
+                     and isinstance(k.value, ast.Constant)), None)
+        if dest is None:
+            options = [a.value for a in node.args if isinstance(a, ast.Constant)
+                       and isinstance(a.value, str)]
+            long = [o for o in options if o.startswith("--")]
+            chosen = long[0] if long else (options[0] if options else None)
+            dest = chosen.lstrip("-").replace("-", "_") if chosen else None
+        if isinstance(dest, str):
+            self.argparse_defaults[dest] = default.value
 
     def _call(self, call: ast.Call, scope: _Scope, target: str | None = None,
               statement: ast.stmt | None = None) -> None:
@@ -735,65 +787,9 @@ def _bind(table: dict[str, str | None], name: str, target: str) -> None:
         table[name] = target
 
 
-def _bindings(body: list[ast.stmt]) -> tuple[dict[str, list[ast.expr | None]], set[str]]:
-    """Names a body binds (not inside nested functions or classes) with their plain values,
-    and the names it imports."""
-    found: dict[str, list[ast.expr | None]] = {}
-    imported: set[str] = set()
-    stack: list[ast.AST] = list(body)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            found.setdefault(node.name, []).append(None)
-            continue
-        if isinstance(node, ast.Lambda):
-            continue
-        if isinstance(node, ast.Assign):
-            single = len(node.targets) == 1
-            for target in node.targets:
-                for name in _target_names(target):
-                    plain = single and isinstance(target, ast.Name)
-                    found.setdefault(name, []).append(node.value if plain else None)
-        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-            found.setdefault(node.target.id, []).append(node.value)
-        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
-            found.setdefault(node.target.id, []).append(None)
-        elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
-            for name in _target_names(node.target):
-                found.setdefault(name, []).append(None)
-        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
-            for name in _target_names(node.optional_vars):
-                found.setdefault(name, []).append(None)
-        elif isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
-            found.setdefault(node.target.id, []).append(node.value)
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            found.setdefault(node.name, []).append(None)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            for alias in node.names:
-                if alias.name != "*":
-                    imported.add(alias.asname or alias.name.split(".")[0])
-            continue
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            for name in node.names:
-                found.setdefault(name, []).append(None)
-        stack.extend(ast.iter_child_nodes(node))
-    return found, imported
-
-
-def _crowded_lines(tree: ast.Module) -> set[int]:
-    """Lines where two statements meet (``a = 1; b = 2``, ``if x: y = 1``)."""
-    seen: dict[int, int] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.stmt):
-            seen[node.lineno] = seen.get(node.lineno, 0) + 1
-            end = node.end_lineno or node.lineno
-            if end != node.lineno and not isinstance(node, _COMPOUND):
-                seen[end] = seen.get(end, 0) + 1
-    return {line for line, count in seen.items() if count > 1}
-
-
-_COMPOUND = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If, ast.For, ast.AsyncFor,
-             ast.While, ast.With, ast.AsyncWith, ast.Try, ast.Match)
+_COMPOUND = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If, ast.For,
+                       ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.Match,
+                       *([ast.TryStar] if hasattr(ast, "TryStar") else [])})
 
 
 def _target_names(target: ast.expr) -> list[str]:
@@ -806,33 +802,32 @@ def _target_names(target: ast.expr) -> list[str]:
     return []
 
 
-def _trains(body: list[ast.stmt]) -> bool:
+def _trains(methods: set[str]) -> bool:
     """Calls ``.backward()`` (or an optimizer's ``.step()`` after ``.zero_grad()``) directly."""
-    methods: set[str] = set()
-    stack: list[ast.AST] = list(body)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            continue
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            methods.add(node.func.attr)
-        stack.extend(ast.iter_child_nodes(node))
     return bool(methods & _TRAINING_METHODS) or {"step", "zero_grad"} <= methods
 
 
-def _returns(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Return]:
-    found: list[ast.Return] = []
-    stack: list[ast.AST] = list(node.body)
-    while stack:
-        current = stack.pop()
-        if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
-                                ast.Lambda)):
-            continue
-        if isinstance(current, (ast.Yield, ast.YieldFrom)):
-            return []  # a generator returns a generator, whatever it yields
-        if isinstance(current, ast.Return):
-            found.append(current)
-        stack.extend(ast.iter_child_nodes(current))
+_STATEMENTS = frozenset(cls for cls in vars(ast).values()
+                        if isinstance(cls, type) and issubclass(cls, ast.stmt))
+_NOT_CHILDREN = frozenset({"ctx", "op", "ops", "type_comment", "kind"})
+"""Fields that hold no node worth visiting (contexts and operators are nodes too)."""
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _children(node: ast.AST) -> list[ast.AST]:
+    """The child nodes of ``node``, last first (for a stack that visits them in order)."""
+    kind = type(node)
+    fields = _FIELDS.get(kind)
+    if fields is None:
+        fields = _FIELDS[kind] = tuple(f for f in kind._fields if f not in _NOT_CHILDREN)
+    found: list[ast.AST] = []
+    for name in fields:
+        value = getattr(node, name, None)
+        if type(value) is list:
+            found.extend(item for item in value if isinstance(item, ast.AST))
+        elif isinstance(value, ast.AST):
+            found.append(value)
+    found.reverse()
     return found
 
 
@@ -897,3 +892,25 @@ def module_path_parts(path: str) -> tuple[list[str], str]:
         if not package:
             break
     return parts, directory
+
+
+def _scan_binding(node: ast.AST, scope: _Scope) -> None:
+    """The names a statement other than an assignment or import (or a comprehension's
+    ``for``) binds in ``scope``."""
+    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+        scope.bind(node.target.id, node.value)
+    elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+        scope.bind(node.target.id, None)
+    elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+        for name in _target_names(node.target):
+            scope.bind(name, None)
+    elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+        for name in _target_names(node.optional_vars):
+            scope.bind(name, None)
+    elif isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
+        scope.bind(node.target.id, node.value)
+    elif isinstance(node, ast.ExceptHandler) and node.name:
+        scope.bind(node.name, None)
+    elif isinstance(node, (ast.Global, ast.Nonlocal)):
+        for name in node.names:
+            scope.bind(name, None)
