@@ -188,3 +188,19 @@ def test_the_output_of_an_imported_model_is_a_tensor(tmp_path: Path) -> None:
                                 "--config", str(tmp_path / "pyproject.toml"),
                                 str(tmp_path / "train.py")])
     assert json.loads(alone.output)["findings"][0]["fix"]["safety"] == "unsafe"
+
+
+def test_summaries_made_in_worker_processes_equal_those_made_here(tmp_path: Path) -> None:
+    from torchfix_codemods.indexing import POOL_MIN_FILES, build_project
+
+    files = {f"m{i}.py": f"import torch\nfrom torch import nn\n\n\nclass C{i}(nn.Module):\n"
+             f"    pass\n\n\ntorch.save(C{i}(), 'c{i}.pt')\n" for i in range(POOL_MIN_FILES + 2)}
+    _write(tmp_path, files)
+    configuration = Configuration(Overrides(cache=False), cwd=str(tmp_path))
+    work = [(str(tmp_path / name), configuration.settings_for(str(tmp_path / name)))
+            for name in files]
+    alone = build_project(work, configuration.run, jobs=1)
+    pooled = build_project(work, configuration.run, jobs=2)
+    assert {p: f.summary for p, f in alone.files.items()} == \
+        {p: f.summary for p, f in pooled.files.items()}
+    assert alone.fingerprint(work[0][0]) == pooled.fingerprint(work[0][0])

@@ -39,11 +39,14 @@ def index_needed(work: Iterable[tuple[str, Settings]]) -> bool:
     return False
 
 
-def build_project(work: list[tuple[str, Settings]], run: Settings) -> ProjectIndex:
+def build_project(work: list[tuple[str, Settings]], run: Settings,
+                  jobs: int = 1) -> ProjectIndex:
     """Summarise every file of the run (from the cache where its content was seen) and
-    combine the summaries. ``run``: the run-wide settings (where the cache lives)."""
+    combine the summaries. ``run``: the run-wide settings (where the cache lives);
+    ``jobs``: processes for the files not in the cache, when there are enough of them."""
     store = SummaryStore(run) if run.cache else None
     summaries: dict[str, FileSummary] = {}
+    missing: list[tuple[str, bytes, str]] = []
     for path, _ in work:
         try:
             with open(path, "rb") as handle:
@@ -53,14 +56,36 @@ def build_project(work: list[tuple[str, Settings]], run: Settings) -> ProjectInd
         digest = hashlib.sha256(data).hexdigest()
         summary = store.get(digest) if store is not None else None
         if summary is None:
-            summary = summarize_bytes(path, data)
-            if store is not None:
-                store.put(digest, summary)
+            missing.append((path, data, digest))
+        else:
+            summaries[path] = summary
+    for (path, _, digest), summary in zip(missing, _summarize_all(missing, jobs), strict=True):
         summaries[path] = summary
+        if store is not None:
+            store.put(digest, summary)
     if store is not None:
         store.save()
     return ProjectIndex.build(summaries, pairable={
         path: settings.unsafe_fixes for path, settings in work if _rewrites_pairs(path, settings)})
+
+
+POOL_MIN_FILES = 32
+"""Below this many files to summarise, a pool costs more (forking) than it saves."""
+
+
+def _summarize_all(missing: list[tuple[str, bytes, str]], jobs: int) -> list[FileSummary]:
+    if jobs <= 1 or len(missing) < POOL_MIN_FILES:
+        return [summarize_bytes(path, data) for path, data, _ in missing]
+    from concurrent.futures import ProcessPoolExecutor
+
+    chunksize = max(1, len(missing) // (jobs * 4))
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        return list(pool.map(_summarize_item, [(path, data) for path, data, _ in missing],
+                             chunksize=chunksize))
+
+
+def _summarize_item(item: tuple[str, bytes]) -> FileSummary:
+    return summarize_bytes(*item)
 
 
 def project_of_bytes(files: Mapping[str, bytes]) -> ProjectIndex:

@@ -198,7 +198,7 @@ def run_paths(
     work = [(path, configuration.settings_for(path)) for path in paths]
     project = None
     if index_needed(work):
-        project = build_project(work, configuration.run)
+        project = build_project(work, configuration.run, jobs)
     results: list[FileResult] = []
     for result in _progress(_results(work, mode, jobs, project), len(paths), show_progress):
         if on_result is not None:
