@@ -197,7 +197,9 @@ class TorchLoadWithoutWeightsOnly(Rule):
         if saved is not None and saved.transport and saved.allow_listed is not True:
             return ("it reads an in-memory buffer that carries arbitrary objects between "
                     "processes")
-        if self._saves_module:
+        if self._saves_module and saved is None:
+            # Without the index's answer for this file, a whole-module save anywhere in
+            # the file is reason enough not to promise the load works.
             return "this file saves a whole `nn.Module` with `torch.save`"
         if saved_back(self.names, use):
             return ("the loaded object is saved back, so this code rewrites checkpoints "
