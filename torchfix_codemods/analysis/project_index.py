@@ -447,22 +447,21 @@ class ProjectIndex:
 
     @cached_property
     def _saves_by_key(self) -> dict[tuple[str, ...], list[tuple[IndexedFile, SaveSite]]]:
-        table: dict[tuple[str, ...], list[tuple[IndexedFile, SaveSite]]] = {}
-        for indexed in self.files.values():
-            for save in indexed.summary.saves:
-                key = self.normal_key(save.key, indexed)
-                if key is not None:
-                    table.setdefault(key, []).append((indexed, save))
-        return table
+        return self._by_key(lambda summary: summary.saves)  # type: ignore[return-value]
 
     @cached_property
     def _loads_by_key(self) -> dict[tuple[str, ...], list[tuple[IndexedFile, LoadSite]]]:
-        table: dict[tuple[str, ...], list[tuple[IndexedFile, LoadSite]]] = {}
+        return self._by_key(lambda summary: summary.loads)  # type: ignore[return-value]
+
+    def _by_key(self, sites: Callable[[FileSummary], list[SaveSite] | list[LoadSite]],
+                ) -> dict[tuple[str, ...], list[tuple[IndexedFile, SaveSite | LoadSite]]]:
+        """Every save (or load) of the run by the file it names."""
+        table: dict[tuple[str, ...], list[tuple[IndexedFile, SaveSite | LoadSite]]] = {}
         for indexed in self.files.values():
-            for load in indexed.summary.loads:
-                key = self.normal_key(load.key, indexed)
+            for site in sites(indexed.summary):
+                key = self.normal_key(site.key, indexed)
                 if key is not None:
-                    table.setdefault(key, []).append((indexed, load))
+                    table.setdefault(key, []).append((indexed, site))
         return table
 
     def _pairable(self, saving: IndexedFile, loading: IndexedFile) -> bool:

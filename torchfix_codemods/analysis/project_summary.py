@@ -342,14 +342,10 @@ class _Summarizer:
     def dotted(self, expr: ast.expr, scope: _Scope) -> str | None:
         """``nn.Linear`` -> ``torch.nn.Linear`` through the imports; a class or function of
         this file's module level -> ``@.Name``; None for anything else (a local variable)."""
-        parts: list[str] = []
-        while isinstance(expr, ast.Attribute):
-            parts.append(expr.attr)
-            expr = expr.value
-        if not isinstance(expr, ast.Name):
+        chain = _chain(expr)
+        if chain is None:
             return None
-        name = expr.id
-        rest = list(reversed(parts))
+        name, rest = chain
         if not scope.module_level:
             if name in scope.params or name in scope.bindings:
                 return None
@@ -865,14 +861,20 @@ def _file_key(path: str) -> Key | None:
     return ["file", base] if base and base not in (".", "..") else None
 
 
-def _attribute_text(expr: ast.expr) -> str | None:
+def _chain(expr: ast.expr) -> tuple[str, list[str]] | None:
+    """``a.b.c`` -> ("a", ["b", "c"]); None when the chain does not start at a name."""
     parts: list[str] = []
     while isinstance(expr, ast.Attribute):
         parts.append(expr.attr)
         expr = expr.value
     if not isinstance(expr, ast.Name):
         return None
-    return ".".join([expr.id, *reversed(parts)])
+    return expr.id, parts[::-1]
+
+
+def _attribute_text(expr: ast.expr) -> str | None:
+    chain = _chain(expr)
+    return None if chain is None else ".".join([chain[0], *chain[1]])
 
 
 def module_path_parts(path: str) -> tuple[list[str], str]:
