@@ -1,4 +1,8 @@
-"""Shared helpers for tests: run the engine on text with a chosen rule selection."""
+"""Shared helpers for tests: run the engine on text with a chosen rule selection.
+
+Like a run of the CLI over that one file, the engine gets the project index of the file
+alone (what the run saves where a load reads, same-file whole-module pairs...).
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ from collections.abc import Iterable
 
 from torchfix_codemods.engine import process
 from torchfix_codemods.findings import FileResult, Finding
+from torchfix_codemods.indexing import project_of_bytes
 from torchfix_codemods.options import FileOptions
 from torchfix_codemods.settings import Settings
 from torchfix_codemods.source import SourceUnit
@@ -25,7 +30,8 @@ def options_for(codes: Iterable[str], *, unsafe: bool = False,
 def fix_bytes(data: bytes, codes: Iterable[str], *, unsafe: bool = False,
               target: tuple[int, int] | None = None, path: str = "case.py") -> FileResult:
     unit = SourceUnit.from_bytes(path, data)
-    return process(unit, options_for(codes, unsafe=unsafe, target=target), apply_fixes=True)
+    return process(unit, options_for(codes, unsafe=unsafe, target=target), apply_fixes=True,
+                   project=project_of_bytes({path: data}).view(path))
 
 
 def fixed_text(text: str, codes: Iterable[str], *, unsafe: bool = False,
@@ -36,5 +42,7 @@ def fixed_text(text: str, codes: Iterable[str], *, unsafe: bool = False,
 
 
 def findings(text: str, codes: Iterable[str], *, path: str = "case.py") -> list[Finding]:
-    unit = SourceUnit.from_bytes(path, text.encode("utf-8"))
-    return process(unit, options_for(codes), apply_fixes=False).findings
+    data = text.encode("utf-8")
+    unit = SourceUnit.from_bytes(path, data)
+    return process(unit, options_for(codes), apply_fixes=False,
+                   project=project_of_bytes({path: data}).view(path)).findings

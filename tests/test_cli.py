@@ -248,14 +248,15 @@ def test_target_torch_withholds_fixes_the_release_lacks(tmp_path: Path) -> None:
 
 
 def test_unsafe_fixes_only_with_flag(tmp_path: Path) -> None:
-    source = "import torch\nckpt = torch.load('a.pt', weights_only=True)\nema = ckpt['ema']\n"
+    # TFC001's fix is unsafe here: what a.pt holds is not visible in the run.
+    source = "import torch\nckpt = torch.load('a.pt', map_location='cpu')\nema = ckpt['ema']\n"
     (tmp_path / "u.py").write_text(source)
     safe = invoke("fix", str(tmp_path))
     assert safe.exit_code == 1 and "[~]" in safe.output
     assert (tmp_path / "u.py").read_text() == source
     unsafe = invoke("fix", "--unsafe-fixes", str(tmp_path))
     assert unsafe.exit_code == 0, unsafe.output
-    assert 'map_location="cpu"' in (tmp_path / "u.py").read_text()
+    assert "weights_only=True" in (tmp_path / "u.py").read_text()
 
 
 def test_rules_and_explain() -> None:

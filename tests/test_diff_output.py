@@ -55,14 +55,16 @@ def git_apply(diff: str, directory: Path) -> None:
 def test_a_file_without_trailing_newline_gets_gits_marker(tmp_path: Path) -> None:
     # issue 15: the last changed line ended the output without the marker, and the
     # summary line was glued to it.
-    source = 'import torch\nx = torch.load("a.pt", map_location="cpu")'
+    source = ('import torch\n\n\ndef restore(model):\n'
+              '    model.load_state_dict(torch.load("a.pt", map_location="cpu"))')
     (tmp_path / "a.py").write_text(source)
     done = subprocess.run([sys.executable, "-m", "torchfix_codemods", "fix", "--diff", "a.py"],
                           cwd=tmp_path, capture_output=True, text=True, check=False)
     assert done.returncode == 1
     assert done.stdout.endswith(
-        '-x = torch.load("a.pt", map_location="cpu")\n\\ No newline at end of file\n'
-        '+x = torch.load("a.pt", map_location="cpu", weights_only=True)\n'
+        '-    model.load_state_dict(torch.load("a.pt", map_location="cpu"))\n'
+        '\\ No newline at end of file\n'
+        '+    model.load_state_dict(torch.load("a.pt", map_location="cpu", weights_only=True))\n'
         '\\ No newline at end of file\n')
     assert done.stderr.startswith("Would fix 1 finding(s) in 1 file(s).")
     # git agrees: the diff applies and gives the fixed file, still without a newline.
@@ -101,11 +103,11 @@ def test_every_hunk_names_its_rules_and_their_safety(tmp_path: Path) -> None:
 def test_safe_and_unsafe_hunks_are_told_apart(tmp_path: Path) -> None:
     source = ("import torch\n\n\ndef restore(model, path):\n"
               "    model.load_state_dict(torch.load(path, map_location='cpu'))\n\n\n\n\n\n\n"
-              "def tensors(path):\n    return torch.load(path, weights_only=True)['x']\n")
+              "def shrink(model):\n    for p in model.parameters():\n        p.data.mul_(0.5)\n")
     (tmp_path / "l.py").write_text(source)
     assert hunk_headers(str(tmp_path / "l.py")) == ["@@ -2,7 +2,7 @@ TFC001 (safe)"]
     assert hunk_headers("--unsafe-fixes", str(tmp_path / "l.py")) == [
-        "@@ -2,7 +2,7 @@ TFC001 (safe)", "@@ -10,4 +10,4 @@ TFC002 (unsafe)"]
+        "@@ -2,7 +2,7 @@ TFC001 (safe)", "@@ -11,4 +11,5 @@ TFC103 (unsafe)"]
 
 
 def _notebook(*sources: str) -> dict:
@@ -117,8 +119,8 @@ def _notebook(*sources: str) -> dict:
 def test_notebook_diff_shows_cells_not_the_joined_text(tmp_path: Path) -> None:
     path = tmp_path / "nb.ipynb"
     path.write_text(json.dumps(_notebook(
-        "%matplotlib inline\nimport torch\n",
-        "!nvidia-smi\nckpt = torch.load('m.pt', map_location='cpu')\nprint(ckpt)\n")))
+        "%matplotlib inline\nimport torch\nnet = torch.nn.Linear(2, 2)\n",
+        "!nvidia-smi\nnet.load_state_dict(torch.load('m.pt', map_location='cpu'))\nprint(net)\n")))
     result = diff_of(str(path))
     assert result.exit_code == 1
     assert "torchfix-codemods: cell" not in result.stdout
@@ -127,9 +129,9 @@ def test_notebook_diff_shows_cells_not_the_joined_text(tmp_path: Path) -> None:
     assert body == ("## cell 2\n"
                     "@@ -1,3 +1,3 @@ TFC001 (safe)\n"
                     " !nvidia-smi\n"
-                    "-ckpt = torch.load('m.pt', map_location='cpu')\n"
-                    "+ckpt = torch.load('m.pt', map_location='cpu', weights_only=True)\n"
-                    " print(ckpt)\n")
+                    "-net.load_state_dict(torch.load('m.pt', map_location='cpu'))\n"
+                    "+net.load_state_dict(torch.load('m.pt', map_location='cpu', weights_only=True))\n"
+                    " print(net)\n")
 
 
 def test_two_rules_on_one_call_label_only_that_hunk(tmp_path: Path) -> None:

@@ -12,9 +12,17 @@ from pathlib import Path
 import pytest
 
 from torchfix_codemods.engine import process
+from torchfix_codemods.indexing import project_of_bytes
 from torchfix_codemods.rules.registry import all_rules
 from torchfix_codemods.source import SourceUnit
-from torchfix_codemods.verify.fixtures import Fixture, collect_fixtures
+from torchfix_codemods.verify.fixtures import (
+    PROJECT_PREFIXES,
+    Fixture,
+    ProjectFixture,
+    collect_fixtures,
+    collect_projects,
+)
+from torchfix_codemods.verify.harness import fix_project
 
 ROOT = Path(__file__).parent / "fixtures"
 FIXTURES = collect_fixtures(ROOT)
@@ -24,8 +32,9 @@ def _fix(fixture: Fixture, data: bytes, *, unsafe: bool | None = None):
     settings = fixture.settings()
     if unsafe is not None:
         settings = dataclasses.replace(settings, unsafe_fixes=unsafe)
-    return process(SourceUnit.from_bytes(str(fixture.path), data),
-                   settings.options_for(str(fixture.path)), apply_fixes=True)
+    path = str(fixture.path)
+    return process(SourceUnit.from_bytes(path, data), settings.options_for(path),
+                   apply_fixes=True, project=project_of_bytes({path: data}).view(path))
 
 
 def _id(fixture: Fixture) -> str:
@@ -81,3 +90,40 @@ def test_rules_with_fixes_have_fixture_cases_and_traps() -> None:
         assert any(f.expected_path or f.executable for f in cases) or all(
             e.after is None for e in rule.invalid), f"{rule.code}: no fixture case"
         assert any(f.is_trap for f in cases), f"{rule.code}: no trap fixture"
+
+
+# --- projects: folders of files fixed together in one run --------------------------------------
+
+PROJECTS = collect_projects(ROOT)
+
+
+@pytest.mark.parametrize("project", PROJECTS, ids=lambda p: str(p.path.relative_to(ROOT)))
+def test_project_is_fixed_as_expected(project: ProjectFixture) -> None:
+    if project.is_trap:
+        settings = dataclasses.replace(project.settings(), unsafe_fixes=True)
+        for path, result in fix_project(project, settings).items():
+            assert result.new_bytes is None, (
+                f"{path.name} must stay byte-identical, but fix produced:\n{result.fixed}")
+        return
+    results = fix_project(project)
+    produced: dict[Path, bytes] = {}
+    for path, result in results.items():
+        expected = project.expected_for(path)
+        output = result.new_bytes if result.new_bytes is not None else path.read_bytes()
+        if expected is None:
+            assert result.new_bytes is None, f"{path.name} has no expected file but changed"
+        else:
+            compile(expected.read_bytes(), str(expected), "exec", dont_inherit=True)
+            assert output.decode() == expected.read_text(encoding="utf-8"), path.name
+        produced[path] = output
+    assert any(project.expected_for(path) for path in project.files), "nothing expected"
+    if project.code is not None:
+        assert any(f.code == project.code for r in results.values() for f in r.findings)
+    again = fix_project(project, texts=produced)
+    changed = [path.name for path, result in again.items() if result.new_bytes is not None]
+    assert not changed, f"a second fix changed {changed}"
+
+
+def test_project_folders_are_not_single_cases() -> None:
+    assert all(not part.startswith(PROJECT_PREFIXES)
+               for fixture in FIXTURES for part in fixture.path.relative_to(ROOT).parts)

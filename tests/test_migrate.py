@@ -286,7 +286,8 @@ def test_commit_per_family_and_all(tmp_path: Path) -> None:
 
 def test_an_existing_branch_that_lacks_head_needs_force(repo: Path) -> None:
     assert migrate(str(repo)).exit_code == 0
-    (repo / "more.py").write_text("import torch\nx = torch.load('m.pt', map_location='cpu')\n")
+    (repo / "more.py").write_text("import torch\n\n\ndef restore(model):\n"
+                                  "    model.load_state_dict(torch.load('m.pt', map_location='cpu'))\n")
     sh(repo, "add", "more.py")
     sh(repo, "commit", "-q", "-m", "more")
     refused = migrate(str(repo))

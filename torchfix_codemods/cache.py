@@ -3,8 +3,9 @@
 Re-running ``check`` over an unchanged repository should cost a hash per file.
 The key covers everything a result depends on: the file's bytes and path, the
 engine's options for that file (:class:`~torchfix_codemods.options.FileOptions`,
-every field of it), and a fingerprint of the tool's own source (so a
-development checkout never serves results of older rules).
+every field of it), a fingerprint of the tool's own source (so a
+development checkout never serves results of older rules), and, when the file's
+rules read other files' facts, the project index's fingerprint for that file.
 Only ``check`` reads and writes it: ``fix`` always recomputes before writing.
 """
 
@@ -37,9 +38,12 @@ def _tool_fingerprint() -> str:
     return digest.hexdigest()
 
 
-def cache_key(path: str, data: bytes, options: FileOptions) -> str:
+def cache_key(path: str, data: bytes, options: FileOptions, project: str = "") -> str:
+    """``project``: the project index's fingerprint for this file, when its rules read the
+    index (so a change in ``models.py`` invalidates ``train.py``'s result)."""
     digest = hashlib.sha256(_tool_fingerprint().encode())
     digest.update(options.fingerprint().encode())
+    digest.update(project.encode())
     digest.update(os.path.abspath(path).encode())
     digest.update(data)
     return digest.hexdigest()

@@ -25,24 +25,32 @@ class RuleEntry:
     module: str
     """The module of ``torchfix_codemods.rules`` that defines it."""
     default_enabled: bool = True
+    project_facts: tuple[str, ...] = ()
+    """Cross-file facts the rule reads (its ``Rule.project_facts``): a run where such a rule
+    is active builds the project index, and that file's results depend on other files."""
 
+
+_MODULES = ("module-classes",)
+_CHECKPOINTS = ("module-classes", "checkpoints")
+_PAIRS = ("module-classes", "checkpoints", "checkpoint-pairs")
+_CALLERS = ("module-classes", "callers")
 
 CATALOG: tuple[RuleEntry, ...] = (
     RuleEntry("TFC000", "syntax-error", "syntax"),
-    RuleEntry("TFC001", "torch-load-without-weights-only", "serialization"),
-    RuleEntry("TFC002", "torch-load-without-map-location", "serialization"),
-    RuleEntry("TFC003", "save-whole-module", "serialization"),
-    RuleEntry("TFC101", "numpy-on-tensor", "numpy_conversion"),
-    RuleEntry("TFC102", "data-read", "data_attribute"),
-    RuleEntry("TFC103", "data-inplace", "data_attribute"),
-    RuleEntry("TFC104", "data-assign", "data_attribute"),
+    RuleEntry("TFC001", "torch-load-without-weights-only", "serialization", project_facts=_CHECKPOINTS),
+    RuleEntry("TFC002", "torch-load-without-map-location", "serialization", project_facts=_CHECKPOINTS),
+    RuleEntry("TFC003", "save-whole-module", "serialization", project_facts=_PAIRS),
+    RuleEntry("TFC101", "numpy-on-tensor", "numpy_conversion", project_facts=_MODULES),
+    RuleEntry("TFC102", "data-read", "data_attribute", project_facts=_MODULES),
+    RuleEntry("TFC103", "data-inplace", "data_attribute", project_facts=_MODULES),
+    RuleEntry("TFC104", "data-assign", "data_attribute", project_facts=_MODULES),
     RuleEntry("TFC105", "index-zero-dim", "zero_dim_index"),
     RuleEntry("TFC106", "variable-wrapper", "variable_wrapper"),
-    RuleEntry("TFC107", "accumulate-loss-tensor", "loss_accumulation"),
-    RuleEntry("TFC201", "missing-eval", "inference_mode"),
-    RuleEntry("TFC202", "missing-no-grad", "inference_mode"),
-    RuleEntry("TFC203", "eval-not-restored", "inference_mode"),
-    RuleEntry("TFC204", "direct-forward", "direct_forward"),
+    RuleEntry("TFC107", "accumulate-loss-tensor", "loss_accumulation", project_facts=_MODULES),
+    RuleEntry("TFC201", "missing-eval", "inference_mode", project_facts=_CALLERS),
+    RuleEntry("TFC202", "missing-no-grad", "inference_mode", project_facts=_CALLERS),
+    RuleEntry("TFC203", "eval-not-restored", "inference_mode", project_facts=_CALLERS),
+    RuleEntry("TFC204", "direct-forward", "direct_forward", project_facts=_MODULES),
     RuleEntry("TFC301", "data-parallel", "data_parallel"),
     RuleEntry("TFC401", "cuda-amp", "deprecated_amp"),
     RuleEntry("TFC402", "functional-aliases", "functional_aliases"),
@@ -58,6 +66,12 @@ CATALOG: tuple[RuleEntry, ...] = (
     RuleEntry("TFC502", "sigmoid-into-bce", "loss_inputs"),
     RuleEntry("TFC503", "missing-zero-grad", "missing_zero_grad"),
 )
+
+
+def reads_project(codes: Iterable[str]) -> bool:
+    """Whether any of these rules reads the project index."""
+    table = entries_by_code()
+    return any(table[code].project_facts for code in codes if code in table)
 
 
 class UnknownRuleCode(ValueError):

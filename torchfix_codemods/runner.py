@@ -18,9 +18,13 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 
 from torchfix_codemods import cache
+from torchfix_codemods.analysis.project import NO_PROJECT, ProjectFacts
+from torchfix_codemods.analysis.project_index import ProjectIndex
+from torchfix_codemods.catalog import reads_project
 from torchfix_codemods.configuration import Configuration
 from torchfix_codemods.engine import process, read_unit
 from torchfix_codemods.findings import FileResult, Finding
+from torchfix_codemods.indexing import build_project, index_needed
 from torchfix_codemods.notebooks import Notebook, NotebookError
 from torchfix_codemods.settings import Settings
 from torchfix_codemods.source import SourceUnit
@@ -71,8 +75,12 @@ def atomic_write(path: str, data: bytes, expected: bytes) -> str | None:
     return None
 
 
-def process_path(path: str, settings: Settings, mode: Mode) -> FileResult:
-    """Everything for one file, under the settings in force for it; safe in a worker process."""
+def process_path(path: str, settings: Settings, mode: Mode,
+                 project: ProjectIndex | None = None) -> FileResult:
+    """Everything for one file, under the settings in force for it; safe in a worker process.
+
+    ``project``: the run's project index, when an active rule reads cross-file facts.
+    """
     try:
         with open(path, "rb") as handle:
             data = handle.read()
@@ -80,29 +88,45 @@ def process_path(path: str, settings: Settings, mode: Mode) -> FileResult:
         return FileResult(path, error=f"cannot read: {error.strerror or error}")
     key = None
     if mode is Mode.CHECK and settings.cache:
-        key = cache.cache_key(path, data, settings.options_for(path))
+        key = _key(path, data, settings, project)
         cached = cache.load(cache.cache_root(settings), key)
         if cached is not None:
             return FileResult(path, findings=cached)
-    result = _process_data(path, data, settings, mode)
+    result = _process_data(path, data, settings, mode, _facts(path, settings, project))
     if key is not None and result.error is None:
         cache.store(cache.cache_root(settings), key, result.findings)
     return result
 
 
-def cached_result(path: str, settings: Settings) -> FileResult | None:
+def cached_result(path: str, settings: Settings,
+                  project: ProjectIndex | None = None) -> FileResult | None:
     """The cached ``check`` result for ``path``, if its content was seen before."""
     try:
         with open(path, "rb") as handle:
             data = handle.read()
     except OSError:
         return None
-    findings = cache.load(cache.cache_root(settings),
-                          cache.cache_key(path, data, settings.options_for(path)))
+    findings = cache.load(cache.cache_root(settings), _key(path, data, settings, project))
     return None if findings is None else FileResult(path, findings=findings)
 
 
-def _process_data(path: str, data: bytes, settings: Settings, mode: Mode) -> FileResult:
+def _facts(path: str, settings: Settings, project: ProjectIndex | None) -> ProjectFacts:
+    """What the rules of this file may know of the others (nothing unless one asks)."""
+    if project is None or not reads_project(settings.options_for(path).codes):
+        return NO_PROJECT
+    return project.view(path)
+
+
+def _key(path: str, data: bytes, settings: Settings, project: ProjectIndex | None) -> str:
+    """The cache key; for a file whose rules read the index, it covers what they can read."""
+    options = settings.options_for(path)
+    depends = project is not None and reads_project(options.codes)
+    return cache.cache_key(path, data, options,
+                           project.fingerprint(path) if depends else "")  # type: ignore[union-attr]
+
+
+def _process_data(path: str, data: bytes, settings: Settings, mode: Mode,
+                  project: ProjectFacts = NO_PROJECT) -> FileResult:
     try:
         notebook = None
         if path.endswith(".ipynb"):
@@ -116,7 +140,7 @@ def _process_data(path: str, data: bytes, settings: Settings, mode: Mode) -> Fil
         if isinstance(unit, Finding):
             return FileResult(path, findings=[unit])
         result = process(unit, settings.options_for(path), apply_fixes=mode is not Mode.CHECK,
-                         locate_edits=mode is Mode.DIFF)
+                         locate_edits=mode is Mode.DIFF, project=project)
         if notebook is not None:
             _to_cells(result, notebook)
         if mode is Mode.FIX and result.changed and result.new_bytes is not None:
@@ -146,8 +170,17 @@ def _to_cells(result: FileResult, notebook: Notebook) -> None:
         result.new_bytes = notebook.render(result.fixed)
 
 
+_WORKER_PROJECT: ProjectIndex | None = None
+
+
+def _start_worker(project: ProjectIndex | None) -> None:
+    """Each worker receives the project index once, not with every file."""
+    global _WORKER_PROJECT
+    _WORKER_PROJECT = project
+
+
 def _worker(arguments: tuple[str, Settings, Mode]) -> FileResult:
-    return process_path(*arguments)
+    return process_path(*arguments, project=_WORKER_PROJECT)
 
 
 def run_paths(
@@ -163,35 +196,41 @@ def run_paths(
     if show_progress is None:
         show_progress = sys.stderr.isatty() and len(paths) > 20
     work = [(path, configuration.settings_for(path)) for path in paths]
+    project = None
+    if index_needed(work):
+        project = build_project(work, configuration.run, jobs)
     results: list[FileResult] = []
-    for result in _progress(_results(work, mode, jobs), len(paths), show_progress):
+    for result in _progress(_results(work, mode, jobs, project), len(paths), show_progress):
         if on_result is not None:
             on_result(result)
         results.append(result)
     return results
 
 
-def _results(work: list[tuple[str, Settings]], mode: Mode, jobs: int) -> Iterator[FileResult]:
+def _results(work: list[tuple[str, Settings]], mode: Mode, jobs: int,
+             project: ProjectIndex | None = None) -> Iterator[FileResult]:
     hits: dict[str, FileResult] = {}
     if mode is Mode.CHECK:
         # Cache hits cost a hash each: answer them here instead of starting workers.
         for path, settings in work:
-            hit = cached_result(path, settings) if settings.cache else None
+            hit = cached_result(path, settings, project) if settings.cache else None
             if hit is not None:
                 hits[path] = hit
     misses = [(path, settings) for path, settings in work if path not in hits]
-    computed = _compute(misses, mode, jobs)
+    computed = _compute(misses, mode, jobs, project)
     for path, _ in work:
         yield hits[path] if path in hits else next(computed)
 
 
-def _compute(work: list[tuple[str, Settings]], mode: Mode, jobs: int) -> Iterator[FileResult]:
+def _compute(work: list[tuple[str, Settings]], mode: Mode, jobs: int,
+             project: ProjectIndex | None = None) -> Iterator[FileResult]:
     if jobs <= 1 or len(work) < POOL_THRESHOLD:
         for path, settings in work:
-            yield process_path(path, settings, mode)
+            yield process_path(path, settings, mode, project)
         return
     chunksize = max(1, min(16, len(work) // (jobs * 4)))
-    with ProcessPoolExecutor(max_workers=min(jobs, len(work))) as pool:
+    with ProcessPoolExecutor(max_workers=min(jobs, len(work)), initializer=_start_worker,
+                             initargs=(project,)) as pool:
         yield from pool.map(_worker, [(p, s, mode) for p, s in work], chunksize=chunksize)
 
 

@@ -423,6 +423,10 @@ class InferenceAnalysis:
             bound = self.false_bindings(call, callee, false_params)
             for inner_site, use in self.model_uses(callee, bound, seen):
                 mapped = self._map(use, call, callee, facts) if use is not None else None
+                if mapped is not None and mapped.pending and not _seen:
+                    passed = self._passed_from_other_files(facts, mapped.code)
+                    if passed is not None:
+                        mapped = ModelUse(mapped.code, mapped.call, passed, mapped.reads_losses)
                 if use is not None and use.pending and (
                         mapped is None or (mapped.pending and not _seen)):
                     continue  # a called parameter that no caller shows to be a model
@@ -451,6 +455,10 @@ class InferenceAnalysis:
                 return None  # a criterion is a module too, but not the model to switch
             if evidence:
                 return evidence.reason
+            if binding is not None and binding.kind == "param":
+                passed = self._passed_from_other_files(facts, func.value)
+                if passed is not None:
+                    return passed
             if named_like_model(func.value) and binding is not None:
                 return f"`{func.value}` is called and named like a model"
             return None
@@ -459,6 +467,14 @@ class InferenceAnalysis:
             if named_like_model(func.attr.value):
                 return f"`self.{func.attr.value}` is called and named like a model"
         return None
+
+    def _passed_from_other_files(self, facts: FunctionFacts, param: str) -> str | None:
+        """Why ``param`` of a module-level function is a model: every call of it from
+        another file of the run passes one (the project index's callers)."""
+        if param not in facts.params or not isinstance(self.names.parent(facts.node), cst.Module):
+            return None
+        passed = self.names.project.module_arguments(facts.name)
+        return passed.get(param) if passed else None
 
     def _reads_losses(self, call: cst.Call) -> bool:
         """``loss_dict = model(images, targets)``: a detection model read in train mode."""

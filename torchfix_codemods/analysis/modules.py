@@ -16,8 +16,8 @@ from dataclasses import dataclass
 import libcst as cst
 
 from torchfix_codemods.analysis.names import NameIndex
+from torchfix_codemods.analysis.torch_classes import is_module_class, is_module_factory
 
-_NOT_MODULES = frozenset({"Parameter", "ParameterList", "ParameterDict", "Buffer"})
 _CHAINABLE = frozenset({"to", "cuda", "cpu", "eval", "train", "half", "float", "double",
                         "bfloat16", "requires_grad_", "to_empty"})
 _MAX_DEPTH = 6
@@ -76,7 +76,8 @@ class ModuleEvidence:
 
 
 def module_classes(names: NameIndex) -> dict[str, cst.ClassDef]:
-    """Classes defined at module level that subclass ``torch.nn.Module`` (transitively)."""
+    """Classes defined at module level that subclass ``torch.nn.Module`` (transitively,
+    through bases of this file and, with a project index, of other files)."""
     cached = names.cache.get("module_classes")
     if cached is not None:
         return cached  # type: ignore[return-value]
@@ -96,8 +97,7 @@ def module_classes(names: NameIndex) -> dict[str, cst.ClassDef]:
             for base in node.bases:
                 qualified = names.qualified_name(base.value) or ""
                 local = base.value.value if isinstance(base.value, cst.Name) else None
-                if qualified.startswith("torch.nn.") and qualified.split(".")[-1] not in \
-                        _NOT_MODULES and qualified.split(".")[-1][:1].isupper():
+                if qualified and (is_module_class(qualified) or _project_module(names, qualified)):
                     found[name] = node
                 elif local in found:
                     found[name] = node
@@ -107,6 +107,12 @@ def module_classes(names: NameIndex) -> dict[str, cst.ClassDef]:
                 break
     names.cache["module_classes"] = found
     return found
+
+
+def _project_module(names: NameIndex, qualified: str) -> str | None:
+    """Where another file of the run defines ``qualified`` as an nn.Module subclass."""
+    facts = names.project.class_facts(qualified)
+    return facts.path if facts is not None and facts.is_module else None
 
 
 def module_evidence(names: NameIndex, expr: cst.BaseExpression,
@@ -129,13 +135,14 @@ def module_evidence(names: NameIndex, expr: cst.BaseExpression,
 
 def _submodule_evidence(names: NameIndex, expr: cst.Attribute,
                         depth: int) -> ModuleEvidence | None:
-    """``self.fc`` inside an nn.Module subclass whose ``__init__`` assigns it a module.
+    """``self.fc`` inside a class whose ``__init__`` assigns it a module (an nn.Module
+    subclass's layer, a trainer's ``self.model``).
 
     Every ``self.fc = ...`` in the class must be a module (one in ``__init__``
     at least), so a later ``self.fc = None`` or a tensor makes it unknown.
     """
     owner = names.enclosing(expr, cst.ClassDef)
-    if owner is None or owner.name.value not in module_classes(names):
+    if owner is None:
         return None
     attr = expr.attr.value
     values: list[tuple[str, cst.BaseExpression | None]] = []
@@ -187,15 +194,14 @@ def self_assignments(function: cst.FunctionDef, attr: str) -> list[cst.BaseExpre
 def _call_evidence(names: NameIndex, call: cst.Call, depth: int) -> ModuleEvidence | None:
     qualified = names.qualified_name(call.func)
     if qualified is not None:
-        last = qualified.split(".")[-1]
-        if qualified.startswith("torch.nn.") and last[:1].isupper() and last not in _NOT_MODULES:
+        if is_module_class(qualified):
             return ModuleEvidence(f"instance of `{qualified}`", qualified)
-        if qualified.startswith("torchvision.models.") and last[:1].islower():
+        if is_module_factory(qualified):
             return ModuleEvidence(f"model built by `{qualified}`", qualified)
         if qualified in _WRAPPERS and call.args and call.args[0].keyword is None:
             inner = module_evidence(names, call.args[0].value, depth + 1)
             return inner.wrapped(f"`{qualified}` of a module ({inner.reason})") if inner else None
-        return None
+        return _project_call_evidence(names, qualified)
     if isinstance(call.func, cst.Name) and call.func.value in module_classes(names):
         binding = names.binding_of(call.func)
         if binding is not None and binding.kind == "class":
@@ -205,6 +211,19 @@ def _call_evidence(names: NameIndex, call: cst.Call, depth: int) -> ModuleEviden
     if isinstance(call.func, cst.Attribute) and call.func.attr.value in _CHAINABLE:
         inner = module_evidence(names, call.func.value, depth + 1)
         return inner
+    return None
+
+
+def _project_call_evidence(names: NameIndex, qualified: str) -> ModuleEvidence | None:
+    """``Net()`` or ``build_model()`` imported from another file of the run."""
+    where = _project_module(names, qualified)
+    if where is not None:
+        facts = names.project.class_facts(qualified)
+        shown = facts.qualified if facts is not None else qualified
+        return ModuleEvidence(f"instance of `{shown}`, an nn.Module subclass in {where}", shown)
+    returned = names.project.returns(qualified)
+    if returned is not None and returned.kind == "module":
+        return ModuleEvidence(returned.reason, returned.built_from)
     return None
 
 
@@ -240,12 +259,11 @@ def _bindings_evidence(names: NameIndex, name: cst.Name, bindings: list,
                         f"`self` of nn.Module subclass `{owner.name.value}`"))
                     continue
             annotation = binding.annotation
-            if annotation is not None:
-                qualified = names.qualified_name(annotation) or ""
-                if qualified in ("torch.nn.Module", "torch.nn.modules.module.Module"):
-                    reasons.append(ModuleEvidence("parameter annotated `nn.Module`"))
-                    continue
-            return None
+            found = _annotation_evidence(names, annotation) if annotation is not None else None
+            if found is None:
+                return None
+            reasons.append(found)
+            continue
         if binding.kind in ("assign", "annassign") and binding.value is not None:
             if _is_torch_load(names, binding.value):
                 # `model = torch.load(path)` next to `model = Net()` reloads the same kind
@@ -258,6 +276,28 @@ def _bindings_evidence(names: NameIndex, name: cst.Name, bindings: list,
             continue
         return None
     return reasons[0] if reasons else None
+
+
+def _annotation_evidence(names: NameIndex,
+                         annotation: cst.BaseExpression) -> ModuleEvidence | None:
+    """A parameter annotated with a module class: ``nn.Module``, ``nn.Linear``, ``Net``."""
+    qualified = names.qualified_name(annotation)
+    if qualified in ("torch.nn.Module", "torch.nn.modules.module.Module"):
+        return ModuleEvidence("parameter annotated `nn.Module`")
+    if qualified is not None and is_module_class(qualified):
+        return ModuleEvidence(f"parameter annotated `{qualified}`", qualified)
+    if qualified is not None:
+        facts = names.project.class_facts(qualified)
+        if facts is not None and facts.is_module:
+            return ModuleEvidence(f"parameter annotated `{facts.qualified}`, an nn.Module "
+                                  f"subclass in {facts.path}", facts.qualified)
+        return None
+    if isinstance(annotation, cst.Name) and annotation.value in module_classes(names):
+        binding = names.binding_of(annotation)
+        if binding is not None and binding.kind == "class":
+            return ModuleEvidence(f"parameter annotated `{annotation.value}`, an nn.Module "
+                                  "subclass in this file", annotation.value)
+    return None
 
 
 def init_assignment(cls: cst.ClassDef, attr: str) -> cst.BaseExpression | None:

@@ -10,9 +10,10 @@ visitor runs, and Fixit rules declare the metadata they depend on).
 Rules never build or open anything themselves. A rule that reads project
 facts names them in :attr:`Rule.project_facts` (so the runner knows to build
 the index, and the cache knows a result depends on other files), and reads
-them through ``self.context.project``, which satisfies :class:`ProjectFacts`.
-Until the index exists every run gets :data:`NO_PROJECT`, which knows nothing:
-"unknown" is always a valid answer, and every rule already treats it
+them through ``self.context.project``, which satisfies :class:`ProjectFacts`:
+the index of :mod:`.project_index` as seen from the file being analysed. A run
+with no such rule, or a unit analysed on its own, gets :data:`NO_PROJECT`, which
+knows nothing: "unknown" is always a valid answer, and every rule treats it
 conservatively.
 """
 
@@ -21,8 +22,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-ProjectFact = Literal["module-classes"]
-"""The kinds of cross-file facts a rule can declare it reads."""
+ProjectFact = Literal["module-classes", "checkpoints", "checkpoint-pairs", "callers",
+                      "version-flags"]
+"""The kinds of cross-file facts a rule can declare it reads:
+
+``module-classes``: which classes (and which functions' results) are ``nn.Module``,
+``Dataset``, ``DataLoader``; ``checkpoints``: what the run saves where a
+``torch.load`` reads; ``checkpoint-pairs``: whole-module saves rewritten together with
+their load in another file (the index offers a pair only between files where such a rule
+runs with unsafe fixes); ``callers``: what other files pass to a file's functions;
+``version-flags``: module-level torch-version flags.
+"""
 
 
 @dataclass(frozen=True)
@@ -36,16 +46,112 @@ class ClassFacts:
     changes_with_mode: bool | None = None
     """Whether ``eval()`` changes its forward (``analysis.modules.changes_with_mode`` on the
     class in its own file); None when unknown."""
+    is_dataset: bool | None = None
+    is_dataloader: bool | None = None
+
+
+@dataclass(frozen=True)
+class ReturnFacts:
+    """What a function returns, where every ``return`` of it agrees."""
+
+    kind: Literal["module", "dataloader", "detached-cpu-tensor", "cpu-tensor"]
+    reason: str
+    """For a reviewer: "returns an instance of `models.Net` (models.py)"."""
+    built_from: str | None = None
+    """The class of the instance it returns (qualified), when it builds one."""
+
+
+@dataclass(frozen=True)
+class SavedContent:
+    """What the ``torch.save`` calls of the run that write the file a load reads put in it."""
+
+    allow_listed: bool | None
+    """Every saved object is something ``weights_only=True`` loads (tensors, state dicts,
+    primitives, and dicts/lists/tuples of them); False when one is not; None unknown."""
+    cpu_only: bool | None
+    """Nothing saved can live on an accelerator (numpy arrays, numbers, ``.cpu()`` tensors,
+    a grad scaler's state); None unknown."""
+    what: str
+    """The saved object that decides ``allow_listed`` (``a numpy array``), for messages."""
+    where: str
+    """The file that saves it (no line: a message must not change when that file's lines do)."""
+    matched_by: Literal["path", "file"]
+    """``path``: a save whose path expression names the same file; ``file``: only the same
+    source file's saves, the load's path being unknown (weaker: never a reason for a safe fix)."""
+    whole_module: bool = False
+    transport: bool = False
+    """An in-memory buffer written and read in the same file (objects sent between processes)."""
+
+
+@dataclass(frozen=True)
+class ModulePair:
+    """A whole ``nn.Module`` saved in one file and loaded (assigned to a name) in another.
+
+    Rewritten together: the save writes ``state_dict()``, the load builds the class and
+    loads the state dict into it. The index offers a pair only when each side is the only
+    save and the only load of that file in the run, the class is importable from the
+    loading file the way the saving file imports it, its constructor's arguments are
+    literals, and neither side is silenced or excluded from unsafe fixes.
+    """
+
+    role: Literal["save", "load"]
+    """The side the asking file holds."""
+    other_path: str
+    module: str
+    """What the loading side imports the class from (``models``, ``pkg.models``)."""
+    class_name: str
+    arguments: str
+    """The constructor's arguments as source text (``4, 2``; empty for none)."""
+    target: str
+    """The name the loading side assigns the loaded model to."""
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.module}.{self.class_name}"
 
 
 class ProjectFacts(Protocol):
-    """Questions about the rest of the run's files; every answer may be None (unknown)."""
+    """Questions about the rest of the run's files, asked from one file of it.
+
+    Qualified names may be relative (``.models.Net``, as ``from .models import Net`` binds
+    them): they are resolved against the asking file. Every answer may be None (unknown).
+    """
 
     def module_name(self, path: str) -> str | None:
         """The dotted module name a file of the run is imported as (``pkg.models``)."""
 
     def class_facts(self, qualified: str) -> ClassFacts | None:
         """Facts about the class ``qualified`` (``pkg.models.Net``) when a file of the run defines it."""
+
+    def returns(self, qualified: str) -> ReturnFacts | None:
+        """What the function ``qualified`` returns, when a file of the run defines it and shows it."""
+
+    def version_flag(self, qualified: str) -> bool | None:
+        """Is this module-level name a torch-version flag?
+
+        True for a name bound to a comparison of torch's version (``torch.__version__``,
+        ``packaging.version``, ``lightning_utilities``' ``compare_version("torch", ...)``,
+        ``RequirementCache("torch>=2.1")``), to a boolean combination of flags, or to a
+        call of a function that returns one; also for such a function itself
+        (``is_torch_version``). False for any other name a file of the run defines; None
+        when no file of the run defines it.
+        """
+
+    def saved_content(self, function: str, site: str) -> SavedContent | None:
+        """What the run saves to the file that this file's ``torch.load`` at ``site`` reads.
+
+        ``function`` is the name of the innermost function around the load ("" at module
+        level), ``site`` the :func:`~torchfix_codemods.analysis.project_summary.site_of_text`
+        of its path argument. None when no save of the run is known to write that file.
+        """
+
+    def module_pair(self, function: str, site: str) -> ModulePair | None:
+        """The whole-module save/load pair this file's ``torch.save``/``torch.load`` at
+        ``site`` belongs to, when the index can rewrite both sides together."""
+
+    def module_arguments(self, function: str) -> dict[str, str] | None:
+        """Parameters of this file's module-level ``function`` that every call from another
+        file of the run passes an ``nn.Module`` to, with the reason; None without such calls."""
 
 
 class NoProject:
@@ -55,6 +161,21 @@ class NoProject:
         return None
 
     def class_facts(self, qualified: str) -> ClassFacts | None:
+        return None
+
+    def returns(self, qualified: str) -> ReturnFacts | None:
+        return None
+
+    def version_flag(self, qualified: str) -> bool | None:
+        return None
+
+    def saved_content(self, function: str, site: str) -> SavedContent | None:
+        return None
+
+    def module_pair(self, function: str, site: str) -> ModulePair | None:
+        return None
+
+    def module_arguments(self, function: str) -> dict[str, str] | None:
         return None
 
 

@@ -60,6 +60,7 @@ class DataRead(Rule):
 
     code = "TFC102"
     name = "data-read"
+    project_facts = ("module-classes",)
     message = "`.data` bypasses autograd's checks: use `.detach()`"
     safety = Safety.SAFE
     triggers = (".data",)
@@ -185,6 +186,7 @@ class DataInplace(Rule):
 
     code = "TFC103"
     name = "data-inplace"
+    project_facts = ("module-classes",)
     message = "in-place write through `.data` hides it from autograd: write under `torch.no_grad()`"
     safety = Safety.UNSAFE
     triggers = (".data",)
@@ -349,6 +351,7 @@ class DataAssign(Rule):
 
     code = "TFC104"
     name = "data-assign"
+    project_facts = ("module-classes",)
     message = ("assigning `.data` swaps storage behind autograd: use `with torch.no_grad(): "
                "t.copy_(value)` for same-shape values, or `torch.utils.swap_tensors`")
     safety = Safety.NONE

@@ -59,6 +59,7 @@ class DirectForward(Rule):
 
     code = "TFC204"
     name = "direct-forward"
+    project_facts = ("module-classes",)
     message = "`.forward()` called directly skips the module's hooks: call the module instead"
     safety = Safety.SAFE
     triggers = (".forward(",)

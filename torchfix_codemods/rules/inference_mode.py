@@ -107,6 +107,7 @@ class MissingEval(Rule):
 
     code = "TFC201"
     name = "missing-eval"
+    project_facts = ("module-classes", "callers")
     message = "inference runs the model in train mode: call `model.eval()` first"
     _specific = "inference runs `{model}` in train mode: call `{model}.eval()` first"
     safety = Safety.UNSAFE
@@ -304,6 +305,7 @@ class MissingNoGrad(Rule):
 
     code = "TFC202"
     name = "missing-no-grad"
+    project_facts = ("module-classes", "callers")
     message = "inference runs the model with gradient tracking: wrap it in `torch.no_grad()`"
     safety = Safety.SAFE
     triggers = _MODE_TRIGGERS
@@ -470,6 +472,7 @@ class EvalNotRestored(Rule):
 
     code = "TFC203"
     name = "eval-not-restored"
+    project_facts = ("module-classes", "callers")
     message = "`.eval()` inside a training loop is never undone: later iterations train in eval mode"
     safety = Safety.NONE
     triggers = (".eval()",)

@@ -68,6 +68,7 @@ class AccumulateLossTensor(Rule):
 
     code = "TFC107"
     name = "accumulate-loss-tensor"
+    project_facts = ("module-classes",)
     message = ("accumulating a loss tensor keeps every step's autograd graph alive: "
                "accumulate `.item()` or `.detach()`")
     safety = Safety.SAFE

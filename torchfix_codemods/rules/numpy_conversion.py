@@ -93,6 +93,7 @@ class NumpyOnTensor(Rule):
 
     code = "TFC101"
     name = "numpy-on-tensor"
+    project_facts = ("module-classes",)
     message = ("`.numpy()` fails on a tensor that requires grad or lives on the GPU: "
                "use `.detach().cpu().numpy()`")
     safety = Safety.SAFE

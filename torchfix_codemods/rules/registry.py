@@ -39,7 +39,7 @@ def all_rules() -> tuple[type[Rule], ...]:
 
 def _entry_of(rule: type[Rule]) -> RuleEntry:
     module = rule.__module__.rsplit(".", 1)[-1]
-    return RuleEntry(rule.code, rule.name, module, rule.default_enabled)
+    return RuleEntry(rule.code, rule.name, module, rule.default_enabled, rule.project_facts)
 
 
 @cache

@@ -13,61 +13,26 @@ from torchfix_codemods.analysis.calls import (
     has_star_kwargs,
     keyword_arg,
 )
-from torchfix_codemods.analysis.definite import definitely_bound
-from torchfix_codemods.analysis.modules import module_evidence, named_like_model
-from torchfix_codemods.analysis.usage import (
-    Use,
-    assigned_name,
-    describe_use,
-    reads_of_assigned,
+from torchfix_codemods.analysis.checkpoints import (
+    TORCH_LOAD,
+    TORCH_SAVE,
+    LoadUse,
+    explicitly_whole,
+    load_use,
+    module_pair,
+    saved_back,
+    saved_content,
 )
+from torchfix_codemods.analysis.definite import definitely_bound
+from torchfix_codemods.analysis.imports import ImportUnavailable
+from torchfix_codemods.analysis.modules import module_evidence, named_like_model
+from torchfix_codemods.analysis.project import ModulePair, SavedContent
+from torchfix_codemods.analysis.usage import assigned_name
+from torchfix_codemods.analysis.walk import names_in
 from torchfix_codemods.edits.arguments import add_keyword
+from torchfix_codemods.edits.statements import parse_statement
 from torchfix_codemods.findings import Safety
 from torchfix_codemods.rules.base import Example, Fix, Rule
-
-TORCH_LOAD = "torch.load"
-TORCH_SAVE = "torch.save"
-
-# Methods only an nn.Module has: a loaded object used like this is a whole pickled model.
-MODULE_ONLY_METHODS = frozenset({
-    "eval", "train", "parameters", "named_parameters", "modules", "named_modules", "children",
-    "named_children", "forward", "state_dict", "load_state_dict", "buffers", "named_buffers",
-    "zero_grad", "register_forward_hook", "register_forward_pre_hook", "apply",
-})
-def _result_uses(rule: Rule, call: cst.Call) -> tuple[cst.Name | None, list[Use] | None]:
-    """The name a call's result is assigned to and every use of it (None: not followable)."""
-    names = rule.names
-    target = assigned_name(names, call)
-    if target is None:
-        return None, [describe_use(names, call)]
-    reads = reads_of_assigned(names, target)
-    if reads is None:
-        return target, None
-    return target, [describe_use(names, read) for read in reads]
-
-
-def _is_state_dict_sink(use: Use) -> bool:
-    """``x.load_state_dict(value)`` without ``assign=True`` (which keeps the loaded tensors)."""
-    if use.kind != "argument" or use.call is None or use.arg is None:
-        return False
-    func = use.call.func
-    if not (isinstance(func, cst.Attribute) and func.attr.value == "load_state_dict"):
-        return False
-    if use.arg.keyword is not None and use.arg.keyword.value != "state_dict":
-        return False
-    assign = keyword_arg(use.call, "assign")
-    return assign is None or (isinstance(assign.value, cst.Name) and assign.value.value == "False")
-
-
-def _used_as_module(uses: list[Use] | None) -> bool:
-    if not uses:
-        return False
-    for use in uses:
-        if use.kind == "called":
-            return True
-        if use.kind == "method" and use.attr in MODULE_ONLY_METHODS:
-            return True
-    return False
 
 
 class TorchLoadWithoutWeightsOnly(Rule):
@@ -92,16 +57,33 @@ class TorchLoadWithoutWeightsOnly(Rule):
     ```
 
     ## Fix safety
-    Safe: on torch >= 2.6 `True` is already the default, so nothing changes;
-    before that it pins the safe loader (the argument exists since 1.13).
-    Unsafe when `encoding=` is passed (ignored with a warning under
-    `weights_only=True`). No fix, only a report, when:
-    - `pickle_module=` is passed (combining it with `weights_only=True` raises);
-    - arguments come from `**kwargs` or `*args` (they may already set it);
-    - the loaded object is used as a whole `nn.Module` (called, `.eval()`,
-      `.parameters()`, ...) or assigned to a model-like name, or the same file
-      saves a whole module: `weights_only=True` cannot unpickle a module. Use
-      `weights_only=False` for files you trust, or save a `state_dict()`.
+    `weights_only=True` loads tensors, state dicts (a model's, an optimizer's,
+    a scheduler's, a grad scaler's), Python numbers, strings, `None` and
+    dicts/lists/tuples of them; it refuses a whole `nn.Module`, numpy arrays,
+    `argparse.Namespace` and instances of other classes (measured on torch
+    2.13). Since torch 2.6 it is the default, so the argument changes nothing
+    there; on 1.13-2.5 it decides what loads. Hence the tier depends on what
+    the file holds:
+    - Safe when the result only goes into `load_state_dict` (directly or by
+      string key), or when every `torch.save` of the run that writes the file
+      (found by the project index through its path: a literal file name, a
+      module constant, an argparse default) saves allow-listed content.
+    - Unsafe when what the file holds is not visible in the run (loaded from a
+      user-given path, saved by another program): on torch 1.13-2.5 a file
+      holding other objects would stop loading. Unsafe too with `encoding=`
+      (ignored with a warning under `weights_only=True`).
+    - No fix, only a report, when the run shows something `weights_only=True`
+      cannot load: a save of the file writes a numpy array, a whole module or
+      another object; the loaded object is used as a whole `nn.Module`
+      (called, `.eval()`, `.parameters()`, ...) or assigned to a model-like
+      name; the file saves a whole module; the load reads an in-memory buffer
+      that carries arbitrary objects between processes (a broadcast); the
+      loaded object is saved back (a tool that rewrites checkpoints, which must
+      load whatever a file holds); `pickle_module=` is passed (combining it
+      with `weights_only=True` raises); arguments come from `**kwargs` or
+      `*args` (they may already set it). For files you trust, pass
+      `weights_only=False` or allow the classes with
+      `torch.serialization.safe_globals([...])`; better, save a `state_dict()`.
     An explicit `weights_only=False` is the user's decision and is left alone.
 
     ## References
@@ -112,6 +94,7 @@ class TorchLoadWithoutWeightsOnly(Rule):
 
     code = "TFC001"
     name = "torch-load-without-weights-only"
+    project_facts = ("module-classes", "checkpoints")
     message = "`torch.load` without `weights_only`: add `weights_only=True` so loading runs no pickled code"
     safety = Safety.SAFE
     min_torch = (1, 13)
@@ -124,14 +107,24 @@ class TorchLoadWithoutWeightsOnly(Rule):
     )
     invalid = (
         Example(
+            "import torch\nfrom torch import nn\nm = nn.Linear(2, 2)\n"
+            "m.load_state_dict(torch.load('m.pt'))\n",
+            "import torch\nfrom torch import nn\nm = nn.Linear(2, 2)\n"
+            "m.load_state_dict(torch.load('m.pt', weights_only=True))\n",
+        ),
+        Example(
             "import torch\nstate = torch.load('m.pt')\n",
             "import torch\nstate = torch.load('m.pt', weights_only=True)\n",
+            unsafe=True,
         ),
         Example(
             "from torch import load as L\nsd = L('m.pt', map_location='cpu')\n",
             "from torch import load as L\nsd = L('m.pt', map_location='cpu', weights_only=True)\n",
+            unsafe=True,
         ),
         Example("import torch\nmodel = torch.load('whole.pt')\nmodel.eval()\n"),
+        Example("import torch\nimport numpy as np\ntorch.save(np.ones(3), 'a.pt')\n"
+                "a = torch.load('a.pt')\n"),
     )
 
     def visit_Module(self, node: cst.Module) -> None:
@@ -162,29 +155,57 @@ class TorchLoadWithoutWeightsOnly(Rule):
                         "`weights_only=True` cannot be combined with it, so no fix: load only "
                         "files you trust, or save tensors/state dicts and drop `pickle_module`")
             return
-        target, uses = _result_uses(self, call)
-        # A model-like name is no proof, but enough to *not* add weights_only=True (which
-        # could then fail to load a whole pickled module): report instead.
-        whole_module = _used_as_module(uses) or (
-            target is not None and named_like_model(target.value))
-        if whole_module or self._saves_module:
-            why = ("the loaded object is used as a whole `nn.Module`" if whole_module
-                   else "this file saves a whole `nn.Module` with `torch.save`")
-            self.report(call, f"`torch.load` without `weights_only`, but {why}, which "
+        use = load_use(self.names, call)
+        saved = saved_content(self.names, call)
+        refusal = self._refusal(use, saved)
+        if refusal is not None:
+            self.report(call, f"`torch.load` without `weights_only`, but {refusal}, which "
                         "`weights_only=True` cannot load: pass `weights_only=False` for trusted "
-                        "files, or save and load a `state_dict()`")
+                        "files, or save and load a `state_dict()`", reason=refusal)
             return
-        unsafe = keyword_arg(call, "encoding") is not None
+        known = use.into_state_dict or (saved is not None and saved.matched_by == "path"
+                                        and saved.allow_listed is True)
+        encoding = keyword_arg(call, "encoding") is not None
+        safe = known and not encoding
         fix = Fix(
-            Safety.UNSAFE if unsafe else Safety.SAFE,
+            Safety.SAFE if safe else Safety.UNSAFE,
             "add `weights_only=True`",
             [(call, add_keyword(call, "weights_only", cst.Name("True")))],
             min_torch=(1, 13),
         )
         message = self.message
-        if unsafe:
+        if encoding:
             message += " (`encoding=` is ignored with a warning under `weights_only=True`)"
-        self.report(call, message, fix=fix)
+        if use.into_state_dict:
+            reason = "the result only goes into `load_state_dict`: a state dict loads"
+        elif known:
+            assert saved is not None
+            reason = f"{saved.where} saves {saved.what} to that file, which loads"
+        else:
+            reason = ("what the file holds is not visible in the run: on torch 1.13-2.5 a "
+                      "file of other objects would stop loading (torch >= 2.6 loads this way "
+                      "already)")
+        self.report(call, message, fix=fix, reason=reason)
+
+    def _refusal(self, use: LoadUse, saved: SavedContent | None) -> str | None:
+        """Why ``weights_only=True`` would refuse what this load reads, if the code shows it."""
+        # A model-like name is no proof, but enough to *not* add weights_only=True (which
+        # could then fail to load a whole pickled module): report instead.
+        if use.as_module or (use.target is not None and named_like_model(use.target.value)):
+            return "the loaded object is used as a whole `nn.Module`"
+        if saved is not None and saved.allow_listed is False:
+            return f"{saved.where} saves {saved.what} to that file"
+        if saved is not None and saved.transport and saved.allow_listed is not True:
+            return ("it reads an in-memory buffer that carries arbitrary objects between "
+                    "processes")
+        if self._saves_module and saved is None:
+            # Without the index's answer for this file, a whole-module save anywhere in
+            # the file is reason enough not to promise the load works.
+            return "this file saves a whole `nn.Module` with `torch.save`"
+        if saved_back(self.names, use):
+            return ("the loaded object is saved back, so this code rewrites checkpoints "
+                    "and must load whatever a file holds")
+        return None
 
 
 class TorchLoadWithoutMapLocation(Rule):
@@ -213,8 +234,20 @@ class TorchLoadWithoutMapLocation(Rule):
     Safe when the loaded object only goes into `load_state_dict` (a model's or
     an optimizer's), directly or through a name or string keys of it:
     `load_state_dict` copies values onto the parameters' own device anyway.
-    Unsafe otherwise (loaded tensors used directly, `assign=True`, a whole
-    model with no `.to()`), because where they live changes.
+    Unsafe when the run shows what the file holds (the project index finds
+    the `torch.save` that writes it) and it is state dicts, tensors and
+    primitives used directly: where those tensors live changes.
+    No fix, only a report, everywhere else: a whole object (explicit
+    `weights_only=False`, used as a module, a model-like name, the result
+    returned, a saved whole module), whose devices `map_location="cpu"`
+    would silently change (a GPU model comes back on the CPU), and loads
+    whose content the run does not show (an FSDP optimizer state, tensors
+    placed by the caller).
+    No finding where nothing can fail: the run shows the file holds nothing
+    that lives on an accelerator (numpy arrays, Python numbers, `.cpu()`
+    tensors, a grad scaler's state, whose `state_dict()` holds Python floats
+    and ints), or the load reads an in-memory buffer this program wrote
+    (tensors come back on the devices they were sent from, which exist).
 
     ## References
     - [`torch.load`, `map_location`](https://docs.pytorch.org/docs/stable/generated/torch.load.html)
@@ -223,6 +256,7 @@ class TorchLoadWithoutMapLocation(Rule):
 
     code = "TFC002"
     name = "torch-load-without-map-location"
+    project_facts = ("module-classes", "checkpoints")
     message = "`torch.load` without `map_location` fails on a host without the GPU it was saved from"
     safety = Safety.SAFE
     triggers = ("load",)
@@ -230,6 +264,10 @@ class TorchLoadWithoutMapLocation(Rule):
         "import torch\nsd = torch.load('m.pt', map_location='cpu')\n",
         "import torch\nsd = torch.load('m.pt', 'cpu')\n",
         "import numpy as np\narr = np.load('a.npy')\n",
+        "import torch\nimport numpy as np\ntorch.save(np.ones(3), 'a.pt')\n"
+        "a = torch.load('a.pt', weights_only=False)\n",
+        "import torch\nscaler = torch.amp.GradScaler('cuda')\n"
+        "scaler.load_state_dict(torch.load('scaler.pt'))\n",
     )
     invalid = (
         Example(
@@ -237,10 +275,16 @@ class TorchLoadWithoutMapLocation(Rule):
             "import torch\nmodel.load_state_dict(torch.load('m.pt', map_location=\"cpu\"))\n",
         ),
         Example(
-            "import torch\nckpt = torch.load('m.pt')\nema = ckpt['ema']\n",
-            "import torch\nckpt = torch.load('m.pt', map_location=\"cpu\")\nema = ckpt['ema']\n",
+            "import torch\nfrom torch import nn\nnet = nn.Linear(2, 2)\n"
+            "torch.save({'ema': net.state_dict()}, 'm.pt')\n"
+            "ckpt = torch.load('m.pt')\nema = ckpt['ema']\n",
+            "import torch\nfrom torch import nn\nnet = nn.Linear(2, 2)\n"
+            "torch.save({'ema': net.state_dict()}, 'm.pt')\n"
+            "ckpt = torch.load('m.pt', map_location=\"cpu\")\nema = ckpt['ema']\n",
             unsafe=True,
         ),
+        Example("import torch\nckpt = torch.load('m.pt')\nema = ckpt['ema']\n"),
+        Example("import torch\nmodel = torch.load('whole.pt')\nmodel.eval()\n"),
     )
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -252,11 +296,24 @@ class TorchLoadWithoutMapLocation(Rule):
             self.report(node, self.message + "; arguments come from `*args`/`**kwargs`, so "
                         "no fix: pass `map_location=` explicitly")
             return
-        _, uses = _result_uses(self, node)
-        safe = bool(uses) and all(self._into_state_dict(use) for use in uses or ())
+        use = load_use(self.names, node)
+        saved = saved_content(self.names, node)
+        if saved is not None and (saved.cpu_only or saved.transport):
+            return  # nothing in the file lives on an accelerator, or its devices exist here
+        if use.into_scaler_only:
+            return  # a grad scaler's state holds Python numbers
+        whole = self._whole_object(node, use, saved)
+        if not use.into_state_dict and (whole is not None or saved is None or
+                                        saved.matched_by != "path" or
+                                        saved.allow_listed is not True):
+            why = whole or "what the file holds and where its tensors go are not visible here"
+            self.report(node, f"{self.message} (no fix: {why}; pass `map_location=` where "
+                        "the loaded objects should live)", reason=why)
+            return
         device = self._device_name(node)
         value: cst.BaseExpression = cst.Name(device) if device else cst.SimpleString('"cpu"')
         shown = device or '"cpu"'
+        safe = use.into_state_dict
         fix = Fix(
             Safety.SAFE if safe else Safety.UNSAFE,
             f"add `map_location={shown}`",
@@ -264,15 +321,21 @@ class TorchLoadWithoutMapLocation(Rule):
         )
         reason = ("the result only goes into `load_state_dict`, which copies to the "
                   "parameters' device" if safe else
-                  "loaded tensors are used directly, so their device would change")
+                  "state dicts and tensors are used directly, so their device would change")
         self.report(node, self.message, fix=fix, reason=reason)
 
-    def _into_state_dict(self, use: Use) -> bool:
-        if _is_state_dict_sink(use):
-            return True
-        if use.kind == "subscript" and use.key is not None:
-            return _is_state_dict_sink(describe_use(self.names, use.node))
-        return False
+    def _whole_object(self, node: cst.Call, use: LoadUse,
+                      saved: SavedContent | None) -> str | None:
+        """Why the load returns a whole object whose devices must not be remapped."""
+        if explicitly_whole(node):
+            return "`weights_only=False` loads a whole object, whose devices would move"
+        if use.as_module or (use.target is not None and named_like_model(use.target.value)):
+            return "a whole module is loaded; `map_location` would move it off its device"
+        if saved is not None and saved.whole_module:
+            return f"{saved.where} saves a whole module there"
+        if use.returned:
+            return "the loaded object is returned to callers, who decide its device"
+        return None
 
     def _device_name(self, node: cst.Call) -> str | None:
         """``device`` when a variable of that name is bound wherever the load runs.
@@ -314,11 +377,27 @@ class SaveWholeModule(Rule):
     ```
 
     ## Fix safety
-    Report only, unless the same file also loads it back into a model it has
-    already built (`model = Net(...)` ... `model = torch.load(path)`). Then
-    both sites are rewritten together, as an unsafe fix: the loaded weights go
-    into the existing object instead of replacing it, and files saved earlier
-    in the old format no longer load through the new code.
+    Report only, unless the load of that file is found too, and both sites are
+    rewritten together, as an unsafe fix:
+    - in the same file, when it loads it back into a model it has already
+      built (`model = Net(...)` ... `model = torch.load(path)`);
+    - in another file of the run (the project index matches the file name),
+      when the class is defined in a third module that the loading file can
+      import the way the saving file does (unpickling the whole module imports
+      it from there anyway), its constructor takes literal arguments, and this
+      save and that load are the only ones of the file in the run. The load
+      `model = torch.load(path)` becomes `model = Net(...)` followed by
+      `model.load_state_dict(torch.load(path))` (importing `Net` next to it
+      unless the file already names it, next to the load as unpickling did);
+      a pair is offered only when both files are in the run, this rule runs on
+      both under the same fix policy, neither line is silenced and the load
+      statement can be replaced, so the two sides are rewritten together or not
+      at all.
+    Unsafe because the loaded weights go into a new or existing object instead
+    of replacing it (a model saved from a GPU now loads onto the device its
+    new instance lives on), and files saved earlier in the old format no
+    longer load through the new code. On torch >= 2.6 the original load fails
+    anyway (`weights_only=True` by default cannot unpickle a module).
 
     ## References
     - [Saving and loading models: `state_dict` vs the entire model](https://docs.pytorch.org/tutorials/beginner/saving_loading_models.html)
@@ -327,9 +406,10 @@ class SaveWholeModule(Rule):
 
     code = "TFC003"
     name = "save-whole-module"
+    project_facts = ("module-classes", "checkpoints", "checkpoint-pairs")
     message = "`torch.save` of a whole `nn.Module` pickles its class path; save `state_dict()` instead"
     safety = Safety.UNSAFE
-    triggers = ("save",)
+    triggers = ("save", "load")  # a file that only loads may hold the other side of a pair
     valid = (
         "import torch\nfrom torch import nn\nm = nn.Linear(2, 2)\ntorch.save(m.state_dict(), 'm.pt')\n",
         "import torch\ntorch.save({'epoch': 1}, 'c.pt')\n",
@@ -367,40 +447,122 @@ class SaveWholeModule(Rule):
 
     def leave_Module(self, original_node: cst.Module) -> None:
         for call, saved, evidence in self._saves:
-            fix = self._paired_fix(call, saved)
+            fix = self._paired_fix(call, saved) or self._cross_file_save(call, saved)
             self.report(call, self.message, fix=fix, reason=evidence)
+        for statement, target, load in self._loads:
+            pair = module_pair(self.names, load, "load")
+            if pair is None or pair.target != target.value:
+                continue
+            message = (f"`torch.load` of a whole `{pair.class_name}` that {pair.other_path} "
+                       "saves with `torch.save`: the pickle holds its class path; load a "
+                       "`state_dict()` into a new instance instead")
+            self.report(load, message, fix=self._build_and_load(statement, target, load, pair),
+                        reason=f"paired with the `state_dict()` save in {pair.other_path}")
+
+    def _built_before(self, statement: cst.Assign, name: str) -> bool:
+        """``name = <a module>`` earlier in the block of ``name = torch.load(...)``, so the
+        model exists wherever the load runs (a build in another branch or later does not
+        count: the load would then read an unbound name)."""
+        line = self.names.parent(statement)
+        block = self.names.parent(line) if line is not None else None
+        body = getattr(block, "body", None)
+        if not isinstance(body, (list, tuple)) or line not in body:
+            return False
+        for earlier in reversed(body[: body.index(line)]):
+            if not isinstance(earlier, cst.SimpleStatementLine):
+                if any(n.value == name for n in names_in(earlier)):
+                    return False  # a branch or loop that may rebind it
+                continue
+            for small in reversed(earlier.body):
+                targets = [t.target for t in getattr(small, "targets", ())] + (
+                    [small.target] if isinstance(small, (cst.AnnAssign, cst.AugAssign)) else [])
+                if not any(n.value == name for t in targets for n in names_in(t)):
+                    continue
+                return isinstance(small, cst.Assign) and len(small.targets) == 1 and \
+                    isinstance(small.targets[0].target, cst.Name) and \
+                    module_evidence(self.names, small.value) is not None
+        return False
+
+    def _cross_file_save(self, call: cst.Call, saved: cst.Arg) -> Fix | None:
+        """Save ``state_dict()`` when another file's load of it is rewritten in the same run."""
+        pair = module_pair(self.names, call, "save")
+        if pair is None or not isinstance(saved.value, cst.Name):
+            return None
+        return Fix(
+            Safety.UNSAFE,
+            f"save `state_dict()`; {pair.other_path} loads it into a new `{pair.class_name}` "
+            "in the same change",
+            [(call, _with_state_dict(call, saved))],
+        )
+
+    def _build_and_load(self, statement: cst.Assign, target: cst.Name, load: cst.Call,
+                        pair: ModulePair) -> Fix | None:
+        """``model = torch.load(p)`` -> ``model = Net(...)``; ``model.load_state_dict(...)``."""
+        line = self.names.parent(statement)
+        if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
+            return None
+        load_into = _load_state_dict_into(target.value, load)
+        scope = self.names.scope_of(target)
+        if self._built_before(statement, target.value):
+            return Fix(Safety.UNSAFE, "load the `state_dict()` into the model built here",
+                       [(statement, load_into)])
+        try:
+            reference = self.context.imports.reference(pair.qualified, at=statement)
+        except ImportUnavailable:
+            reference = None
+        new: list[cst.BaseStatement] = []
+        if reference is not None and reference.needs is None:
+            constructor = reference.code
+        else:
+            # Imported where it is used, as unpickling the whole module did: a lazy
+            # import stays lazy. The index checked the name is free here.
+            if self.names.lookup(pair.class_name, scope) is not None:
+                return None
+            new.append(parse_statement(f"from {pair.module} import {pair.class_name}\n"))
+            constructor = pair.class_name
+        new.append(parse_statement(f"{target.value} = {constructor}({pair.arguments})\n"))
+        new.append(cst.SimpleStatementLine([load_into]))
+        new[0] = new[0].with_changes(leading_lines=line.leading_lines)
+        new[-1] = new[-1].with_changes(trailing_whitespace=line.trailing_whitespace)
+        return Fix(
+            Safety.UNSAFE,
+            f"build a `{pair.class_name}` and load the `state_dict()` {pair.other_path} saves "
+            "into it",
+            [(line, cst.FlattenSentinel(new))],
+        )
 
     def _paired_fix(self, call: cst.Call, saved: cst.Arg) -> Fix | None:
         """Rewrite save and load together when the load goes back into a built model."""
         if not isinstance(saved.value, cst.Name):
             return None
         name = saved.value.value
-        pairs = []
-        for statement, target, load in self._loads:
-            if target.value != name:
-                continue
-            scope = self.names.scope_of(target)
-            built = [b for b in scope.bindings.get(name, [])
-                     if b.value is not None and b.value is not load
-                     and module_evidence(self.names, b.value)]
-            if built:
-                pairs.append((statement, target, load))
+        pairs = [(statement, target, load) for statement, target, load in self._loads
+                 if target.value == name and self._built_before(statement, name)]
         if len(pairs) != 1:
             return None
         statement, target, load = pairs[0]
-        state_dict = cst.Call(func=cst.Attribute(value=saved.value, attr=cst.Name("state_dict")))
-        new_save = call.with_changes(args=[
-            arg.with_changes(value=state_dict) if arg is saved else arg for arg in call.args
-        ])
-        new_load = cst.Expr(cst.Call(
-            func=cst.Attribute(value=cst.Name(target.value), attr=cst.Name("load_state_dict")),
-            args=[cst.Arg(load)],
-        ))
         return Fix(
             Safety.UNSAFE,
             "save `state_dict()` and load it into the model this file already builds",
-            [(call, new_save), (statement, new_load)],
+            [(call, _with_state_dict(call, saved)),
+             (statement, _load_state_dict_into(target.value, load))],
         )
+
+
+def _with_state_dict(call: cst.Call, saved: cst.Arg) -> cst.Call:
+    """``torch.save(m, f)`` -> ``torch.save(m.state_dict(), f)``."""
+    state_dict = cst.Call(func=cst.Attribute(value=saved.value, attr=cst.Name("state_dict")))
+    return call.with_changes(args=[
+        arg.with_changes(value=state_dict) if arg is saved else arg for arg in call.args
+    ])
+
+
+def _load_state_dict_into(name: str, load: cst.Call) -> cst.Expr:
+    """``name.load_state_dict(<load>)``."""
+    return cst.Expr(cst.Call(
+        func=cst.Attribute(value=cst.Name(name), attr=cst.Name("load_state_dict")),
+        args=[cst.Arg(load)],
+    ))
 
 
 RULES = [TorchLoadWithoutWeightsOnly, TorchLoadWithoutMapLocation, SaveWholeModule]

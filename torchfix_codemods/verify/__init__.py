@@ -13,13 +13,15 @@ from torchfix_codemods.verify.fixtures import (
     Fixture,
     FixtureArgs,
     FixtureError,
+    ProjectFixture,
     collect_fixtures,
+    collect_projects,
     executable_fixtures,
     fixture_settings,
     load_fixture,
     parse_fixture_args,
 )
-from torchfix_codemods.verify.harness import VerifyOutcome, verify_case
+from torchfix_codemods.verify.harness import VerifyOutcome, fix_project, verify_case
 from torchfix_codemods.verify.runner import DEFAULT_TIMEOUT
 from torchfix_codemods.verify.spec import ExecSpec, read_spec
 
@@ -29,11 +31,14 @@ __all__ = [
     "Fixture",
     "FixtureArgs",
     "FixtureError",
+    "ProjectFixture",
     "VerifyOutcome",
     "collect_fixtures",
+    "collect_projects",
     "compare",
     "executable_fixtures",
     "find_cases",
+    "fix_project",
     "fixture_settings",
     "load_fixture",
     "parse_fixture_args",

@@ -13,7 +13,14 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from torchfix_codemods.verify.fixtures import defines_run, is_expected_file, iter_case_files
+from torchfix_codemods.verify.fixtures import (
+    PROJECT_ENTRY,
+    collect_projects,
+    defines_run,
+    is_expected_file,
+    is_project_dir,
+    iter_case_files,
+)
 from torchfix_codemods.verify.harness import VerifyOutcome, verify_case
 from torchfix_codemods.verify.runner import DEFAULT_TIMEOUT
 
@@ -40,8 +47,15 @@ def find_cases(paths: Sequence[str]) -> tuple[list[Path], list[str]]:
                 errors.append(f"{raw}: not an executable fixture (no top-level `def run(device)`)")
                 continue
             found = [path]
+        elif is_project_dir(path):
+            if not _executable(path / PROJECT_ENTRY):
+                errors.append(f"{raw}: not an executable project (no `def run(device)` in its "
+                              f"{PROJECT_ENTRY})")
+                continue
+            found = [path]
         else:
             found = [case for case in iter_case_files(path) if _executable(case)]
+            found += [project.path for project in collect_projects(path) if project.executable]
             if not found:
                 errors.append(f"{raw}: no executable fixtures (a top-level `def run(device)`)")
                 continue

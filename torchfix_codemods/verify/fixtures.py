@@ -10,6 +10,13 @@ execution harness read fixtures the same way:
   ``# fixture-args: --unsafe-fixes --target-torch 2.4``, holds CLI flags.
   Without ``--select`` the case selects its directory's code; safe fixes only.
 * A case is *executable* when it defines a top-level ``def run(device)``.
+* A *project* is a folder ``tests/fixtures/<CODE>/project_<name>/`` (a trap:
+  ``trap_project_<name>/``) of files fixed together in one run, the way the CLI
+  fixes a repository (one project index over all of them): each ``<file>.py``
+  with a ``<file>.expected.py`` beside it must become that, every other file
+  must stay byte-identical. Its ``case.py`` holds the header and, when the
+  project is executable, ``run(device)``, executed with the project's files
+  importable beside it.
 
 Nothing here imports torch or runs fixture code: executability is read from
 the syntax tree, so discovery stays cheap and safe.
@@ -35,6 +42,10 @@ _CODE_DIR = re.compile(r"^TFC\d{3}$")
 _KNOWN_FLAGS = ("--unsafe-fixes", "--target-torch", "--select", "--extend-select", "--ignore")
 SKIP_DIRS = frozenset(DEFAULT_EXCLUDES)
 """Directories never worth walking for fixtures: the ones a check skips by default."""
+
+
+PROJECT_PREFIXES = ("project_", "trap_project_")
+PROJECT_ENTRY = "case.py"
 
 
 class FixtureError(ValueError):
@@ -78,6 +89,66 @@ class Fixture:
     def settings(self) -> Settings:
         """The Settings ``fix`` runs with on this case (see :func:`fixture_settings`)."""
         return _settings_for(self)
+
+
+@dataclass(frozen=True)
+class ProjectFixture:
+    """A folder of files fixed together (see the module docstring)."""
+
+    path: Path
+    code: str | None
+    args: FixtureArgs
+    files: tuple[Path, ...]
+    """Every source file of the project (not the expected files), sorted."""
+    executable: bool
+
+    @property
+    def entry(self) -> Path:
+        return self.path / PROJECT_ENTRY
+
+    @property
+    def is_trap(self) -> bool:
+        return self.path.name.startswith(TRAP_PREFIX)
+
+    def expected_for(self, file: Path) -> Path | None:
+        expected = expected_path_for(file)
+        return expected if expected.is_file() else None
+
+    def settings(self) -> Settings:
+        return _settings_for(self)
+
+
+def is_project_dir(path: Path) -> bool:
+    return path.is_dir() and path.name.startswith(PROJECT_PREFIXES) and \
+        (path / PROJECT_ENTRY).is_file()
+
+
+def load_project(directory: Path | str) -> ProjectFixture:
+    """Describe one project folder (raises :class:`FixtureError` on a bad header)."""
+    path = Path(directory)
+    if not is_project_dir(path):
+        raise FixtureError(f"{path}: not a project fixture (a project_* folder with a "
+                           f"{PROJECT_ENTRY})")
+    entry = path / PROJECT_ENTRY
+    text = entry.read_text(encoding="utf-8")
+    files = tuple(sorted(p for p in path.rglob("*.py") if not is_expected_file(p)
+                         and not any(part.startswith((".", "__pycache__")) for part in
+                                     p.relative_to(path).parts)))
+    return ProjectFixture(path, directory_code(path), parse_fixture_args(text, str(entry)),
+                          files, defines_run(text))
+
+
+def collect_projects(root: Path | str) -> list[ProjectFixture]:
+    """Every project folder under ``root``, sorted."""
+    found = []
+    for directory, subdirs, _ in os.walk(root):
+        subdirs.sort()
+        for name in list(subdirs):
+            candidate = Path(directory, name)
+            if is_project_dir(candidate):
+                found.append(load_project(candidate))
+                subdirs.remove(name)
+    return found
 
 
 def parse_fixture_args(text: str, where: str = "<fixture>") -> FixtureArgs:
@@ -199,7 +270,7 @@ def fixture_settings(case_path: Path | str) -> Settings:
     return _settings_for(load_fixture(case_path))
 
 
-def _settings_for(fixture: Fixture) -> Settings:
+def _settings_for(fixture: Fixture | ProjectFixture) -> Settings:
     args = fixture.args
     where = f"{fixture.path}: fixture-args"
     select = args.select
@@ -231,7 +302,8 @@ def iter_case_files(root: Path | str) -> Iterator[Path]:
             yield root
         return
     for directory, subdirs, files in os.walk(root):
-        subdirs[:] = sorted(d for d in subdirs if d not in SKIP_DIRS and not d.startswith("."))
+        subdirs[:] = sorted(d for d in subdirs if d not in SKIP_DIRS and not d.startswith(".")
+                            and not d.startswith(PROJECT_PREFIXES))
         for name in sorted(files):
             path = Path(directory, name)
             if name.endswith(".py") and not is_expected_file(path):
@@ -243,5 +315,7 @@ def collect_fixtures(root: Path | str) -> list[Fixture]:
     return [load_fixture(path) for path in iter_case_files(root)]
 
 
-def executable_fixtures(root: Path | str) -> list[Fixture]:
-    return [fixture for fixture in collect_fixtures(root) if fixture.executable]
+def executable_fixtures(root: Path | str) -> list[Fixture | ProjectFixture]:
+    """Every executable case and project under ``root``."""
+    cases: list[Fixture | ProjectFixture] = [f for f in collect_fixtures(root) if f.executable]
+    return cases + [project for project in collect_projects(root) if project.executable]

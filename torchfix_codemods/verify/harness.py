@@ -23,11 +23,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from torchfix_codemods.verify.compare import compare
-from torchfix_codemods.verify.fixtures import Fixture, FixtureError, load_fixture
+from torchfix_codemods.verify.fixtures import (
+    Fixture,
+    FixtureError,
+    ProjectFixture,
+    is_project_dir,
+    load_fixture,
+    load_project,
+)
 from torchfix_codemods.verify.runner import DEFAULT_TIMEOUT, CallResult, ChildResult, run_child
 from torchfix_codemods.verify.spec import ExecSpec, read_spec
 
 if TYPE_CHECKING:
+    from torchfix_codemods.findings import FileResult
     from torchfix_codemods.settings import Settings
 
 
@@ -70,7 +78,10 @@ def verify_case(
     started = time.monotonic()
     state = {"contract": None, "device": None, "changed": False}
     try:
-        detail = _verify(path, fixed_text, settings, timeout, state)
+        if is_project_dir(path):
+            detail = _verify_project(load_project(path), settings, timeout, state)
+        else:
+            detail = _verify(path, fixed_text, settings, timeout, state)
         ok = True
     except (_Failed, FixtureError) as failure:
         detail, ok = str(failure), False
@@ -113,16 +124,72 @@ def _verify(path: Path, fixed_text: str | None, settings: Settings | None, timeo
     return _judge(spec, before, after, state)
 
 
+def fix_project(fixture: ProjectFixture, settings: Settings | None = None,
+                texts: dict[Path, bytes] | None = None) -> dict[Path, FileResult]:
+    """Fix every file of a project in one run, as the CLI would (one project index over
+    all of them). ``texts``: the files' bytes, default: as they are on disk."""
+    from torchfix_codemods.engine import process
+    from torchfix_codemods.indexing import project_of_bytes
+    from torchfix_codemods.source import SourceUnit
+
+    settings = settings or fixture.settings()
+    data = texts if texts is not None else {path: path.read_bytes() for path in fixture.files}
+    index = project_of_bytes({str(path): content for path, content in data.items()})
+    return {path: process(SourceUnit.from_bytes(str(path), content),
+                          settings.options_for(str(path)), apply_fixes=True,
+                          project=index.view(str(path)))
+            for path, content in data.items()}
+
+
+def _verify_project(fixture: ProjectFixture, settings: Settings | None, timeout: float,
+                    state: dict[str, object]) -> str:
+    """Run the project's ``case.py`` beside the original files, then beside the fixed ones."""
+    text = fixture.entry.read_text(encoding="utf-8")
+    spec = read_spec(text, str(fixture.entry))
+    if spec.has_prepare:
+        raise _Failed(f"{fixture.entry}: projects do not support `prepare`; write files in `run`")
+    try:
+        results = fix_project(fixture, settings)
+    except Exception as error:  # noqa: BLE001 - an engine crash is this case's failure
+        raise _Failed(f"the engine failed on the project ({type(error).__name__}: {error})") \
+            from None
+    state["changed"] = any(result.fixed is not None for result in results.values())
+    with tempfile.TemporaryDirectory(prefix="tfc-verify-") as temporary:
+        work = Path(temporary)
+        meta = work / "meta"
+        meta.mkdir()
+        for name in ("before", "after"):
+            for path, result in results.items():
+                target = work / name / path.relative_to(fixture.path)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                fixed = result.fixed if name == "after" else None
+                target.write_bytes(path.read_bytes() if fixed is None else
+                                   (result.new_bytes or fixed.encode("utf-8")))
+        calls = {"before": ["run"], "after": ["run"] + (["reference"] if spec.has_reference
+                                                        else [])}
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            jobs = {name: pool.submit(
+                run_child, name, work / name / fixture.entry.name,
+                work / name / fixture.entry.name, calls[name], work / name, meta,
+                hide_cuda=spec.run_without_cuda, timeout=timeout,
+                display=f"{fixture.entry}" + (" (fixed)" if name == "after" else ""))
+                for name in ("before", "after")}
+            before, after = jobs["before"].result(), jobs["after"].result()
+    return _judge(spec, before, after, state)
+
+
 def _engine_fix(fixture: Fixture, original: str, settings: Settings | None) -> str:
     # The engine (and with it every rule) is loaded only when a case must be fixed.
     from torchfix_codemods.engine import process
+    from torchfix_codemods.indexing import project_of_bytes
     from torchfix_codemods.source import SourceUnit
 
     settings = settings or fixture.settings()
     data = fixture.path.read_bytes()
+    path = str(fixture.path)
     try:
-        result = process(SourceUnit.from_bytes(str(fixture.path), data),
-                         settings.options_for(str(fixture.path)), apply_fixes=True)
+        result = process(SourceUnit.from_bytes(path, data), settings.options_for(path),
+                         apply_fixes=True, project=project_of_bytes({path: data}).view(path))
     except Exception as error:  # noqa: BLE001 - an engine crash is this case's failure
         raise _Failed(f"the engine failed on the case ({type(error).__name__}: {error})") from None
     fixed = result.fixed if result.fixed is not None else original

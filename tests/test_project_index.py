@@ -1,0 +1,522 @@
+"""The project index: per-file summaries (stdlib ``ast``) combined into cross-file facts.
+
+Each test writes a small project to a temporary folder, summarises its files and asks the
+index what a rule would ask, from the file a rule would be looking at.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from torchfix_codemods.analysis.project_index import FileFacts, ProjectIndex
+from torchfix_codemods.analysis.project_summary import (
+    FileSummary,
+    site_of_text,
+    summarize,
+)
+
+
+def project(tmp_path: Path, files: dict[str, str], pairable: list[str] | None = None,
+            ) -> ProjectIndex:
+    summaries = {}
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text), encoding="utf-8")
+        summaries[str(path)] = summarize(path.read_text(encoding="utf-8"))
+    allowed = None if pairable is None else {str(tmp_path / p): True for p in pairable}
+    return ProjectIndex.build(summaries, pairable=allowed)
+
+
+def view(index: ProjectIndex, tmp_path: Path, name: str) -> FileFacts:
+    return index.view(str(tmp_path / name))
+
+
+MODELS = """\
+    import torch
+    from torch import nn
+
+    class Base(nn.Module):
+        pass
+
+    class Net(Base):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 2)
+
+    class Plain(object):
+        pass
+
+    class Mystery(SomethingUnimported):
+        pass
+
+    def build():
+        return Net()
+
+    def loader(dataset):
+        return torch.utils.data.DataLoader(dataset)
+
+    def features(model, x):
+        return model(x).detach().cpu()
+
+    def zeros():
+        return torch.zeros(3)
+
+    def weights():
+        return torch.zeros(3, requires_grad=True).cpu()
+"""
+
+
+# --- modules and classes ------------------------------------------------------------------------
+
+def test_module_names_follow_packages_and_src_layouts(tmp_path: Path) -> None:
+    index = project(tmp_path, {
+        "src/pkg/__init__.py": "", "src/pkg/models.py": "x = 1\n",
+        "src/pkg/sub/__init__.py": "", "src/pkg/sub/train.py": "y = 2\n",
+        "scripts/run.py": "z = 3\n",
+    })
+    facts = view(index, tmp_path, "scripts/run.py")
+    assert facts.module_name(str(tmp_path / "src/pkg/models.py")) == "pkg.models"
+    assert facts.module_name(str(tmp_path / "src/pkg/sub/train.py")) == "pkg.sub.train"
+    assert facts.module_name(str(tmp_path / "src/pkg/__init__.py")) == "pkg"
+    assert facts.module_name(str(tmp_path / "scripts/run.py")) == "run"
+
+
+def test_classes_are_modules_transitively_across_files(tmp_path: Path) -> None:
+    index = project(tmp_path, {"models.py": MODELS, "train.py": "from models import Net\n"})
+    facts = view(index, tmp_path, "train.py")
+    net = facts.class_facts("models.Net")
+    assert net is not None and net.is_module is True and net.is_dataset is False
+    assert net.qualified == "models.Net" and net.path.endswith("models.py")
+    plain = facts.class_facts("models.Plain")
+    assert plain is not None and plain.is_module is False
+    mystery = facts.class_facts("models.Mystery")
+    assert mystery is not None and mystery.is_module is None  # a base the run cannot see
+    assert facts.class_facts("models.Nope") is None
+    assert facts.class_facts("torch.nn.Linear") is None  # not a class of the run
+
+
+def test_relative_imports_and_re_exports_resolve(tmp_path: Path) -> None:
+    index = project(tmp_path, {
+        "bert/__init__.py": "",
+        "bert/model/__init__.py": "from .bert import BERT\n",
+        "bert/model/bert.py": "import torch.nn as nn\nclass BERT(nn.Module):\n    pass\n",
+        "bert/trainer/__init__.py": "",
+        "bert/trainer/pretrain.py": "from ..model import BERT\n",
+    })
+    facts = view(index, tmp_path, "bert/trainer/pretrain.py")
+    found = facts.class_facts("..model.BERT")
+    assert found is not None and found.is_module is True
+    assert found.qualified == "bert.model.bert.BERT"
+    # a relative import above the top package means nothing
+    assert facts.class_facts("....model.BERT") is None
+
+
+def test_same_module_name_in_sibling_folders_is_told_apart_by_import_root(
+        tmp_path: Path) -> None:
+    index = project(tmp_path, {
+        "a/models.py": "import torch.nn as nn\nclass Net(nn.Module):\n    pass\n",
+        "b/models.py": "class Net:\n    pass\n",
+        "a/train.py": "from models import Net\n",
+        "b/train.py": "from models import Net\n",
+    })
+    a_net = view(index, tmp_path, "a/train.py").class_facts("models.Net")
+    b_net = view(index, tmp_path, "b/train.py").class_facts("models.Net")
+    assert a_net is not None and a_net.is_module is True
+    assert b_net is not None and b_net.is_module is False
+
+
+def test_function_returns(tmp_path: Path) -> None:
+    index = project(tmp_path, {"models.py": MODELS, "train.py": "import models\n"})
+    facts = view(index, tmp_path, "train.py")
+    built = facts.returns("models.build")
+    assert built is not None and built.kind == "module" and built.built_from == "models.Net"
+    loader = facts.returns("models.loader")
+    assert loader is not None and loader.kind == "dataloader"
+    for name, kind in (("features", "detached-cpu-tensor"), ("zeros", "detached-cpu-tensor"),
+                       ("weights", "cpu-tensor")):
+        found = facts.returns(f"models.{name}")
+        assert found is not None and found.kind == kind, name
+    assert facts.returns("models.Net") is None
+
+
+def test_dataset_subclasses(tmp_path: Path) -> None:
+    index = project(tmp_path, {
+        "data.py": "from torch.utils.data import Dataset\nclass Pairs(Dataset):\n    pass\n",
+        "train.py": "from data import Pairs\n",
+    })
+    pairs = view(index, tmp_path, "train.py").class_facts("data.Pairs")
+    assert pairs is not None and pairs.is_dataset is True and pairs.is_module is False
+
+
+# --- version flags ----------------------------------------------------------------------------
+
+FLAGS = """\
+    import operator
+    import importlib.metadata
+    import torch
+    from packaging import version
+    from packaging.version import parse
+    from lightning_utilities.core.imports import RequirementCache, compare_version
+
+    _TORCH_GREATER_EQUAL_2_2 = compare_version("torch", operator.ge, "2.2.0")
+    _TORCHMETRICS_1 = compare_version("torchmetrics", operator.ge, "1.0.0")
+    _TORCH_2_1 = RequirementCache("torch>=2.1")
+    _NUMPY = RequirementCache("numpy")
+    TORCH_2 = version.parse(torch.__version__) >= version.parse("2.0")
+    OLD = torch.__version__ < "1.13"
+    TORCH_VERSION = tuple(int(x) for x in torch.__version__.split(".")[:2])
+    MODERN = TORCH_VERSION >= (2, 0)
+    EITHER = _TORCH_GREATER_EQUAL_2_2 or OLD
+    NEITHER = not EITHER
+    torch_version = parse(importlib.metadata.version("torch"))
+    IS_WINDOWS = False
+    NAME = "torch"
+
+    def compare_versions(library_or_version, operation, requirement_version):
+        return operation(library_or_version, parse(requirement_version))
+
+    def is_torch_version(operation, wanted):
+        return compare_versions(torch_version, operation, wanted)
+
+    def helper():
+        return 3
+"""
+
+
+@pytest.mark.parametrize("name", [
+    "_TORCH_GREATER_EQUAL_2_2", "_TORCH_2_1", "TORCH_2", "OLD", "MODERN", "EITHER", "NEITHER",
+    "is_torch_version",
+])
+def test_version_flags(tmp_path: Path, name: str) -> None:
+    index = project(tmp_path, {"pkg/__init__.py": "", "pkg/imports.py": FLAGS,
+                               "pkg/use.py": "from .imports import _TORCH_2_1\n"})
+    assert view(index, tmp_path, "pkg/use.py").version_flag(f".imports.{name}") is True
+
+
+@pytest.mark.parametrize("name", ["_TORCHMETRICS_1", "_NUMPY", "IS_WINDOWS", "NAME",
+                                  "TORCH_VERSION", "torch_version", "helper"])
+def test_names_that_are_not_version_flags(tmp_path: Path, name: str) -> None:
+    index = project(tmp_path, {"pkg/__init__.py": "", "pkg/imports.py": FLAGS,
+                               "pkg/use.py": "x = 1\n"})
+    assert view(index, tmp_path, "pkg/use.py").version_flag(f"pkg.imports.{name}") is False
+
+
+def test_version_flags_through_imports_and_re_exports(tmp_path: Path) -> None:
+    index = project(tmp_path, {
+        "pkg/__init__.py": "from .imports import _TORCH_2_1\n",
+        "pkg/imports.py": FLAGS,
+        "pkg/versions.py": "from .imports import torch_version\nfrom packaging.version import "
+                           "parse\nNEW = torch_version >= parse('2.4')\n",
+        "user.py": "import pkg\n",
+    })
+    facts = view(index, tmp_path, "user.py")
+    assert facts.version_flag("pkg._TORCH_2_1") is True
+    assert facts.version_flag("pkg.versions.NEW") is True
+    assert facts.version_flag("pkg.nothing_here") is None
+    assert facts.version_flag("elsewhere.FLAG") is None
+
+
+# --- checkpoints --------------------------------------------------------------------------------
+
+def saved(index: ProjectIndex, tmp_path: Path, name: str, path_text: str, function: str = ""):
+    site = site_of_text(path_text)
+    assert site is not None
+    return view(index, tmp_path, name).saved_content(function, site)
+
+
+def test_a_numpy_array_saved_in_another_file_is_not_allow_listed(tmp_path: Path) -> None:
+    index = project(tmp_path, {
+        "generate.py": """\
+            import numpy as np
+            import torch
+            x = np.empty((3, 4), 'int64')
+            data = np.sin(x / 1.0).astype('float64')
+            torch.save(data, open('traindata.pt', 'wb'))
+        """,
+        "train.py": "import torch\ndata = torch.load('traindata.pt')\n",
+    })
+    content = saved(index, tmp_path, "train.py", "'traindata.pt'")
+    assert content is not None
+    assert content.allow_listed is False and content.cpu_only is True
+    assert content.what == "a numpy array" and content.where.endswith("generate.py")
+    assert content.matched_by == "path"
+
+
+def test_state_dicts_tensors_and_primitives_are_allow_listed(tmp_path: Path) -> None:
+    index = project(tmp_path, {
+        "models.py": MODELS,
+        "train.py": """\
+            import os
+            import torch
+            from models import Net
+            model = Net()
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            def save(out_dir, epoch):
+                checkpoint = {"model": model.state_dict(), "opt": opt.state_dict(),
+                              "epoch": 3, "name": "net", "mask": torch.zeros(3)}
+                torch.save(checkpoint, os.path.join(out_dir, "ckpt.pt"))
+        """,
+        "sample.py": """\
+            import os
+            import torch
+            ckpt_path = os.path.join("out", "ckpt.pt")
+            checkpoint = torch.load(ckpt_path)
+        """,
+    })
+    content = saved(index, tmp_path, "sample.py", "ckpt_path")
+    assert content is not None and content.allow_listed is True
+    assert content.cpu_only is None  # a model's state dict may hold CUDA tensors
+
+
+def test_a_whole_module_saved_elsewhere_is_not_allow_listed(tmp_path: Path) -> None:
+    index = project(tmp_path, {
+        "models.py": MODELS,
+        "train.py": "import torch\nfrom models import Net\nnet = Net()\n"
+                    "torch.save(net, 'net.pt')\n",
+        "predict.py": "import torch\nnet = torch.load('net.pt')\n",
+    })
+    content = saved(index, tmp_path, "predict.py", "'net.pt'")
+    assert content is not None and content.allow_listed is False and content.whole_module
+    assert "models.Net" in content.what
+
+
+def test_saved_content_follows_a_helper_parameter_to_its_callers(tmp_path: Path) -> None:
+    index = project(tmp_path, {
+        "utils.py": """\
+            import torch
+            def save_checkpoint(filepath, obj):
+                torch.save(obj, filepath)
+            def load_checkpoint(filepath, device):
+                return torch.load(filepath, map_location=device)
+        """,
+        "train.py": """\
+            from utils import save_checkpoint
+            from models import Net
+            out = "cp"
+            steps = 1
+            generator = Net()
+            save_checkpoint(f"{out}/g_{steps:08d}", {"generator": generator.state_dict(),
+                                                    "steps": steps})
+        """,
+        "models.py": MODELS,
+    })
+    content = saved(index, tmp_path, "utils.py", "filepath", "load_checkpoint")
+    assert content is not None and content.allow_listed is True
+    assert content.matched_by == "path"  # the same parameter name in the same file
+
+
+def test_an_in_memory_buffer_of_an_arbitrary_object_is_a_transport(tmp_path: Path) -> None:
+    index = project(tmp_path, {"xla.py": """\
+        import io
+        import torch
+        def broadcast(obj, src=0):
+            buffer = io.BytesIO()
+            torch.save(obj, buffer)
+            data = send(buffer.getbuffer())
+            buffer = io.BytesIO(data)
+            return torch.load(buffer)
+    """})
+    content = saved(index, tmp_path, "xla.py", "buffer", "broadcast")
+    assert content is not None and content.transport and content.allow_listed is None
+
+
+def test_path_keys_from_argparse_defaults_and_constants(tmp_path: Path) -> None:
+    index = project(tmp_path, {
+        "consts.py": "SCALER_NAME = 'scaler.pt'\n",
+        "save.py": """\
+            import torch
+            from consts import SCALER_NAME
+            def save(scaler, out):
+                torch.save(scaler.state_dict(), out.joinpath(SCALER_NAME))
+        """,
+        "load.py": """\
+            import argparse, os
+            import torch
+            from consts import SCALER_NAME
+            p = argparse.ArgumentParser()
+            p.add_argument('--resume', default='runs/scaler.pt')
+            args = p.parse_args()
+            a = torch.load(os.path.join('x', SCALER_NAME))
+            b = torch.load(args.resume)
+        """,
+    })
+    for text in ("os.path.join('x', SCALER_NAME)", "args.resume"):
+        content = saved(index, tmp_path, "load.py", text)
+        assert content is not None and content.allow_listed is True
+        assert content.cpu_only is True  # a grad scaler's state holds Python numbers
+
+
+def test_same_file_names_in_unrelated_folders_do_not_match(tmp_path: Path) -> None:
+    index = project(tmp_path, {
+        "a/gen.py": "import numpy as np\nimport torch\ntorch.save(np.ones(3), 'model.pt')\n",
+        "b/load.py": "import torch\nm = torch.load('model.pt')\n",
+    })
+    assert saved(index, tmp_path, "b/load.py", "'model.pt'") is None
+
+
+def test_unknown_path_falls_back_to_the_same_files_saves(tmp_path: Path) -> None:
+    index = project(tmp_path, {"main.py": """\
+        import torch
+        import numpy as np
+        def save_checkpoint(state, filename):
+            torch.save(state, filename)
+        def resume(args):
+            return torch.load(args.resume)
+        save_checkpoint(np.zeros(3), 'checkpoint.pth.tar')
+    """})
+    content = saved(index, tmp_path, "main.py", "args.resume", "resume")
+    assert content is not None and content.matched_by == "file"
+    assert content.allow_listed is False
+
+
+# --- whole-module pairs -------------------------------------------------------------------------
+
+PAIR = {
+    "models.py": MODELS,
+    "train.py": "import torch\nfrom models import Net\nmodel = Net()\n"
+                "torch.save(model, 'model.pt')\n",
+    "predict.py": "import torch\nmodel = torch.load('model.pt', weights_only=False)\n",
+}
+
+
+def test_a_whole_module_pair_is_offered_to_both_sides(tmp_path: Path) -> None:
+    index = project(tmp_path, {**PAIR, "predict.py": "import torch\nfrom models import Net\n"
+                               "model = torch.load('model.pt', weights_only=False)\n"})
+    site = site_of_text("'model.pt'")
+    assert site is not None
+    saving = view(index, tmp_path, "train.py").module_pair("", site)
+    loading = view(index, tmp_path, "predict.py").module_pair("", site)
+    assert saving is not None and saving.role == "save"
+    assert loading is not None and loading.role == "load"
+    assert loading.qualified == "models.Net" and loading.arguments == "" and \
+        loading.target == "model"
+    assert saving.other_path.endswith("predict.py") and loading.other_path.endswith("train.py")
+
+
+@pytest.mark.parametrize("change", [
+    {"other.py": "import torch\nm = torch.load('model.pt')\n"},  # two loads: which one?
+    {"predict.py": "import torch\nmodel = torch.load('model.pt')  # noqa: TFC003\n"},
+    {"predict.py": "import torch\nprint(torch.load('model.pt'))\n"},  # not assigned
+    {"predict.py": "import torch\nmodel = torch.load('model.pt'); model.eval()\n"},  # shared line
+    {"predict.py": "import torch\nNet = None\nmodel = torch.load('model.pt')\n"},  # name taken
+    {"predict.py": "import torch\ndef f(Net):\n    model = torch.load('model.pt')\n"},
+    {"predict.py": "import torch\nfrom other import Net\nmodel = torch.load('model.pt')\n"},
+    {"train.py": "import torch\nfrom torch import nn\nclass Net(nn.Module):\n    pass\n"
+                 "model = Net()\ntorch.save(model, 'model.pt')\n"},  # class of the script
+    {"train.py": "import torch\nfrom models import Net\nmodel = Net(size)\n"
+                 "torch.save(model, 'model.pt')\n"},  # arguments not literal
+])
+def test_no_pair_when_both_sides_cannot_be_rewritten_together(
+        tmp_path: Path, change: dict[str, str]) -> None:
+    index = project(tmp_path, {**PAIR, **change})
+    site = site_of_text("'model.pt'")
+    assert site is not None
+    assert view(index, tmp_path, "train.py").module_pair("", site) is None
+    assert view(index, tmp_path, "predict.py").module_pair("", site) is None
+
+
+def test_no_pair_when_the_rule_does_not_run_on_one_side(tmp_path: Path) -> None:
+    index = project(tmp_path, PAIR, pairable=["train.py", "models.py"])
+    site = site_of_text("'model.pt'")
+    assert site is not None
+    assert view(index, tmp_path, "train.py").module_pair("", site) is None
+
+
+def test_no_pair_when_the_sides_have_different_fix_policies(tmp_path: Path) -> None:
+    index = project(tmp_path, PAIR)
+    index.pairable = {str(tmp_path / "train.py"): True, str(tmp_path / "predict.py"): False}
+    site = site_of_text("'model.pt'")
+    assert site is not None
+    assert view(index, tmp_path, "train.py").module_pair("", site) is None
+
+
+# --- callers ------------------------------------------------------------------------------------
+
+def test_module_arguments_from_callers_in_other_files(tmp_path: Path) -> None:
+    index = project(tmp_path, {
+        "models.py": MODELS,
+        "utils.py": "def evaluate(m, loader, steps=3):\n    return m(loader)\n",
+        "train.py": "from models import Net, build\nfrom utils import evaluate\nnet = Net()\n"
+                    "evaluate(net, [1])\nevaluate(build().cuda(), [2], steps=4)\n",
+    })
+    found = view(index, tmp_path, "utils.py").module_arguments("evaluate")
+    assert found is not None and set(found) == {"m"}
+    assert "models.Net" in found["m"]
+
+
+def test_no_module_arguments_when_one_caller_passes_something_else(tmp_path: Path) -> None:
+    index = project(tmp_path, {
+        "models.py": MODELS,
+        "utils.py": "def evaluate(m):\n    return m(1)\n",
+        "a.py": "from models import Net\nfrom utils import evaluate\nevaluate(Net())\n",
+        "b.py": "from utils import evaluate\nevaluate({'x': 1})\n",
+    })
+    assert view(index, tmp_path, "utils.py").module_arguments("evaluate") is None
+
+
+# --- fingerprints and plain data ----------------------------------------------------------------
+
+def test_fingerprint_follows_what_a_file_can_read(tmp_path: Path) -> None:
+    before = project(tmp_path, PAIR)
+    again = project(tmp_path, PAIR)
+    assert before.fingerprint(str(tmp_path / "train.py")) == \
+        again.fingerprint(str(tmp_path / "train.py"))
+    # a class hierarchy changes in models.py: train.py's analysis may change
+    changed = project(tmp_path, {**PAIR, "models.py": MODELS.replace("class Base(nn.Module)",
+                                                                      "class Base(object)")})
+    assert changed.fingerprint(str(tmp_path / "train.py")) != \
+        before.fingerprint(str(tmp_path / "train.py"))
+    # predict.py gains a second load of the file: the pair is gone for train.py
+    second = project(tmp_path, {**PAIR, "predict.py": PAIR["predict.py"] +
+                                "other = torch.load('model.pt')\n"})
+    assert second.fingerprint(str(tmp_path / "train.py")) != \
+        before.fingerprint(str(tmp_path / "train.py"))
+    # lines move in predict.py: nothing train.py reads changes
+    moved = project(tmp_path, {**PAIR, "predict.py": "\n\n# moved\n" + PAIR["predict.py"]})
+    assert moved.fingerprint(str(tmp_path / "train.py")) == \
+        before.fingerprint(str(tmp_path / "train.py"))
+
+
+def test_summaries_are_plain_json(tmp_path: Path) -> None:
+    summary = summarize(textwrap.dedent(MODELS) + "import torch\ntorch.save(build(), 'm.pt')\n")
+    data = json.loads(json.dumps(summary.to_json()))
+    assert FileSummary.from_json(data) == summary
+
+
+def test_a_file_that_does_not_parse_has_an_empty_summary() -> None:
+    summary = summarize("def broken(:\n")
+    assert not summary.parsed and not summary.classes and not summary.saves
+
+
+def test_site_ids_ignore_formatting() -> None:
+    assert site_of_text("os.path.join( a,'b.pt' )") == site_of_text("os.path.join(a, 'b.pt')")
+    assert site_of_text("os.path.join(\n    a,  # dir\n    'b.pt',\n)") == \
+        site_of_text("os.path.join(a, 'b.pt')")
+    assert site_of_text("(") is None
+
+
+def test_index_paths_are_independent_of_the_working_directory(tmp_path: Path,
+                                                               monkeypatch) -> None:
+    index = project(tmp_path, PAIR)
+    monkeypatch.chdir(tmp_path)
+    relative = index.view("train.py")
+    assert relative.class_facts("models.Net") is not None
+    assert os.path.isabs(next(iter(index.files)))
+
+
+def test_building_the_index_imports_no_libcst() -> None:
+    """The first pass must stay cheap: summaries are read with the standard ast."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom torchfix_codemods.indexing import project_of_bytes\n"
+            "project_of_bytes({'a.py': b'import torch\\ntorch.save(1, \"x.pt\")\\n', "
+            "'b.ipynb': b'{\"cells\": []}'})\nassert 'libcst' not in sys.modules, 'libcst'\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr

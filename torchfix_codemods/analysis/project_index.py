@@ -1,0 +1,644 @@
+"""The project index: every file's summary, combined, answering :class:`ProjectFacts`.
+
+Built by the runner in a first pass over the run's files, before any rule runs:
+each file is summarised on its own (:mod:`.project_summary`, cached per content),
+then the summaries are combined here. Combining is cheap: it maps module names to
+files and resolves names lazily, only when a rule asks, with every answer
+memoised. Nothing here opens a file except to ask whether a directory holds an
+``__init__.py`` (what makes it a package).
+
+What a rule sees is a :class:`FileFacts`, the index as seen from the file being
+analysed: relative names resolve against that file's package, and questions
+about sites (``torch.load`` calls) are about that file's sites.
+
+Module names follow Python's import rules closely enough to be conservative:
+``pkg/models.py`` under a directory with ``__init__.py`` files is ``pkg.models``;
+the first directory up without one is where it is imported from (``src/`` of a
+``src`` layout, a script's own directory). Two files of the run with the same
+module name (``models.py`` in two example folders) are told apart by that
+import root: the importing file's own root wins, else the one root above it,
+else the name resolves to nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import cached_property
+
+from torchfix_codemods.analysis.project import (
+    ClassFacts,
+    ModulePair,
+    ReturnFacts,
+    SavedContent,
+)
+from torchfix_codemods.analysis.project_summary import (
+    CallSite,
+    FileSummary,
+    Key,
+    LoadSite,
+    SaveSite,
+    Value,
+    module_path_parts,
+)
+from torchfix_codemods.analysis.torch_classes import (
+    is_dataloader_class,
+    is_dataset_class,
+    is_module_class,
+    is_module_factory,
+)
+
+_MAX_DEPTH = 12
+
+
+@dataclass
+class IndexedFile:
+    """One file of the run: its summary, module name and import root."""
+
+    path: str
+    summary: FileSummary
+    module: str
+    root: str
+    notebook: bool
+
+    @property
+    def package(self) -> list[str]:
+        """The package relative imports start from."""
+        parts = self.module.split(".") if self.module else []
+        is_init = os.path.basename(self.path).startswith("__init__.")
+        return parts if is_init else parts[:-1]
+
+    @property
+    def display(self) -> str:
+        return os.path.relpath(self.path) if not os.path.isabs(self.path) else self.path
+
+
+@dataclass
+class _Content:
+    """What a saved value is, as far as ``weights_only`` and devices are concerned."""
+
+    allow: bool | None
+    cpu: bool | None
+    what: str
+    module: str | None = None
+    """The qualified class when the value is an ``nn.Module`` instance."""
+
+
+_UNKNOWN = _Content(None, None, "an object the index cannot follow")
+
+
+@dataclass
+class _Definition:
+    file: IndexedFile
+    kind: str  # "class", "function", "name"
+    name: str
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.file.module}.{self.name}" if self.file.module else self.name
+
+
+@dataclass
+class ProjectIndex:
+    """The combined summaries of a run's files."""
+
+    files: dict[str, IndexedFile]
+    pairable: dict[str, bool] | None = None
+    """Absolute paths of the files where whole-module pairs may have a side (the rule
+    that rewrites them runs there), each with whether unsafe fixes are applied there;
+    None for every file alike. A pair needs both sides in it with the same policy, so
+    it is rewritten on both sides or on none. Plain data, not a function, so that the
+    index can be sent to worker processes."""
+
+    def __post_init__(self) -> None:
+        self.modules: dict[str, list[IndexedFile]] = {}
+        for indexed in self.files.values():
+            if not indexed.notebook and indexed.module:
+                self.modules.setdefault(indexed.module, []).append(indexed)
+        self._memo: dict[tuple[object, ...], object] = {}
+
+    @classmethod
+    def build(cls, summaries: Mapping[str, FileSummary],
+              pairable: Mapping[str, bool] | None = None) -> ProjectIndex:
+        """Combine summaries keyed by path (the paths the rules will see); ``pairable``:
+        the paths where whole-module pairs may be rewritten, with their unsafe-fixes
+        policy (default: every file, one policy)."""
+        files: dict[str, IndexedFile] = {}
+        for path, summary in summaries.items():
+            parts, root = module_path_parts(path)
+            files[os.path.abspath(path)] = IndexedFile(
+                path, summary, ".".join(parts), root, path.endswith(".ipynb"))
+        allowed = None if pairable is None else {
+            os.path.abspath(path): unsafe for path, unsafe in pairable.items()}
+        return cls(files, allowed)
+
+    def view(self, path: str) -> FileFacts:
+        """The index as seen from ``path`` (a file of the run or not)."""
+        indexed = self.files.get(os.path.abspath(path))
+        if indexed is None:
+            parts, root = module_path_parts(path)
+            indexed = IndexedFile(path, FileSummary(), ".".join(parts), root,
+                                  path.endswith(".ipynb"))
+        return FileFacts(self, indexed)
+
+    # ------------------------------------------------------------ fingerprints
+    @cached_property
+    def exports_digest(self) -> str:
+        """A digest of everything any file may ask about another: module names, imports,
+        classes, functions and module-level names (not sites, not line numbers)."""
+        digest = hashlib.sha256()
+        for key in sorted(self.files):
+            indexed = self.files[key]
+            summary = indexed.summary
+            digest.update(json.dumps([
+                key, indexed.module, indexed.root, summary.imports, summary.classes,
+                {name: [f.params, f.returns, f.trains] for name, f in summary.functions.items()},
+                summary.names,
+            ], sort_keys=True, default=str).encode())
+        return digest.hexdigest()
+
+    def fingerprint(self, path: str) -> str:
+        """What ``path``'s analysis can read from the index, as a digest for its cache key:
+        the exports of every file, and the answers about this file's own sites."""
+        view = self.view(path)
+        summary = view.file.summary
+        answers: list[object] = [self.exports_digest, view.file.module]
+        for load in summary.loads:
+            answers.append(["load", load.function, load.site,
+                            view.saved_content(load.function, load.site),
+                            view.module_pair(load.function, load.site)])
+        for save in summary.saves:
+            answers.append(["save", save.function, save.site,
+                            view.module_pair(save.function, save.site)])
+        for name in sorted(summary.functions):
+            answers.append(["function", name, view.module_arguments(name)])
+        return hashlib.sha256(json.dumps(answers, default=repr).encode()).hexdigest()
+
+    # ------------------------------------------------------------- resolution
+    def absolute(self, dotted: str, file: IndexedFile) -> str | None:
+        """``@.Net`` (this file's) and ``..model.BERT`` (relative) as absolute names."""
+        if dotted.startswith("@."):
+            rest = dotted[2:]
+            return f"{file.module}.{rest}" if file.module else rest
+        if not dotted.startswith("."):
+            return dotted
+        level = len(dotted) - len(dotted.lstrip("."))
+        package = file.package
+        if level - 1 > len(package) or not package:
+            return None
+        base = package[: len(package) - (level - 1)]
+        rest = dotted[level:]
+        return ".".join([*base, rest] if rest else base)
+
+    def module_file(self, module: str, importer: IndexedFile) -> IndexedFile | None:
+        """The file ``import <module>`` means, as seen from ``importer``."""
+        candidates = self.modules.get(module)
+        if not candidates:
+            return None
+        if len(candidates) == 1:
+            return candidates[0]
+        own = [c for c in candidates if c.root == importer.root]
+        if len(own) == 1:
+            return own[0]
+        above = [c for c in candidates if importer.root.startswith(c.root + os.sep)]
+        return above[0] if len(above) == 1 else None
+
+    def definition(self, qualified: str, importer: IndexedFile,
+                   depth: int = 0) -> _Definition | None:
+        """Where ``qualified`` is defined in the run, following re-exports."""
+        absolute = self.absolute(qualified, importer)
+        if absolute is None or depth > _MAX_DEPTH:
+            return None
+        key = ("definition", absolute, importer.root)
+        if key in self._memo:
+            return self._memo[key]  # type: ignore[return-value]
+        self._memo[key] = None
+        found = self._definition(absolute, importer, depth)
+        self._memo[key] = found
+        return found
+
+    def _definition(self, absolute: str, importer: IndexedFile,
+                    depth: int) -> _Definition | None:
+        parts = absolute.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            owner = self.module_file(".".join(parts[:cut]), importer)
+            if owner is None:
+                continue
+            rest = parts[cut:]
+            name = rest[0]
+            summary = owner.summary
+            if len(rest) == 1:
+                if name in summary.classes:
+                    return _Definition(owner, "class", name)
+                if name in summary.functions:
+                    return _Definition(owner, "function", name)
+                if name in summary.names:
+                    return _Definition(owner, "name", name)
+            target = summary.imports.get(name)
+            if target is not None:
+                return self.definition(".".join([target, *rest[1:]]), owner, depth + 1)
+            return None
+        return None
+
+    # ---------------------------------------------------------------- classes
+    def class_kind(self, definition: _Definition, test: Callable[[str], bool],
+                   depth: int = 0) -> bool | None:
+        """Whether a class of the run subclasses a class ``test`` accepts, transitively."""
+        key = ("class", definition.qualified, definition.file.path, test)
+        if key in self._memo:
+            return self._memo[key]  # type: ignore[return-value]
+        self._memo[key] = None  # a cycle of bases answers "unknown"
+        answer: bool | None = False
+        for base in definition.file.summary.classes.get(definition.name, []):
+            result = self._base_kind(base, definition.file, test, depth)
+            if result:
+                answer = True
+                break
+            if result is None:
+                answer = None
+        self._memo[key] = answer
+        return answer
+
+    def _base_kind(self, base: str, file: IndexedFile, test: Callable[[str], bool],
+                   depth: int) -> bool | None:
+        if base == "?" or depth > _MAX_DEPTH:
+            return None
+        if base.startswith("builtins."):
+            return False
+        absolute = self.absolute(base, file)
+        if absolute is None:
+            return None
+        if test(absolute):
+            return True
+        found = self.definition(base, file)
+        if found is None or found.kind != "class":
+            return False if absolute.startswith(("torch.", "torchvision.")) else None
+        return self.class_kind(found, test, depth + 1)
+
+    def class_facts(self, qualified: str, importer: IndexedFile) -> ClassFacts | None:
+        found = self.definition(qualified, importer)
+        if found is None or found.kind != "class":
+            return None
+        return ClassFacts(found.qualified, found.file.path,
+                          self.class_kind(found, is_module_class),
+                          is_dataset=self.class_kind(found, is_dataset_class),
+                          is_dataloader=self.class_kind(found, is_dataloader_class))
+
+    # ----------------------------------------------------------------- values
+    def content(self, value: Value, file: IndexedFile, depth: int = 0) -> _Content:
+        """What a summary's symbolic value is, resolved across the run."""
+        if depth > _MAX_DEPTH:
+            return _UNKNOWN
+        kind = value[0]
+        if kind in ("lit", "str", "flag", "version", "cmp", "flagged"):
+            return _Content(True, True, "numbers and strings")
+        if kind == "tensor":
+            return _Content(True, True if value[1] == "cpu" else None, "a tensor")
+        if kind == "sd":
+            return _Content(True, True if value[1] == "scaler" else None, "a state_dict")
+        if kind == "numpy":
+            return _Content(False, True, "a numpy array")
+        if kind == "namespace":
+            return _Content(False, True, "an `argparse.Namespace`")
+        if kind in ("dict", "seq", "any"):
+            return self._combine([self.content(v, file, depth + 1) for v in value[1]],
+                                 "a dict" if kind == "dict" else "a list or tuple")
+        if kind == "call":
+            return self._call_content(value[1], file, depth)
+        if kind == "param":
+            return self._param_content(file, value[1], value[2], value[3], depth)
+        if kind == "ref":
+            found = self.definition(value[1], file)
+            if found is not None and found.kind == "name":
+                return self.content(found.file.summary.names[found.name], found.file, depth + 1)
+        return _UNKNOWN
+
+    @staticmethod
+    def _combine(parts: list[_Content], what: str) -> _Content:
+        if not parts:
+            return _Content(True, True, what)
+        refusing = next((p for p in parts if p.allow is False), None)
+        allow = False if refusing else (True if all(p.allow for p in parts) else None)
+        cpu = True if all(p.cpu for p in parts) else (
+            None if all(p.cpu is not False for p in parts) else False)
+        described = refusing.what if refusing else (
+            next((p.what for p in parts if p.allow is None), what))
+        module = next((p.module for p in parts if p.module), None)
+        return _Content(allow, cpu, described if refusing or allow is None else what, module)
+
+    def _call_content(self, dotted: str, file: IndexedFile, depth: int) -> _Content:
+        absolute = self.absolute(dotted, file)
+        if absolute is None:
+            return _UNKNOWN
+        if is_module_class(absolute) or is_module_factory(absolute):
+            return _Content(False, None, f"a whole `nn.Module` (`{absolute}`)", absolute)
+        found = self.definition(dotted, file)
+        if found is None:
+            return _UNKNOWN
+        if found.kind == "class":
+            is_module = self.class_kind(found, is_module_class)
+            if is_module:
+                return _Content(False, None, f"a whole `nn.Module` (`{found.qualified}`)",
+                                found.qualified)
+            if is_module is False:
+                return _Content(False, None, f"an instance of `{found.qualified}`")
+            return _UNKNOWN
+        if found.kind == "function":
+            function = found.file.summary.functions[found.name]
+            return self.content(function.returns, found.file, depth + 1)
+        return _UNKNOWN
+
+    def _param_content(self, file: IndexedFile, function: str, index: int, name: str,
+                       depth: int) -> _Content:
+        arguments = [self.content(value, caller, depth + 1)
+                     for caller, value in self.arguments_of(file, function, index, name)]
+        if not arguments:
+            return _UNKNOWN
+        return self._combine(arguments, "what its callers pass")
+
+    def arguments_of(self, file: IndexedFile, function: str, index: int,
+                     name: str) -> list[tuple[IndexedFile, Value]]:
+        """What every recorded call of ``file``'s ``function`` passes for one parameter."""
+        found: list[tuple[IndexedFile, Value]] = []
+        for caller, call in self.callers.get((file.path, function), []):
+            value = call.args.get(str(index), call.args.get(name))
+            if value is not None:
+                found.append((caller, value))
+        return found
+
+    @cached_property
+    def callers(self) -> dict[tuple[str, str], list[tuple[IndexedFile, CallSite]]]:
+        """Recorded calls by the function they call: ``(path, function name)``."""
+        table: dict[tuple[str, str], list[tuple[IndexedFile, CallSite]]] = {}
+        for indexed in self.files.values():
+            for call in indexed.summary.calls:
+                found = self.definition(call.callee, indexed)
+                if found is not None and found.kind == "function":
+                    table.setdefault((found.file.path, found.name), []).append((indexed, call))
+        return table
+
+    # ----------------------------------------------------------------- flags
+    def is_flag(self, value: Value, file: IndexedFile, depth: int = 0) -> bool:
+        if depth > _MAX_DEPTH:
+            return False
+        kind = value[0]
+        if kind == "flag":
+            return True
+        if kind in ("cmp", "flagged"):
+            parts = value[1]
+            if kind == "cmp":
+                return any(self._is_version_ref(part, file, depth) for part in parts)
+            return any(self.is_flag(part, file, depth + 1) for part in parts)
+        if kind in ("ref", "call"):
+            found = self.definition(value[1], file)
+            if found is None:
+                return False
+            return self.definition_is_flag(found, depth + 1)
+        return False
+
+    def definition_is_flag(self, found: _Definition, depth: int = 0) -> bool:
+        summary = found.file.summary
+        if found.kind == "name":
+            return self.is_flag(summary.names[found.name], found.file, depth + 1)
+        if found.kind == "function":
+            returns = summary.functions[found.name].returns
+            options = returns[1] if returns[0] == "any" else [returns]
+            return bool(options) and all(self.is_flag(v, found.file, depth + 1) for v in options)
+        return False
+
+    def _is_version_ref(self, part: Value, file: IndexedFile, depth: int) -> bool:
+        found = self.definition(part[1], file) if part[0] == "ref" else None
+        return found is not None and found.kind == "name" and \
+            found.file.summary.names[found.name] == ["version"]
+
+    # ----------------------------------------------------------- checkpoints
+    def normal_key(self, key: Key | None, file: IndexedFile) -> tuple[str, ...] | None:
+        """A key two sites can be compared by: a file name, or a same-file expression."""
+        if key is None:
+            return None
+        if key[0] == "file":
+            return ("file", key[1])
+        if key[0] == "buffer":
+            return ("buffer", file.path)
+        if key[0] == "expr":
+            return ("expr", file.path, key[1])
+        if key[0] == "ref":
+            found = self.definition(key[1], file)
+            if found is not None and found.kind == "name":
+                return _file_of(found.file.summary.names[found.name])
+        if key[0] == "param":
+            # A helper's path parameter: the file every caller names, if they agree;
+            # else the parameter's name, which matches the same name in the same file.
+            passed = {_file_of(value) for _, value in
+                      self.arguments_of(file, key[1], int(key[2]), key[3])}
+            if len(passed) == 1 and None not in passed:
+                return passed.pop()
+            return ("expr", file.path, key[3])
+        return None
+
+    def related(self, first: IndexedFile, second: IndexedFile) -> bool:
+        """Could these two files be one program's (so a file name means the same file)?
+        Same import root, or one root above the other; not two sibling example folders."""
+        a, b = first.root, second.root
+        return a == b or a.startswith(b + os.sep) or b.startswith(a + os.sep)
+
+    @cached_property
+    def _saves_by_key(self) -> dict[tuple[str, ...], list[tuple[IndexedFile, SaveSite]]]:
+        return self._by_key(lambda summary: summary.saves)  # type: ignore[return-value]
+
+    @cached_property
+    def _loads_by_key(self) -> dict[tuple[str, ...], list[tuple[IndexedFile, LoadSite]]]:
+        return self._by_key(lambda summary: summary.loads)  # type: ignore[return-value]
+
+    def _by_key(self, sites: Callable[[FileSummary], list[SaveSite] | list[LoadSite]],
+                ) -> dict[tuple[str, ...], list[tuple[IndexedFile, SaveSite | LoadSite]]]:
+        """Every save (or load) of the run by the file it names."""
+        table: dict[tuple[str, ...], list[tuple[IndexedFile, SaveSite | LoadSite]]] = {}
+        for indexed in self.files.values():
+            for site in sites(indexed.summary):
+                key = self.normal_key(site.key, indexed)
+                if key is not None:
+                    table.setdefault(key, []).append((indexed, site))
+        return table
+
+    def _pairable(self, saving: IndexedFile, loading: IndexedFile) -> bool:
+        if self.pairable is None:
+            return True
+        policies = [self.pairable.get(os.path.abspath(f.path)) for f in (saving, loading)]
+        return None not in policies and policies[0] == policies[1]
+
+    def saves_for(self, load: LoadSite, file: IndexedFile) -> list[tuple[IndexedFile, SaveSite]]:
+        key = self.normal_key(load.key, file)
+        if key is None:
+            return []
+        return [(other, save) for other, save in self._saves_by_key.get(key, [])
+                if self.related(file, other)]
+
+    def saved_content(self, load: LoadSite, file: IndexedFile) -> SavedContent | None:
+        matched = self.saves_for(load, file)
+        matched_by = "path"
+        if not matched and (self.normal_key(load.key, file) or ("expr",))[0] == "expr":
+            # The path is not known: the saves of the same file are what it most likely
+            # reads (a script resuming from its own checkpoints), as weak evidence.
+            matched = [(file, save) for save in file.summary.saves]
+            matched_by = "file"
+        if not matched:
+            return None
+        contents = [(other, self.content(save.content, other)) for other, save in matched]
+        combined = self._combine([c for _, c in contents], "state dicts, tensors and primitives")
+        decisive = next((o for o, c in contents if c.allow is False),
+                        next((o for o, c in contents if c.allow is None), contents[0][0]))
+        transport = load.key is not None and load.key[0] == "buffer"
+        return SavedContent(combined.allow, combined.cpu, combined.what, decisive.display,
+                            matched_by, combined.module is not None, transport)
+
+    def module_pair(self, file: IndexedFile, function: str, site: str) -> ModulePair | None:
+        for save in file.summary.saves:
+            if save.function == function and save.site == site:
+                pair = self._pair(file, save)
+                return None if pair is None else pair[0]
+        for load in file.summary.loads:
+            if load.function == function and load.site == site:
+                key = self.normal_key(load.key, file)
+                saves = self._saves_by_key.get(key, []) if key and key[0] == "file" else []
+                if len(saves) == 1:
+                    pair = self._pair(*saves[0])
+                    if pair is not None and pair[1] is load:
+                        return pair[2]
+        return None
+
+    def _pair(self, file: IndexedFile,
+              save: SaveSite) -> tuple[ModulePair, LoadSite, ModulePair] | None:
+        """(the save side, the load site, the load side) of a rewritable whole-module pair."""
+        key = self.normal_key(save.key, file)
+        if key is None or key[0] != "file" or save.noqa or save.built is None or \
+                save.built_args is None or save.obj is None:
+            return None
+        saves = self._saves_by_key.get(key, [])
+        loads = [(other, load) for other, load in self._loads_by_key.get(key, [])
+                 if self.related(file, other)]
+        if len(saves) != 1 or len(loads) != 1:
+            return None
+        other, load = loads[0]
+        if other is file or load.target is None or load.noqa or not load.alone or \
+                other.notebook or not self._pairable(file, other):
+            return None
+        content = self.content(save.content, file)
+        built = self.definition(save.built, file)
+        absolute = self.absolute(save.built, file)
+        if content.module is None or absolute is None or built is None or \
+                built.kind != "class" or built.file is file:
+            return None  # a class of the saving script itself cannot be imported elsewhere
+        module, _, class_name = absolute.rpartition(".")
+        if not module or class_name in load.bound or not self._free_or_same(
+                other, class_name, built):
+            return None
+        saving = ModulePair("save", other.path, module, class_name, save.built_args,
+                            load.target)
+        loading = ModulePair("load", file.path, module, class_name, save.built_args,
+                             load.target)
+        return saving, load, loading
+
+    def _free_or_same(self, file: IndexedFile, name: str, wanted: _Definition) -> bool:
+        """``name`` means nothing in ``file`` at module level, or imports ``wanted``."""
+        summary = file.summary
+        if name in summary.names or name in summary.functions or name in summary.classes:
+            return False
+        imported = summary.imports.get(name)
+        if imported is None:
+            return True
+        found = self.definition(imported, file)
+        return found is not None and found.file is wanted.file and found.name == wanted.name
+
+    # -------------------------------------------------------------- callers
+    def module_arguments(self, file: IndexedFile, function: str) -> dict[str, str] | None:
+        summary = file.summary.functions.get(function)
+        calls = [(caller, call) for caller, call in self.callers.get((file.path, function), [])
+                 if caller is not file]
+        if summary is None or not calls:
+            return None
+        found: dict[str, str] = {}
+        for index, param in enumerate(summary.params):
+            reasons = []
+            for caller, call in calls:
+                value = call.args.get(str(index), call.args.get(param))
+                content = self.content(value, caller) if value is not None else None
+                if content is None or content.module is None:
+                    break
+                reasons.append(f"`{content.module}` from {caller.display}")
+            else:
+                found[param] = "every call from another file passes an nn.Module (" + \
+                    ", ".join(sorted(set(reasons))) + ")"
+        return found or None
+
+    def returns(self, qualified: str, importer: IndexedFile) -> ReturnFacts | None:
+        found = self.definition(qualified, importer)
+        if found is None or found.kind != "function":
+            return None
+        returns = found.file.summary.functions[found.name].returns
+        where = found.file.display
+        if returns[0] == "call":
+            absolute = self.absolute(returns[1], found.file) or ""
+            target = self.definition(returns[1], found.file)
+            if is_dataloader_class(absolute) or (
+                    target is not None and target.kind == "class"
+                    and self.class_kind(target, is_dataloader_class)):
+                return ReturnFacts("dataloader", f"returns a DataLoader ({where})", absolute)
+        content = self.content(returns, found.file)
+        if content.module is not None:
+            return ReturnFacts("module", f"`{found.qualified}` returns an instance of "
+                               f"`{content.module}` ({where})", content.module)
+        if returns[:2] == ["tensor", "cpu"]:
+            detached = returns[2] == "detached"
+            return ReturnFacts("detached-cpu-tensor" if detached else "cpu-tensor",
+                               f"`{found.qualified}` returns a "
+                               f"{'detached ' if detached else ''}CPU tensor ({where})")
+        return None
+
+
+def _file_of(value: Value) -> tuple[str, ...] | None:
+    """The key of a path given as a string value (its last component)."""
+    if value[0] != "str":
+        return None
+    base = str(value[1]).replace("\\", "/").rsplit("/", 1)[-1]
+    return ("file", base) if base and base not in (".", "..") else None
+
+
+class FileFacts:
+    """The index as one file sees it: satisfies :class:`ProjectFacts`."""
+
+    def __init__(self, index: ProjectIndex, file: IndexedFile) -> None:
+        self.index = index
+        self.file = file
+
+    def module_name(self, path: str) -> str | None:
+        indexed = self.index.files.get(os.path.abspath(path))
+        return indexed.module if indexed is not None and indexed.module else None
+
+    def class_facts(self, qualified: str) -> ClassFacts | None:
+        return self.index.class_facts(qualified, self.file)
+
+    def returns(self, qualified: str) -> ReturnFacts | None:
+        return self.index.returns(qualified, self.file)
+
+    def version_flag(self, qualified: str) -> bool | None:
+        found = self.index.definition(qualified, self.file)
+        if found is None:
+            return None
+        return self.index.definition_is_flag(found)
+
+    def saved_content(self, function: str, site: str) -> SavedContent | None:
+        for load in self.file.summary.loads:
+            if load.function == function and load.site == site:
+                return self.index.saved_content(load, self.file)
+        return None
+
+    def module_pair(self, function: str, site: str) -> ModulePair | None:
+        return self.index.module_pair(self.file, function, site)
+
+    def module_arguments(self, function: str) -> dict[str, str] | None:
+        return self.index.module_arguments(self.file, function)
+

@@ -1,0 +1,918 @@
+"""What one file tells the rest of the project: a summary read off the standard ``ast``.
+
+The project index (:mod:`.project_index`) is built in a first pass over every
+file of a run, before any rule runs, so it must cost little: this module parses
+with the standard library's ``ast`` (several times faster than LibCST, and
+LibCST is never imported on this path) and keeps only what another file may ask:
+
+* the file's imports (local name -> dotted target, relative ones as written);
+* its classes with their bases, as the file spells them;
+* its module-level functions: what each returns where that is evident, whether it
+  compares torch's version, whether it trains (``.backward()``, ``optimizer.step()``);
+* module-level names bound once (constants, torch-version values and flags);
+* every ``torch.save`` and ``torch.load``: the path it writes or reads (as a key)
+  and, for a save, what it saves;
+* calls to functions of other modules, with what is passed (which arguments are
+  models), for questions about callers in another file.
+
+A summary is plain data (``to_json``/``from_json``), cached per file content, and
+holds no line-independent position other than line numbers of the sites. Values
+are symbolic and resolved only when the index combines the files: a summary never
+depends on another file, so editing one file re-summarises only that file.
+
+Values are small JSON lists, ``[kind, ...]``:
+
+``["lit"]``, ``["str", s]``: primitives; ``["tensor", "cpu" | "?", "detached" | "?"]``:
+a tensor, where it lives and whether it is known not to require grad; ``["sd", hint]``:
+a ``.state_dict()`` (``hint`` is ``"scaler"`` for a grad scaler's); ``["numpy"]``;
+``["namespace"]``: an ``argparse.Namespace``; ``["dict", [v...]]``, ``["seq", [v...]]``,
+``["any", [v...]]``: containers and alternatives; ``["call", dotted]``: what calling
+``dotted`` returns (a class: an instance of it); ``["param", function, index, name]``: a
+parameter of a module-level function; ``["ref", dotted]``: an imported name;
+``["version"]``: a torch version value; ``["flag"]``: a torch version comparison, and
+``["cmp", [refs]]``/``["flagged", [values]]`` for one that depends on imported names;
+``["unknown"]``.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import hashlib
+import os
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from torchfix_codemods.noqa import is_silenced, noqa_lines
+
+Value = list[Any]
+Key = list[str]
+UNKNOWN: Value = ["unknown"]
+_MAX_DEPTH = 6
+
+_TENSOR_FACTORIES = frozenset({
+    "tensor", "zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm",
+    "arange", "linspace", "logspace", "eye", "zeros_like", "ones_like", "from_numpy",
+    "as_tensor", "LongTensor", "FloatTensor", "Tensor", "ByteTensor", "BoolTensor",
+})
+_TENSOR_FUNCTIONS = frozenset({
+    "cat", "stack", "where", "matmul", "mm", "bmm", "softmax", "log_softmax", "sigmoid", "tanh",
+    "exp", "log", "sum", "mean", "argmax", "argmin", "clamp", "flatten", "abs", "sqrt",
+    "randn_like", "rand_like", "full_like", "empty_like", "einsum", "tensordot", "cumsum",
+})
+_SAME_KIND_METHODS = frozenset({
+    "to", "cuda", "detach", "clone", "contiguous", "float", "double", "half", "bfloat16",
+    "long", "int", "bool", "eval", "train", "requires_grad_", "share_memory_", "view",
+    "reshape", "squeeze", "unsqueeze", "permute", "transpose", "flatten", "copy", "astype",
+})
+_PRIMITIVE_METHODS = frozenset({"item", "tolist", "keys", "items", "values", "__len__"})
+_PRIMITIVE_BUILTINS = frozenset({"int", "float", "str", "bool", "len", "round", "abs", "min",
+                                 "max", "sum", "repr", "format"})
+_TRAINING_METHODS = frozenset({"backward"})
+_VERSION_SOURCES = ("torch.__version__", "torch.version.__version__")
+_VERSION_CALLS = frozenset({
+    "lightning_utilities.core.imports.compare_version",
+    "lightning_utilities.compare_version", "pytorch_lightning.utilities.imports.compare_version",
+})
+_REQUIREMENT_CACHES = frozenset({
+    "lightning_utilities.core.imports.RequirementCache", "lightning_utilities.RequirementCache",
+})
+_METADATA_VERSION = frozenset({"importlib.metadata.version", "importlib_metadata.version",
+                               "pkg_resources.get_distribution"})
+
+
+@dataclass
+class SaveSite:
+    """A ``torch.save(obj, f)``: what it writes where."""
+
+    line: int
+    function: str
+    """The innermost function it is in ("" at module level), for site lookups."""
+    site: str
+    """A digest of the path expression's syntax tree: the site's name within ``function``."""
+    key: Key | None
+    content: Value
+    built: str | None = None
+    """When ``obj`` is a name bound once to ``C(...)``: ``C`` as the file spells it."""
+    built_args: str | None = None
+    """...and the constructor's arguments as source text, when all are literals."""
+    obj: str | None = None
+    """``obj`` when it is a plain name."""
+    noqa: bool = False
+
+
+@dataclass
+class LoadSite:
+    """A ``torch.load(f)``: where it reads from and where its result goes."""
+
+    line: int
+    function: str
+    site: str
+    key: Key | None
+    target: str | None = None
+    """``x`` in a statement ``x = torch.load(...)``."""
+    noqa: bool = False
+    alone: bool = False
+    """The statement has its lines to itself (it can be replaced by several statements)."""
+    bound: list[str] = field(default_factory=list)
+    """Names the scope of an assigned load binds other than by import (a class name a
+    rewrite would add must not be one of them)."""
+
+
+@dataclass
+class CallSite:
+    """A call of a function imported from another module, with what it passes."""
+
+    callee: str
+    """Dotted as the file spells it after its imports (``utils.evaluate``, ``.utils.evaluate``)."""
+    args: dict[str, Value]
+    """``"0"``, ``"1"``... for positional arguments, the keyword otherwise."""
+    trains: bool
+    """The calling function (or module-level code) trains: ``.backward()``, ``.step()``."""
+    line: int
+
+
+@dataclass
+class FunctionSummary:
+    params: list[str]
+    returns: Value
+    trains: bool = False
+
+
+@dataclass
+class FileSummary:
+    imports: dict[str, str] = field(default_factory=dict)
+    classes: dict[str, list[str]] = field(default_factory=dict)
+    functions: dict[str, FunctionSummary] = field(default_factory=dict)
+    names: dict[str, Value] = field(default_factory=dict)
+    saves: list[SaveSite] = field(default_factory=list)
+    loads: list[LoadSite] = field(default_factory=list)
+    calls: list[CallSite] = field(default_factory=list)
+    parsed: bool = True
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> FileSummary:
+        return cls(
+            imports=dict(data["imports"]),
+            classes={k: list(v) for k, v in data["classes"].items()},
+            functions={k: FunctionSummary(**v) for k, v in data["functions"].items()},
+            names=dict(data["names"]),
+            saves=[SaveSite(**s) for s in data["saves"]],
+            loads=[LoadSite(**s) for s in data["loads"]],
+            calls=[CallSite(**c) for c in data["calls"]],
+            parsed=bool(data["parsed"]),
+        )
+
+
+def site_id(expr: ast.expr) -> str:
+    """The name of a save/load site within its function: a digest of its path expression.
+
+    Formatting-independent (``ast.dump`` has no positions), so the rules, which see
+    LibCST nodes, find the same site by parsing the expression's text again
+    (:func:`site_of_text`).
+    """
+    return hashlib.sha1(ast.dump(expr).encode()).hexdigest()[:16]
+
+
+def site_of_text(text: str) -> str | None:
+    """:func:`site_id` of an expression given as source text (None when it does not parse)."""
+    try:
+        tree = ast.parse(f"(\n{text}\n)", mode="eval")
+    except (SyntaxError, ValueError):
+        return None
+    return site_id(tree.body)
+
+
+def summarize(text: str) -> FileSummary:
+    """The summary of one file's source text (a notebook's joined code cells too)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return FileSummary(parsed=False)
+    return _Summarizer(tree, text).summary
+
+
+@dataclass
+class _Scope:
+    name: str
+    """The function's name ("" for the module)."""
+    node: ast.AST
+    params: list[str]
+    bindings: dict[str, list[ast.expr | None]]
+    """Names bound in the scope (imports excluded) with their values (None: not plain)."""
+    imported: set[str] = field(default_factory=set)
+    """Names bound by an import in the scope (see ``FileSummary.imports`` for what)."""
+    trains: bool = False
+    module_level: bool = False
+    top_function: bool = False
+    """A module-level function (its parameters can be followed through its callers)."""
+    methods: set[str] = field(default_factory=set)
+    """Methods called directly in the scope (``backward``, ``step``...)."""
+    returns: list[ast.Return] = field(default_factory=list)
+    generator: bool = False
+
+    def bind(self, name: str, value: ast.expr | None) -> None:
+        self.bindings.setdefault(name, []).append(value)
+
+
+class _Summarizer:
+    def __init__(self, tree: ast.Module, text: str) -> None:
+        self.summary = FileSummary()
+        self.text = text
+        self._silenced = noqa_lines(text)
+        self.argparse_defaults: dict[str, str] = {}
+        self.module = _Scope("", tree, [], {}, module_level=True)
+        self._visiting: set[int] = set()
+        self._defined: set[str] = set()
+        self._crowded: set[int] = set()
+        self._functions: dict[int, _Scope] = {}
+        self._calls: list[tuple[ast.Call, _Scope, str | None, ast.stmt | None]] = []
+        self._scan(tree)
+        for scope in (self.module, *self._functions.values()):
+            scope.trains = _trains(scope.methods)
+        self._collect_module(tree)
+        for call, scope, target, statement in self._calls:
+            self._call(call, scope, target, statement)
+
+    # --------------------------------------------------------------- one pass
+    def _scan(self, tree: ast.Module) -> None:
+        """One walk of the whole tree: imports, scopes with their bindings, returns and
+        called methods, argparse defaults, lines shared by statements, and every call
+        (what the summary reads afterwards: the tree is walked once)."""
+        imports: dict[str, str | None] = {}
+        lines: dict[int, int] = {}
+        stack: list[tuple[ast.AST, _Scope, bool, bool]] = [
+            (node, self.module, False, False) for node in reversed(tree.body)]
+        while stack:
+            node, scope, in_class, in_lambda = stack.pop()
+            kind = type(node)
+            if kind is ast.Name or kind is ast.Constant:
+                continue  # the most frequent nodes, and leaves
+            quiet = in_class or in_lambda  # bindings there are not the scope's
+            if kind in _STATEMENTS:
+                lines[node.lineno] = lines.get(node.lineno, 0) + 1  # type: ignore[attr-defined]
+                end = node.end_lineno or node.lineno  # type: ignore[attr-defined]
+                if end != node.lineno and kind not in _COMPOUND:  # type: ignore[attr-defined]
+                    lines[end] = lines.get(end, 0) + 1
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if not quiet:
+                    scope.bind(node.name, None)
+                inner = self._function_scope(node, scope.module_level and not quiet)
+                self._functions[id(node)] = inner
+                outer = [*node.decorator_list, *node.args.defaults,
+                         *[d for d in node.args.kw_defaults if d is not None]]
+                stack.extend((child, scope, in_class, in_lambda) for child in reversed(outer))
+                stack.extend((child, inner, False, False) for child in reversed(node.body))
+                continue
+            if isinstance(node, ast.ClassDef):
+                if not quiet:
+                    scope.bind(node.name, None)
+                outer = [*node.bases, *node.decorator_list, *[k.value for k in node.keywords]]
+                stack.extend((child, scope, in_class, in_lambda) for child in reversed(outer))
+                stack.extend((child, scope, True, in_lambda) for child in reversed(node.body))
+                continue
+            if isinstance(node, ast.Lambda):
+                stack.append((node.body, scope, in_class, True))
+                continue
+            if isinstance(node, ast.Call):
+                self._scan_call(node, scope, in_lambda)
+            elif isinstance(node, ast.Assign):
+                single = len(node.targets) == 1
+                if not quiet:
+                    for target in node.targets:
+                        plain = single and isinstance(target, ast.Name)
+                        for name in _target_names(target):
+                            scope.bind(name, node.value if plain else None)
+                if isinstance(node.value, ast.Call):
+                    first = node.targets[0] if single else None
+                    name = first.id if isinstance(first, ast.Name) else None
+                    self._scan_call(node.value, scope, in_lambda, name, node)
+                    stack.extend((child, scope, in_class, in_lambda)
+                                 for child in _children(node.value))
+                    stack.extend((child, scope, in_class, in_lambda)
+                                 for child in reversed(node.targets))
+                    continue
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                self._scan_import(node, scope, imports, bind=not quiet)
+            elif isinstance(node, ast.Return):
+                if not in_lambda:
+                    scope.returns.append(node)
+            elif isinstance(node, (ast.Yield, ast.YieldFrom)):
+                scope.generator = True
+            elif not quiet:
+                _scan_binding(node, scope)
+            stack.extend((child, scope, in_class, in_lambda) for child in _children(node))
+        self.summary.imports = {k: v for k, v in imports.items() if v is not None}
+        self._crowded = {line for line, count in lines.items() if count > 1}
+        self._defined = {node.name for node in tree.body
+                         if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))}
+
+    def _scan_call(self, call: ast.Call, scope: _Scope, in_lambda: bool,
+                   target: str | None = None, statement: ast.stmt | None = None) -> None:
+        func = call.func
+        if isinstance(func, ast.Attribute):
+            if not in_lambda:
+                scope.methods.add(func.attr)
+            if func.attr == "add_argument":
+                self._argparse(call)
+        self._calls.append((call, scope, target, statement))
+
+    @staticmethod
+    def _scan_import(node: ast.Import | ast.ImportFrom, scope: _Scope,
+                     imports: dict[str, str | None], bind: bool) -> None:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                local = alias.asname or alias.name.split(".")[0]
+                _bind(imports, local, alias.name if alias.asname else local)
+                if bind:
+                    scope.imported.add(local)
+            return
+        base = "." * node.level + (node.module or "")
+        for alias in node.names:
+            if alias.name == "*":
+                continue
+            target = f"{base}.{alias.name}" if not base.endswith(".") else base + alias.name
+            _bind(imports, alias.asname or alias.name, target)
+            if bind:
+                scope.imported.add(alias.asname or alias.name)
+
+    def dotted(self, expr: ast.expr, scope: _Scope) -> str | None:
+        """``nn.Linear`` -> ``torch.nn.Linear`` through the imports; a class or function of
+        this file's module level -> ``@.Name``; None for anything else (a local variable)."""
+        chain = _chain(expr)
+        if chain is None:
+            return None
+        name, rest = chain
+        if not scope.module_level:
+            if name in scope.params or name in scope.bindings:
+                return None
+            if name in scope.imported:
+                target = self.summary.imports.get(name)
+                return ".".join([target, *rest]) if target is not None else None
+        if name in self.module.bindings:
+            return ".".join(["@", name, *rest]) if name in self._defined and \
+                all(v is None for v in self.module.bindings[name]) else None
+        target = self.summary.imports.get(name)
+        if target is not None:
+            return ".".join([target, *rest])
+        return None
+
+    # ------------------------------------------------------------ module facts
+    def _collect_module(self, tree: ast.Module) -> None:
+        for node in tree.body:
+            if isinstance(node, ast.ClassDef):
+                self.summary.classes[node.name] = [self._base(b) for b in node.bases]
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                scope = self._functions[id(node)]
+                returns = [] if scope.generator else [
+                    self.value(r.value, scope) if r.value is not None else ["lit"]
+                    for r in scope.returns]
+                value: Value = UNKNOWN if not returns else (
+                    returns[0] if all(r == returns[0] for r in returns) else ["any", returns])
+                self.summary.functions[node.name] = FunctionSummary(
+                    scope.params, value, scope.trains)
+        for name, values in self.module.bindings.items():
+            if len(values) == 1 and values[0] is not None and name not in self.summary.imports:
+                self.summary.names[name] = self.value(values[0], self.module)
+
+    def _base(self, base: ast.expr) -> str:
+        """A base class as a dotted name (``builtins.object`` for a builtin, ``?`` unknown)."""
+        dotted = self.dotted(base, self.module)
+        if dotted is not None:
+            return dotted
+        if isinstance(base, ast.Name) and base.id not in self.module.bindings and \
+                base.id not in self.summary.imports and hasattr(builtins, base.id):
+            return f"builtins.{base.id}"
+        return "?"
+
+    @staticmethod
+    def _function_scope(node: ast.FunctionDef | ast.AsyncFunctionDef, top: bool) -> _Scope:
+        args = node.args
+        params = [a.arg for a in (*args.posonlyargs, *args.args)]
+        extra = [a.arg for a in args.kwonlyargs] + [a.arg for a in (args.vararg, args.kwarg) if a]
+        return _Scope(node.name, node, params + extra, {}, top_function=top)
+
+    def _argparse(self, node: ast.Call) -> None:
+        """``parser.add_argument('--save', default='model.pt')``: ``args.save`` is that file."""
+        default = next((k.value for k in node.keywords if k.arg == "default"), None)
+        if not (isinstance(default, ast.Constant) and isinstance(default.value, str)):
+            return
+        dest = next((k.value.value for k in node.keywords if k.arg == "dest"
+                     and isinstance(k.value, ast.Constant)), None)
+        if dest is None:
+            options = [a.value for a in node.args if isinstance(a, ast.Constant)
+                       and isinstance(a.value, str)]
+            long = [o for o in options if o.startswith("--")]
+            chosen = long[0] if long else (options[0] if options else None)
+            dest = chosen.lstrip("-").replace("-", "_") if chosen else None
+        if isinstance(dest, str):
+            self.argparse_defaults[dest] = default.value
+
+    def _call(self, call: ast.Call, scope: _Scope, target: str | None = None,
+              statement: ast.stmt | None = None) -> None:
+        dotted = self.dotted(call.func, scope)
+        if dotted == "torch.save":
+            self._save(call, scope)
+        elif dotted == "torch.load":
+            self._load(call, scope, target, statement)
+        elif dotted is not None and not dotted.startswith(("torch.", "numpy.")) \
+                and dotted.split(".")[0] not in _STDLIB_HINTS and \
+                (call.args or call.keywords):
+            args = {str(i): self.value(a, scope) for i, a in enumerate(call.args)
+                    if not isinstance(a, ast.Starred)}
+            args.update({k.arg: self.value(k.value, scope) for k in call.keywords if k.arg})
+            if any(v[0] in _PASSED_KINDS for v in args.values()):
+                self.summary.calls.append(CallSite(dotted, args, scope.trains, call.lineno))
+
+    def _save(self, call: ast.Call, scope: _Scope) -> None:
+        obj = _argument(call, "obj", 0)
+        where = _argument(call, "f", 1)
+        if obj is None or where is None:
+            return
+        built = built_args = None
+        name = obj.id if isinstance(obj, ast.Name) else None
+        constructor = self._constructor(obj, scope)
+        if constructor is not None:
+            built = self.dotted(constructor.func, scope)
+            if all(_literal(a) for a in constructor.args) and \
+                    all(k.arg and _literal(k.value) for k in constructor.keywords):
+                built_args = ", ".join([ast.unparse(a) for a in constructor.args] +
+                                       [f"{k.arg}={ast.unparse(k.value)}"
+                                        for k in constructor.keywords])
+        self.summary.saves.append(SaveSite(
+            call.lineno, scope.name, site_id(where), self.key(where, scope),
+            self.value(obj, scope), built, built_args, name, self._noqa(call, "TFC003")))
+
+    def _load(self, call: ast.Call, scope: _Scope, target: str | None,
+              statement: ast.stmt | None = None) -> None:
+        where = _argument(call, "f", 0)
+        if where is None:
+            return
+        alone = statement is not None and not any(
+            line in self._crowded for line in range(statement.lineno,
+                                                    (statement.end_lineno or 0) + 1))
+        bound = sorted({*scope.params, *scope.bindings}) if target is not None else []
+        self.summary.loads.append(LoadSite(
+            call.lineno, scope.name, site_id(where), self.key(where, scope), target,
+            self._noqa(call, "TFC003"), alone, bound))
+
+    def _noqa(self, node: ast.AST, code: str) -> bool:
+        first = getattr(node, "lineno", 0)
+        last = getattr(node, "end_lineno", first) or first
+        return is_silenced(self._silenced, code, *range(first, last + 1))
+
+    def _constructor(self, obj: ast.expr, scope: _Scope, depth: int = 0) -> ast.Call | None:
+        """``C(...)`` behind ``obj`` (a name bound once, through ``.to()``/``.cuda()``)."""
+        if depth > _MAX_DEPTH:
+            return None
+        if isinstance(obj, ast.Name):
+            bound = self._plain_binding(obj.id, scope)
+            return None if bound is None else self._constructor(bound[0], bound[1], depth + 1)
+        if isinstance(obj, ast.Call):
+            func = obj.func
+            if isinstance(func, ast.Attribute) and func.attr in ("to", "cuda", "cpu", "eval",
+                                                                 "train", "float", "half"):
+                return self._constructor(func.value, scope, depth + 1)
+            return obj if self.dotted(func, scope) is not None else None
+        return None
+
+    # ------------------------------------------------------------------- keys
+    def key(self, expr: ast.expr, scope: _Scope, depth: int = 0) -> Key | None:
+        """Which file a path expression names, as far as the code shows it.
+
+        ``["file", basename]`` when the last path component is literal;
+        ``["ref", dotted]`` for a constant of another module and ``["param", function,
+        index, name]`` for a parameter of a module-level function (both resolved when
+        files are combined: the constant's value, the callers' arguments);
+        ``["expr", text]`` for anything else that is a plain name or attribute (matches
+        the same text in the same file only); ``["buffer"]`` for an ``io.BytesIO``.
+        """
+        if depth > _MAX_DEPTH:
+            return None
+        if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
+            return _file_key(expr.value)
+        if isinstance(expr, ast.JoinedStr):
+            tail = expr.values[-1] if expr.values else None
+            if isinstance(tail, ast.Constant) and isinstance(tail.value, str) and "/" in tail.value:
+                return _file_key(tail.value)
+            return None
+        if isinstance(expr, ast.BinOp):
+            right = expr.right
+            if isinstance(expr.op, ast.Div):
+                return self.key(right, scope, depth + 1)
+            if isinstance(expr.op, ast.Add) and isinstance(right, ast.Constant) and \
+                    isinstance(right.value, str) and "/" in right.value:
+                return _file_key(right.value)
+            if isinstance(expr.op, ast.Mod) and isinstance(expr.left, ast.Constant) and \
+                    isinstance(expr.left.value, str):
+                base = expr.left.value.rsplit("/", 1)[-1]
+                return None if "%" in base else _file_key(base)
+            return None
+        if isinstance(expr, ast.Call):
+            dotted = self.dotted(expr.func, scope) or ""
+            method = expr.func.attr if isinstance(expr.func, ast.Attribute) else ""
+            if dotted in ("io.BytesIO", "io.StringIO"):
+                return ["buffer"]
+            if (dotted in ("os.path.join", "posixpath.join") or method == "joinpath") and \
+                    expr.args:
+                return self.key(expr.args[-1], scope, depth + 1)
+            if dotted in ("open", "@.open") or (isinstance(expr.func, ast.Name)
+                                                and expr.func.id == "open"):
+                return self.key(expr.args[0], scope, depth + 1) if expr.args else None
+            if dotted in ("pathlib.Path", "os.fspath", "str") and len(expr.args) == 1:
+                return self.key(expr.args[0], scope, depth + 1)
+            return None
+        if isinstance(expr, ast.Name):
+            if expr.id in scope.params and not scope.module_level:
+                if scope.top_function:
+                    return ["param", scope.name, scope.params.index(expr.id), expr.id]
+                return ["expr", expr.id]
+            bound = self._plain_binding(expr.id, scope)
+            if bound is not None:
+                return self.key(bound[0], bound[1], depth + 1)
+            values = scope.bindings.get(expr.id) if not scope.module_level else \
+                self.module.bindings.get(expr.id)
+            if values and all(v is not None and self.key(v, scope, depth + 1) == ["buffer"]
+                              for v in values):
+                return ["buffer"]  # `buffer = io.BytesIO()` ... `buffer = io.BytesIO(data)`
+            dotted = self.dotted(expr, scope)
+            return ["ref", dotted] if dotted is not None and not dotted.startswith("@") else None
+        if isinstance(expr, ast.Attribute):
+            if expr.attr in self.argparse_defaults and isinstance(expr.value, ast.Name):
+                return _file_key(self.argparse_defaults[expr.attr])
+            text = _attribute_text(expr)
+            return ["expr", text] if text is not None else None
+        return None
+
+    # ----------------------------------------------------------------- values
+    def value(self, expr: ast.expr, scope: _Scope, depth: int = 0) -> Value:
+        """What ``expr`` evaluates to, symbolically (see the module docstring)."""
+        if depth > _MAX_DEPTH or id(expr) in self._visiting:
+            return UNKNOWN
+        self._visiting.add(id(expr))
+        try:
+            return self._value(expr, scope, depth)
+        finally:
+            self._visiting.discard(id(expr))
+
+    def _value(self, expr: ast.expr, scope: _Scope, depth: int) -> Value:
+        if isinstance(expr, ast.Constant):
+            return ["str", expr.value] if isinstance(expr.value, str) else ["lit"]
+        if isinstance(expr, ast.JoinedStr):
+            return ["lit"]
+        if isinstance(expr, ast.Dict):
+            return ["dict", [self.value(v, scope, depth + 1) for v in expr.values]]
+        if isinstance(expr, (ast.List, ast.Tuple, ast.Set)):
+            return ["seq", [self.value(e.value if isinstance(e, ast.Starred) else e, scope,
+                                       depth + 1) for e in expr.elts]]
+        if isinstance(expr, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
+            return ["seq", [self.value(expr.elt, _comprehension(scope, expr), depth + 1)]]
+        if isinstance(expr, ast.DictComp):
+            return ["dict", [self.value(expr.value, _comprehension(scope, expr), depth + 1)]]
+        if isinstance(expr, ast.IfExp):
+            return ["any", [self.value(expr.body, scope, depth + 1),
+                            self.value(expr.orelse, scope, depth + 1)]]
+        if isinstance(expr, ast.Compare):
+            return self._comparison(expr, scope, depth)
+        if isinstance(expr, ast.BoolOp):
+            parts = [self.value(v, scope, depth + 1) for v in expr.values]
+            if any(p == ["flag"] for p in parts):
+                return ["flag"]
+            symbolic = [p for p in parts if p[0] in ("ref", "flagged")]
+            return ["flagged", symbolic] if symbolic else ["any", parts]
+        if isinstance(expr, ast.UnaryOp):
+            inner = self.value(expr.operand, scope, depth + 1)
+            if isinstance(expr.op, ast.Not) and inner[0] in ("flag", "flagged", "ref"):
+                return inner if inner[0] != "ref" else ["flagged", [inner]]
+            return ["lit"] if inner[0] in ("lit", "str") else UNKNOWN
+        if isinstance(expr, ast.BinOp):
+            left, right = (self.value(expr.left, scope, depth + 1),
+                           self.value(expr.right, scope, depth + 1))
+            if left[0] in ("lit", "str") and right[0] in ("lit", "str"):
+                return ["lit"]
+            return UNKNOWN
+        if isinstance(expr, ast.Name):
+            return self._name_value(expr, scope, depth)
+        if self._is_version(expr, scope):
+            return ["version"]
+        if isinstance(expr, ast.Attribute):
+            dotted = self.dotted(expr, scope)
+            if dotted is not None and not dotted.startswith("@."):
+                return ["ref", dotted]
+            return UNKNOWN
+        if isinstance(expr, ast.Call):
+            return self._call_value(expr, scope, depth)
+        return UNKNOWN
+
+    def _name_value(self, expr: ast.Name, scope: _Scope, depth: int) -> Value:
+        name = expr.id
+        if name in scope.params and not scope.module_level:
+            if scope.top_function:
+                return ["param", scope.name, scope.params.index(name), name]
+            return UNKNOWN
+        if not scope.module_level and name in scope.bindings:
+            values = scope.bindings[name]
+            if len(values) == 1 and values[0] is not None:
+                return self.value(values[0], scope, depth + 1)
+            return UNKNOWN
+        if name in self.module.bindings:
+            values = self.module.bindings[name]
+            if len(values) == 1 and values[0] is not None:
+                return self.value(values[0], self.module, depth + 1)
+            return UNKNOWN
+        if name in self.summary.imports:
+            return ["ref", self.summary.imports[name]]
+        if name in ("True", "False", "None"):
+            return ["lit"]
+        return UNKNOWN
+
+    def _call_value(self, call: ast.Call, scope: _Scope, depth: int) -> Value:
+        func = call.func
+        dotted = self.dotted(func, scope)
+        if dotted is None and isinstance(func, ast.Attribute):
+            method = func.attr
+            if method == "state_dict":
+                receiver = _attribute_text(func.value) or ""
+                return ["sd", "scaler" if "scaler" in receiver.lower() else ""]
+            if method == "parse_args":
+                return ["namespace"]
+            if method in _PRIMITIVE_METHODS:
+                return ["lit"]
+            if method == "numpy":
+                return ["numpy"]
+            inner = self.value(func.value, scope, depth + 1)
+            tensor = inner if inner[0] == "tensor" else None
+            grad = tensor[2] if tensor is not None else "?"
+            if method == "detach":  # only tensors have it
+                return ["tensor", tensor[1] if tensor is not None else "?", "detached"]
+            if method == "cpu":
+                return ["tensor", "cpu", grad] if tensor is not None else inner
+            if method in _SAME_KIND_METHODS:
+                if tensor is not None and method in ("to", "cuda"):
+                    return ["tensor", "?", grad]
+                return inner
+            if inner[0] == "numpy":
+                return ["numpy"]
+            return UNKNOWN
+        if any(self._is_version(a, scope) for a in call.args):
+            # A torch version handed to a helper (`compare_versions(torch_version, ">=", v)`)
+            # is compared there: what else would a function take a version for?
+            return ["flag"]
+        if dotted is None and isinstance(func, ast.Name):
+            name = func.id
+            if name == "dict":
+                values = [self.value(k.value, scope, depth + 1) for k in call.keywords]
+                values += [self.value(a, scope, depth + 1) for a in call.args]
+                return ["dict", values]
+            if name in ("list", "tuple", "sorted", "set"):
+                return ["seq", [self.value(a, scope, depth + 1) for a in call.args]]
+            if name == "vars" and call.args and \
+                    self.value(call.args[0], scope, depth + 1) == ["namespace"]:
+                return ["dict", [["lit"]]]
+            if name in _PRIMITIVE_BUILTINS:
+                return ["lit"]
+            return UNKNOWN
+        if dotted is None:
+            return UNKNOWN
+        if dotted in _VERSION_CALLS:
+            first = call.args[0] if call.args else None
+            return ["flag"] if isinstance(first, ast.Constant) and first.value == "torch" \
+                else ["lit"]
+        if dotted in _REQUIREMENT_CACHES:
+            first = call.args[0] if call.args else None
+            text = first.value if isinstance(first, ast.Constant) else ""
+            is_torch = isinstance(text, str) and text.split("<")[0].split(">")[0].split(
+                "=")[0].split("!")[0].strip() == "torch" and any(c in text for c in "<>=!")
+            return ["flag"] if is_torch else ["lit"]
+        if dotted in _METADATA_VERSION:
+            first = call.args[0] if call.args else None
+            return ["version"] if isinstance(first, ast.Constant) and first.value == "torch" \
+                else ["lit"]
+        if dotted.startswith("numpy."):
+            return ["numpy"]
+        if dotted.startswith("torch.") and dotted.count(".") == 1:
+            last = dotted.rsplit(".", 1)[-1]
+            if last == "from_numpy" or last in _TENSOR_FACTORIES:
+                placed = any(k.arg == "device" for k in call.keywords)
+                grad = any(k.arg == "requires_grad" for k in call.keywords)
+                return ["tensor", "?" if placed else "cpu", "?" if grad else "detached"]
+            if last in _TENSOR_FUNCTIONS:
+                return ["tensor", "?", "?"]
+        if dotted in ("copy.deepcopy", "copy.copy") and call.args:
+            return self.value(call.args[0], scope, depth + 1)
+        if dotted == "collections.OrderedDict":
+            return ["dict", [self.value(a, scope, depth + 1) for a in call.args]]
+        return ["call", dotted]
+
+    def _comparison(self, expr: ast.Compare, scope: _Scope, depth: int) -> Value:
+        """``torch.__version__ >= "2.0"`` and its spellings: a torch-version flag.
+
+        A side that is an imported name is left symbolic (``["cmp", [refs]]``): the
+        index decides, once files are combined, whether it names a torch version.
+        """
+        refs: list[Value] = []
+        for side in (expr.left, *expr.comparators):
+            if self._is_version(side, scope):
+                return ["flag"]
+            for node in ast.walk(side):
+                if isinstance(node, ast.Name) and node.id in self.summary.imports and \
+                        self.dotted(node, scope) is not None:
+                    refs.append(["ref", self.summary.imports[node.id]])
+        return ["cmp", refs] if refs else ["lit"]
+
+    def _is_version(self, expr: ast.expr, scope: _Scope, depth: int = 0) -> bool:
+        """Does ``expr`` compute torch's version: ``torch.__version__``,
+        ``importlib.metadata.version("torch")``, ``version.parse(...)``, ``.split(".")``,
+        ``[:2]`` or ``tuple(map(int, ...))`` of one, or a name bound to one?"""
+        if depth > _MAX_DEPTH:
+            return False
+        if isinstance(expr, ast.Attribute):
+            return self.dotted(expr, scope) in _VERSION_SOURCES
+        if isinstance(expr, ast.Subscript):
+            return self._is_version(expr.value, scope, depth + 1)
+        if isinstance(expr, ast.Name):
+            bound = self._plain_binding(expr.id, scope)
+            return bound is not None and self._is_version(bound[0], bound[1], depth + 1)
+        if isinstance(expr, (ast.GeneratorExp, ast.ListComp)):
+            return any(self._is_version(g.iter, scope, depth + 1) for g in expr.generators)
+        if not isinstance(expr, ast.Call):
+            return False
+        dotted = self.dotted(expr.func, scope) or ""
+        first = expr.args[0] if expr.args else None
+        if dotted in _METADATA_VERSION:
+            return isinstance(first, ast.Constant) and first.value == "torch"
+        if isinstance(expr.func, ast.Attribute) and \
+                self._is_version(expr.func.value, scope, depth + 1):
+            return True  # torch.__version__.split("."): a method of a version
+        builtin = expr.func.id if isinstance(expr.func, ast.Name) and not dotted else None
+        if dotted.startswith("packaging.version.") or dotted in _VERSION_WRAPPERS or \
+                builtin in _VERSION_BUILTINS:
+            return any(self._is_version(a, scope, depth + 1) for a in expr.args)
+        return False
+
+    def _plain_binding(self, name: str, scope: _Scope) -> tuple[ast.expr, _Scope] | None:
+        """The one plain value ``name`` is bound to, seen from ``scope``, and its scope."""
+        if not scope.module_level:
+            if name in scope.params:
+                return None
+            if name in scope.bindings:
+                values = scope.bindings[name]
+                return (values[0], scope) if len(values) == 1 and values[0] is not None else None
+        values = self.module.bindings.get(name)
+        if values and len(values) == 1 and values[0] is not None:
+            return values[0], self.module
+        return None
+
+
+_PASSED_KINDS = frozenset({"call", "dict", "seq", "sd", "tensor", "numpy", "namespace", "str"})
+"""Arguments worth recording at a call: models, checkpoint contents, file names (not numbers)."""
+_VERSION_WRAPPERS = frozenset({"distutils.version.LooseVersion", "pkg_resources.parse_version"})
+_VERSION_BUILTINS = frozenset({"tuple", "list", "map", "str", "int", "sorted"})
+_STDLIB_HINTS = frozenset({"os", "sys", "io", "re", "json", "math", "random", "time", "logging",
+                           "argparse", "pickle", "shutil", "pathlib", "collections", "itertools",
+                           "functools", "copy", "typing", "warnings", "numpy", "np"})
+
+
+def _bind(table: dict[str, str | None], name: str, target: str) -> None:
+    if name in table and table[name] != target:
+        table[name] = None  # bound to two different things: ambiguous, resolves to nothing
+    else:
+        table[name] = target
+
+
+_COMPOUND = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If, ast.For,
+                       ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.Match,
+                       *([ast.TryStar] if hasattr(ast, "TryStar") else [])})
+
+
+def _target_names(target: ast.expr) -> list[str]:
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for e in target.elts for n in _target_names(e)]
+    if isinstance(target, ast.Starred):
+        return _target_names(target.value)
+    return []
+
+
+def _trains(methods: set[str]) -> bool:
+    """Calls ``.backward()`` (or an optimizer's ``.step()`` after ``.zero_grad()``) directly."""
+    return bool(methods & _TRAINING_METHODS) or {"step", "zero_grad"} <= methods
+
+
+_STATEMENTS = frozenset(cls for cls in vars(ast).values()
+                        if isinstance(cls, type) and issubclass(cls, ast.stmt))
+_NOT_CHILDREN = frozenset({"ctx", "op", "ops", "type_comment", "kind"})
+"""Fields that hold no node worth visiting (contexts and operators are nodes too)."""
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _children(node: ast.AST) -> list[ast.AST]:
+    """The child nodes of ``node``, last first (for a stack that visits them in order)."""
+    kind = type(node)
+    fields = _FIELDS.get(kind)
+    if fields is None:
+        fields = _FIELDS[kind] = tuple(f for f in kind._fields if f not in _NOT_CHILDREN)
+    found: list[ast.AST] = []
+    for name in fields:
+        value = getattr(node, name, None)
+        if type(value) is list:
+            found.extend(item for item in value if isinstance(item, ast.AST))
+        elif isinstance(value, ast.AST):
+            found.append(value)
+    found.reverse()
+    return found
+
+
+def _comprehension(scope: _Scope, node: ast.AST) -> _Scope:
+    """The scope of a comprehension: its loop variables shadow everything else."""
+    shadowed = {name for generator in node.generators  # type: ignore[attr-defined]
+                for name in _target_names(generator.target)}
+    bindings = dict(scope.bindings)
+    for name in shadowed:
+        bindings[name] = [None]
+    return _Scope(scope.name, scope.node, [p for p in scope.params if p not in shadowed],
+                  bindings, scope.imported - shadowed, scope.trains, False, scope.top_function)
+
+
+def _argument(call: ast.Call, keyword: str, position: int) -> ast.expr | None:
+    for item in call.keywords:
+        if item.arg == keyword:
+            return item.value
+    positional = [a for a in call.args if not isinstance(a, ast.Starred)]
+    if len(positional) != len(call.args):
+        return None
+    return positional[position] if position < len(positional) else None
+
+
+def _literal(expr: ast.expr) -> bool:
+    try:
+        ast.literal_eval(expr)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return True
+
+
+def _file_key(path: str) -> Key | None:
+    base = path.replace("\\", "/").rsplit("/", 1)[-1]
+    return ["file", base] if base and base not in (".", "..") else None
+
+
+def _chain(expr: ast.expr) -> tuple[str, list[str]] | None:
+    """``a.b.c`` -> ("a", ["b", "c"]); None when the chain does not start at a name."""
+    parts: list[str] = []
+    while isinstance(expr, ast.Attribute):
+        parts.append(expr.attr)
+        expr = expr.value
+    if not isinstance(expr, ast.Name):
+        return None
+    return expr.id, parts[::-1]
+
+
+def _attribute_text(expr: ast.expr) -> str | None:
+    chain = _chain(expr)
+    return None if chain is None else ".".join([chain[0], *chain[1]])
+
+
+def module_path_parts(path: str) -> tuple[list[str], str]:
+    """The dotted module name of a file (as parts) and the directory it is imported from.
+
+    Packages are directories with an ``__init__.py``; the first directory up
+    without one is the import root (a ``src/`` layout's ``src``, a script's own
+    directory). ``pkg/__init__.py`` is the module ``pkg``.
+    """
+    absolute = os.path.abspath(path)
+    directory, filename = os.path.split(absolute)
+    stem = filename.rsplit(".", 1)[0]
+    parts = [] if stem == "__init__" else [stem]
+    while os.path.isfile(os.path.join(directory, "__init__.py")):
+        directory, package = os.path.split(directory)
+        parts.insert(0, package)
+        if not package:
+            break
+    return parts, directory
+
+
+def _scan_binding(node: ast.AST, scope: _Scope) -> None:
+    """The names a statement other than an assignment or import (or a comprehension's
+    ``for``) binds in ``scope``."""
+    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+        scope.bind(node.target.id, node.value)
+    elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+        scope.bind(node.target.id, None)
+    elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+        for name in _target_names(node.target):
+            scope.bind(name, None)
+    elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+        for name in _target_names(node.optional_vars):
+            scope.bind(name, None)
+    elif isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
+        scope.bind(node.target.id, node.value)
+    elif isinstance(node, ast.ExceptHandler) and node.name:
+        scope.bind(node.name, None)
+    elif isinstance(node, (ast.Global, ast.Nonlocal)):
+        for name in node.names:
+            scope.bind(name, None)

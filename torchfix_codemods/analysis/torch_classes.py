@@ -1,0 +1,62 @@
+"""Which classes of torch (and of the libraries built on it) are modules, datasets, loaders.
+
+One vocabulary, read by the per-file analysis (:mod:`~torchfix_codemods.analysis.modules`,
+on LibCST) and by the project index (:mod:`~torchfix_codemods.analysis.project_index`,
+on the standard library's ``ast``, so that building the index imports no LibCST).
+Everything here is a question about a *qualified name* (``torch.nn.Linear``), never
+about syntax.
+"""
+
+from __future__ import annotations
+
+NOT_MODULES = frozenset({"Parameter", "ParameterList", "ParameterDict", "Buffer",
+                         "UninitializedParameter", "UninitializedBuffer"})
+"""Capitalised names under ``torch.nn`` that are not ``nn.Module`` classes."""
+
+MODULE_BASES = frozenset({
+    "pytorch_lightning.LightningModule", "pytorch_lightning.core.LightningModule",
+    "pytorch_lightning.core.module.LightningModule", "lightning.LightningModule",
+    "lightning.pytorch.LightningModule", "lightning.pytorch.core.LightningModule",
+    "lightning.pytorch.core.module.LightningModule", "transformers.PreTrainedModel",
+    "transformers.modeling_utils.PreTrainedModel",
+})
+"""Module classes outside ``torch.nn`` that user classes commonly subclass."""
+
+_NOT_MODEL_FACTORIES = frozenset({"get_weight", "get_model_weights", "get_model_builder",
+                                  "list_models"})
+DATASET_CLASSES = frozenset({
+    "torch.utils.data.Dataset", "torch.utils.data.IterableDataset",
+    "torch.utils.data.TensorDataset", "torch.utils.data.dataset.Dataset",
+    "torch.utils.data.dataset.IterableDataset", "torch.utils.data.dataset.TensorDataset",
+})
+DATALOADER_CLASSES = frozenset({"torch.utils.data.DataLoader",
+                                "torch.utils.data.dataloader.DataLoader"})
+
+
+def is_module_class(qualified: str) -> bool:
+    """``torch.nn.Linear``, ``torchvision.models.ResNet``, ``lightning.LightningModule``..."""
+    last = qualified.rsplit(".", 1)[-1]
+    if not last[:1].isupper() or last in NOT_MODULES:
+        return False
+    if qualified.startswith("torch.nn.") and not qualified.startswith(
+            ("torch.nn.functional.", "torch.nn.init.", "torch.nn.utils.")):
+        return True
+    if qualified.startswith("torchvision.models."):
+        return not last.endswith("Weights")  # `ResNet18_Weights` is an enum of weights
+    return qualified in MODULE_BASES
+
+
+def is_module_factory(qualified: str) -> bool:
+    """``torchvision.models.resnet18``: a function that returns a freshly built model."""
+    last = qualified.rsplit(".", 1)[-1]
+    return qualified.startswith("torchvision.models.") and last[:1].islower() and \
+        last not in _NOT_MODEL_FACTORIES
+
+
+def is_dataset_class(qualified: str) -> bool:
+    return qualified in DATASET_CLASSES or (
+        qualified.startswith("torchvision.datasets.") and qualified.rsplit(".", 1)[-1][:1].isupper())
+
+
+def is_dataloader_class(qualified: str) -> bool:
+    return qualified in DATALOADER_CLASSES

@@ -1,0 +1,172 @@
+"""The run's first pass: every file summarised, then combined into the project index.
+
+Only runs where an active rule reads cross-file facts (``Rule.project_facts``,
+listed in the catalog) pay for it. Each file's summary depends on its bytes
+alone, so summaries are cached by content digest, in one file per tool version
+beside the check cache: a warm run reads that file once and hashes each source
+once; a cold run parses each file once more with the standard ``ast`` (a fraction
+of the LibCST parse the rules need). Neither path imports LibCST.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from torchfix_codemods.analysis.project_index import ProjectIndex
+from torchfix_codemods.analysis.project_summary import FileSummary, summarize
+from torchfix_codemods.catalog import entries_by_code, reads_project
+from torchfix_codemods.settings import Settings
+
+PAIRS_FACT = "checkpoint-pairs"
+"""The fact of rules that rewrite a save in one file together with a load in another."""
+_MAX_ENTRIES = 20000
+
+
+def index_needed(work: Iterable[tuple[str, Settings]]) -> bool:
+    """Whether a rule active for any of these files reads the project index."""
+    seen: set[frozenset[str]] = set()
+    for _, settings in work:
+        if settings.enabled in seen:
+            continue
+        seen.add(settings.enabled)
+        if reads_project(settings.enabled):
+            return True
+    return False
+
+
+def build_project(work: list[tuple[str, Settings]], run: Settings,
+                  jobs: int = 1) -> ProjectIndex:
+    """Summarise every file of the run (from the cache where its content was seen) and
+    combine the summaries. ``run``: the run-wide settings (where the cache lives);
+    ``jobs``: processes for the files not in the cache, when there are enough of them."""
+    store = SummaryStore(run) if run.cache else None
+    summaries: dict[str, FileSummary] = {}
+    missing: list[tuple[str, bytes, str]] = []
+    for path, _ in work:
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read()
+        except OSError:
+            continue
+        digest = hashlib.sha256(data).hexdigest()
+        summary = store.get(digest) if store is not None else None
+        if summary is None:
+            missing.append((path, data, digest))
+        else:
+            summaries[path] = summary
+    for (path, _, digest), summary in zip(missing, _summarize_all(missing, jobs), strict=True):
+        summaries[path] = summary
+        if store is not None:
+            store.put(digest, summary)
+    if store is not None:
+        store.save()
+    return ProjectIndex.build(summaries, pairable={
+        path: settings.unsafe_fixes for path, settings in work if _rewrites_pairs(path, settings)})
+
+
+POOL_MIN_FILES = 32
+"""Below this many files to summarise, a pool costs more (forking) than it saves."""
+
+
+def _summarize_all(missing: list[tuple[str, bytes, str]], jobs: int) -> list[FileSummary]:
+    if jobs <= 1 or len(missing) < POOL_MIN_FILES:
+        return [summarize_bytes(path, data) for path, data, _ in missing]
+    from concurrent.futures import ProcessPoolExecutor
+
+    chunksize = max(1, len(missing) // (jobs * 4))
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        return list(pool.map(_summarize_item, [(path, data) for path, data, _ in missing],
+                             chunksize=chunksize))
+
+
+def _summarize_item(item: tuple[str, bytes]) -> FileSummary:
+    return summarize_bytes(*item)
+
+
+def project_of_bytes(files: Mapping[str, bytes]) -> ProjectIndex:
+    """The index of these files alone, as a run over exactly them builds it (no cache):
+    for tests and for executing fixtures, which analyse units outside a run."""
+    return ProjectIndex.build({path: summarize_bytes(path, data) for path, data in files.items()})
+
+
+def summarize_bytes(path: str, data: bytes) -> FileSummary:
+    """The summary of a file's bytes (a notebook's code cells joined); empty when unreadable."""
+    from torchfix_codemods.notebooks import Notebook, NotebookError
+    from torchfix_codemods.source import SourceUnit, UndecodableSource
+
+    try:
+        if path.endswith(".ipynb"):
+            text = Notebook.parse(data).text
+        else:
+            text = SourceUnit.from_bytes(path, data).text
+    except (NotebookError, UndecodableSource):
+        return FileSummary(parsed=False)
+    return summarize(text)
+
+
+def _rewrites_pairs(path: str, settings: Settings) -> bool:
+    table = entries_by_code()
+    codes = settings.options_for(path).codes
+    return any(PAIRS_FACT in table[code].project_facts for code in codes if code in table)
+
+
+class SummaryStore:
+    """Summaries by content digest: one JSON file read once and written once per run."""
+
+    def __init__(self, settings: Settings) -> None:
+        from torchfix_codemods.cache import _tool_fingerprint, cache_root
+
+        self.path = cache_root(settings) / f"summaries-{_tool_fingerprint()[:16]}.json"
+        self._entries: dict[str, dict] | None = None
+        self._used: set[str] = set()
+        self._new = False
+
+    def _load(self) -> dict[str, dict]:
+        if self._entries is None:
+            try:
+                loaded = json.loads(self.path.read_text(encoding="utf-8"))
+                self._entries = loaded if isinstance(loaded, dict) else {}
+            except (OSError, ValueError):
+                self._entries = {}
+        return self._entries
+
+    def get(self, digest: str) -> FileSummary | None:
+        raw = self._load().get(digest)
+        if raw is None:
+            return None
+        try:
+            summary = FileSummary.from_json(raw)
+        except (KeyError, TypeError, ValueError):
+            return None
+        self._used.add(digest)
+        return summary
+
+    def put(self, digest: str, summary: FileSummary) -> None:
+        self._load()[digest] = summary.to_json()
+        self._used.add(digest)
+        self._new = True
+
+    def save(self) -> None:
+        """Best effort, like the check cache: a read-only tree only means no cache."""
+        if not self._new:
+            return
+        entries = self._load()
+        if len(entries) > _MAX_ENTRIES:
+            entries = {digest: entries[digest] for digest in self._used}
+        directory: Path = self.path.parent
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            marker = directory.parent / ".gitignore"
+            if not marker.exists():
+                marker.write_text("# Created by torchfix-codemods\n*\n", encoding="utf-8")
+            fd, temporary = tempfile.mkstemp(dir=directory, suffix=".tmp")
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump(entries, handle)
+            os.replace(temporary, self.path)
+        except OSError:
+            return
