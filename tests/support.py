@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import libcst as cst
+
+from torchfix_codemods.analysis.names import NameIndex
 from torchfix_codemods.engine import process
 from torchfix_codemods.findings import FileResult, Finding
 from torchfix_codemods.options import FileOptions
@@ -38,3 +41,21 @@ def fixed_text(text: str, codes: Iterable[str], *, unsafe: bool = False,
 def findings(text: str, codes: Iterable[str], *, path: str = "case.py") -> list[Finding]:
     unit = SourceUnit.from_bytes(path, text.encode("utf-8"))
     return process(unit, options_for(codes), apply_fixes=False).findings
+
+
+def probe(source: str) -> tuple[NameIndex, cst.BaseExpression]:
+    """The value of the last simple statement in ``source`` (nested blocks included), with the
+    module's name index: analyses are asked about ``probe = <expression>`` or a ``return``."""
+    module = cst.parse_module(source)
+    names = NameIndex.build(module)
+    lines: list[cst.SimpleStatementLine] = []
+
+    class Collect(cst.CSTVisitor):
+        def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+            lines.append(node)
+
+    module.visit(Collect())
+    statement = lines[-1].body[0]
+    assert isinstance(statement, (cst.Assign, cst.Return, cst.Expr))
+    assert statement.value is not None
+    return names, statement.value
