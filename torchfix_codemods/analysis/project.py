@@ -44,6 +44,15 @@ class ProjectFacts(Protocol):
     def class_facts(self, qualified: str) -> ClassFacts | None:
         """Facts about the class ``qualified`` (``pkg.models.Net``) when a file of the run defines it."""
 
+    def version_flag(self, qualified: str) -> bool | None:
+        """Whether the module-level name ``qualified`` (``pkg.imports._TORCH_GREATER_EQUAL_2_4``)
+        is a torch-version flag: True when a file of the run binds it from a comparison of the
+        torch release (``torch.__version__``, ``packaging.version``, lightning_utilities'
+        ``compare_version``/``RequirementCache``), False when it binds it to something else,
+        None when unknown. :mod:`torchfix_codemods.analysis.compat` treats both branches of
+        ``if flag:`` / ``a if flag else b`` on a True flag as possibly running on an older
+        torch (the answer carries no direction), unless one branch uses a newer API."""
+
 
 class NoProject:
     """The project of a run without an index: every question is answered "unknown"."""
@@ -52,6 +61,9 @@ class NoProject:
         return None
 
     def class_facts(self, qualified: str) -> ClassFacts | None:
+        return None
+
+    def version_flag(self, qualified: str) -> bool | None:
         return None
 
 
