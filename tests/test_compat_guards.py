@@ -14,7 +14,12 @@ from support import findings, fix_bytes, options_for
 
 from torchfix_codemods.analysis.compat import guard_of
 from torchfix_codemods.analysis.names import NameIndex
-from torchfix_codemods.analysis.project import NO_PROJECT, ClassFacts, ProjectFacts
+from torchfix_codemods.analysis.project import (
+    NO_PROJECT,
+    ClassFacts,
+    ProjectFacts,
+    ReturnFacts,
+)
 from torchfix_codemods.engine import process
 from torchfix_codemods.source import SourceUnit
 
@@ -116,6 +121,9 @@ class _Flags:
     def class_facts(self, qualified: str) -> ClassFacts | None:
         return None
 
+    def returns(self, qualified: str) -> ReturnFacts | None:
+        return None
+
     def version_flag(self, qualified: str) -> bool | None:
         return self.flags.get(qualified)
 
@@ -136,6 +144,14 @@ def test_a_project_flag_without_direction_guards_the_branch_without_the_newer_ap
     assert _guarded_calls(source, _Flags({FLAG: True})) == {"new1": False, "old1": True}
     neither = IMPORTED + f"if _TORCH_GREATER_EQUAL_2_4:\n    s = {OLD}\nelse:\n    s = {OLD}\n"
     assert _guarded_calls(neither, _Flags({FLAG: True})) == {"old1": True, "old2": True}
+
+
+def test_a_version_check_function_of_the_project_guards_its_old_branch() -> None:
+    source = ("import torch\nfrom accel.utils import torch_ok\n"
+              f"if torch_ok('2.3'):\n    s = {NEW}\nelse:\n    s = {OLD}\n")
+    assert _guarded_calls(source) == {"new1": False, "old1": False}
+    assert _guarded_calls(source, _Flags({"accel.utils.torch_ok": True})) == {
+        "new1": False, "old1": True}
 
 
 def test_the_engine_drops_findings_and_fixes_in_guards_for_every_rule() -> None:

@@ -16,6 +16,7 @@ from support import probe
 from torchfix_codemods.analysis.flow import reaching_bindings
 from torchfix_codemods.analysis.grad_mode import grad_mode_at
 from torchfix_codemods.analysis.names import NameIndex
+from torchfix_codemods.analysis.project import ClassFacts, ReturnFacts
 from torchfix_codemods.analysis.values import TensorFacts, conversion_facts, tensor_facts
 
 
@@ -74,6 +75,13 @@ NO_GRAD = [
      "without `requires_grad=True`"),
     ("import torch\nimport torch.nn.functional as F\nprobe = F.one_hot(labels, 10).float()\n",
      "integer-typed (`torch.nn.functional.one_hot`)"),
+    (NET + "with torch.no_grad():\n    actions = net(x)\nactions = actions.cpu()\nprobe = actions\n",
+     "computed under `torch.no_grad`"),
+    ("import torch\ndef decode(model, src, n):\n"
+     "    ys = torch.ones(1, 1).fill_(0).type(torch.long)\n"
+     "    for _ in range(n):\n        nxt = model(ys).argmax(1)\n"
+     "        ys = torch.cat([ys, nxt.view(1, 1)], dim=0)\n    return ys\n"
+     "probe = decode(m, s, 5)\n", "integer-typed"),
 ]
 
 
@@ -187,6 +195,41 @@ def test_requires_grad_guard_in_a_conditional_expression() -> None:
     assert still_open.requires_grad.answer == "unknown"
 
 
+class _Returns:
+    """A project whose index knows what some functions of other files return."""
+
+    def __init__(self, returns: dict[str, ReturnFacts]) -> None:
+        self.table = returns
+
+    def module_name(self, path: str) -> str | None:
+        return None
+
+    def class_facts(self, qualified: str) -> ClassFacts | None:
+        return None
+
+    def returns(self, qualified: str) -> ReturnFacts | None:
+        return self.table.get(qualified)
+
+    def version_flag(self, qualified: str) -> bool | None:
+        return None
+
+
+def test_what_a_function_of_another_file_returns_comes_from_the_project() -> None:
+    source = "import torch\nfrom utils import predict\nprobe = predict(model, x)\n"
+    module = cst.parse_module(source)
+    value = module.body[-1].body[0].value  # type: ignore[attr-defined]
+    alone = tensor_facts(NameIndex.build(module), value)
+    assert alone.requires_grad.answer == "unknown" and alone.accelerator.answer == "unknown"
+    project = _Returns({"utils.predict": ReturnFacts(
+        "detached-cpu-tensor", "`utils.predict` returns `.detach().cpu()` (utils.py)")})
+    facts = tensor_facts(NameIndex.build(module, project), value)
+    assert facts.requires_grad.answer == "no" and facts.accelerator.answer == "no"
+    assert "utils.py" in facts.requires_grad.reason
+    cpu_only = _Returns({"utils.predict": ReturnFacts("cpu-tensor", "returns `.cpu()`")})
+    facts = tensor_facts(NameIndex.build(module, cpu_only), value)
+    assert facts.requires_grad.answer == "unknown" and facts.accelerator.answer == "no"
+
+
 def test_configured_inference_decorator_turns_grad_off() -> None:
     source = NET + "from utils import smart_inference_mode\n@smart_inference_mode()\n" \
                    "def run(x):\n    probe = net(x)\n"
@@ -288,6 +331,14 @@ def test_a_later_binding_in_a_loop_reaches_the_next_iteration() -> None:
     assert _lines_of(names, reads[0]) == ["x = a()", "x = b()"]
     names, reads = _reads("for i in r:\n    x = a()\n    use(x)\n    x = b()\n", "x")
     assert _lines_of(names, reads[0]) == ["x = a()"]
+
+
+def test_a_binding_in_a_with_body_holds_after_it() -> None:
+    names, reads = _reads("import torch\nwith torch.no_grad():\n    y = f()\ny = y.cpu()\n", "y")
+    assert _lines_of(names, reads[0]) == ["y = f()"]
+    names, reads = _reads("import contextlib\ny = a()\nwith contextlib.suppress(E):\n"
+                          "    y = f()\nuse(y)\n", "y")
+    assert _lines_of(names, reads[0]) == ["y = a()", "y = f()"]
 
 
 def test_augmented_assignment_extends_what_reaches_it() -> None:

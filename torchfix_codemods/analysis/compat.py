@@ -434,7 +434,10 @@ def _call_check(names: NameIndex, call: cst.Call) -> OldWhen | None:
             if package[1].startswith(operator):
                 return _direction(direction, f"`RequirementCache(\"{package[0]}{package[1]}\")`")
         return None
-    if "version" not in last.lower() or not (package is not None or "torch" in last.lower()):
+    flagged = callee != "" and names.qualified_name(call.func) is not None and \
+        names.project.version_flag(callee) is True
+    if not flagged and ("version" not in last.lower() or
+                        not (package is not None or "torch" in last.lower())):
         return None
     for value in args:
         if isinstance(value, cst.SimpleString) and value.evaluated_value in _OPERATOR_STRINGS:
@@ -444,6 +447,8 @@ def _call_check(names: NameIndex, call: cst.Call) -> OldWhen | None:
         if operator.startswith("operator.") and operator[9:] in _OPERATOR_FUNCTIONS:
             return _direction(_OPERATOR_FUNCTIONS[operator[9:]],
                               f"`{callee}(..., {operator}, ...)`")
+    if flagged:
+        return _direction(None, f"`{callee}(...)`, a torch-version check of the project")
     return None
 
 

@@ -8,8 +8,10 @@ the binding it comes from. This module answers "which bindings may reach this
 read" the way a reader of straight-line code would:
 
 * the *dominating* binding is the latest one that certainly ran before the
-  read: an earlier statement of a block the read is in, the ``for``/``with``/
-  ``except`` whose body holds the read, or a parameter;
+  read: an earlier statement of a block the read is in (or of the body of a
+  ``with`` before it: ``with torch.no_grad(): y = f(x)`` binds ``y`` for what
+  follows), the ``for``/``with``/``except`` whose body holds the read, or a
+  parameter;
 * bindings after it and before the read in nested blocks (an ``if`` branch, a
   ``try`` body) may reach too;
 * inside a loop that does not hold the dominating binding, bindings later in
@@ -26,7 +28,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from torchfix_codemods.analysis.names import Binding, NameIndex
+from torchfix_codemods.analysis.names import Binding, NameIndex, dotted_name
 from torchfix_codemods.analysis.walk import walk
 
 _BLOCKS = (cst.IndentedBlock, cst.SimpleStatementSuite, cst.Module)
@@ -161,4 +163,20 @@ def _dominates(names: NameIndex, binding: Binding, ancestors: set[int]) -> bool:
         return False
     statement = _statement(names, binding)
     block = names.parent(statement)
+    while isinstance(block, cst.IndentedBlock) and id(block) not in ancestors:
+        owner = names.parent(block)
+        if not (isinstance(owner, cst.With) and owner.body is block and _runs_whole(names, owner)):
+            return False
+        block = names.parent(owner)  # a `with` body runs whole: its bindings hold after it
     return isinstance(block, _BLOCKS) and id(block) in ancestors
+
+
+def _runs_whole(names: NameIndex, statement: cst.With) -> bool:
+    """A ``with`` whose context managers are not known to swallow exceptions (``suppress``,
+    an ``ExitStack`` whose callbacks may)."""
+    for item in statement.items:
+        target = item.item.func if isinstance(item.item, cst.Call) else item.item
+        spelled = names.qualified_name(target) or dotted_name(target)
+        if spelled is None or spelled.rsplit(".", 1)[-1] in ("suppress", "ExitStack"):
+            return False
+    return True

@@ -35,6 +35,17 @@ class ClassFacts:
     """Subclasses ``torch.nn.Module`` (transitively, across files); None when a base is unknown."""
 
 
+@dataclass(frozen=True)
+class ReturnFacts:
+    """What a function returns, where every ``return`` of it agrees."""
+
+    kind: Literal["module", "dataloader", "detached-cpu-tensor", "cpu-tensor"]
+    reason: str
+    """For a reviewer: "returns an instance of `models.Net` (models.py)"."""
+    built_from: str | None = None
+    """The class of the instance it returns (qualified), when it builds one."""
+
+
 class ProjectFacts(Protocol):
     """Questions about the rest of the run's files; every answer may be None (unknown)."""
 
@@ -44,12 +55,16 @@ class ProjectFacts(Protocol):
     def class_facts(self, qualified: str) -> ClassFacts | None:
         """Facts about the class ``qualified`` (``pkg.models.Net``) when a file of the run defines it."""
 
+    def returns(self, qualified: str) -> ReturnFacts | None:
+        """What the function ``qualified`` returns, when a file of the run defines it and shows it."""
+
     def version_flag(self, qualified: str) -> bool | None:
         """Whether the module-level name ``qualified`` (``pkg.imports._TORCH_GREATER_EQUAL_2_4``)
         is a torch-version flag: True when a file of the run binds it from a comparison of the
         torch release (``torch.__version__``, ``packaging.version``, lightning_utilities'
-        ``compare_version``/``RequirementCache``), False when it binds it to something else,
-        None when unknown. :mod:`torchfix_codemods.analysis.compat` treats both branches of
+        ``compare_version``/``RequirementCache``), or defines it as a function returning one
+        (accelerate's ``is_torch_version``), False when it binds it to something else, None
+        when unknown. :mod:`torchfix_codemods.analysis.compat` treats both branches of
         ``if flag:`` / ``a if flag else b`` on a True flag as possibly running on an older
         torch (the answer carries no direction), unless one branch uses a newer API."""
 
@@ -61,6 +76,9 @@ class NoProject:
         return None
 
     def class_facts(self, qualified: str) -> ClassFacts | None:
+        return None
+
+    def returns(self, qualified: str) -> ReturnFacts | None:
         return None
 
     def version_flag(self, qualified: str) -> bool | None:

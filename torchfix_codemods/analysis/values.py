@@ -19,6 +19,9 @@ Evidence (measured on torch 2.13, see the rules' "Fix safety"):
   ``DataLoader``; the else branch of ``if t.requires_grad:``; ``Distribution.sample()``.
   A parameter (``nn.Parameter``, ``.weight``, ``requires_grad=True``) is a leaf
   that requires grad even under ``no_grad``; an op on it there does not.
+* from other files of the run, through the project index
+  (:meth:`~torchfix_codemods.analysis.project.ProjectFacts.returns`): a function
+  that returns a detached CPU tensor, or a CPU tensor.
 * *accelerator: no* — ``.cpu()``, ``.to("cpu")``, ``torch.from_numpy``, factories
   without ``device=`` (unless the file changes the default device), DataLoader
   batches (collated on the CPU; unless a ``collate_fn`` or a ``TensorDataset``
@@ -111,6 +114,11 @@ class TensorFacts:
 
 
 _UNKNOWN_FACTS = TensorFacts(_unknown("not known"), _unknown("not known"), _unknown("not known"))
+_CYCLE = Fact("unknown", "defined in terms of itself")
+"""What a value defined in terms of itself (``ys = torch.cat([ys, y])`` in a loop) contributes
+to its own facts: nothing. Joins skip it, so the loop-carried value has the facts of its
+other sources; where nothing else is known it stays unknown."""
+_CYCLE_FACTS = TensorFacts(_CYCLE, _CYCLE, _CYCLE)
 _PLAIN = TensorFacts(_no("a Python or numpy value"), _no("a Python or numpy value"),
                      _unknown("not a tensor"))
 
@@ -118,7 +126,12 @@ _PLAIN = TensorFacts(_no("a Python or numpy value"), _no("a Python or numpy valu
 def tensor_facts(names: NameIndex, expr: cst.BaseExpression,
                  inference_decorators: tuple[str, ...] = ()) -> TensorFacts:
     """The value facts of ``expr`` where it is written."""
-    return _Values(names, inference_decorators).of(expr, 0)
+    facts = _Values(names, inference_decorators).of(expr, 0)
+    if facts.requires_grad is _CYCLE or facts.accelerator is _CYCLE or facts.integer is _CYCLE:
+        return TensorFacts(*(_unknown(f.reason) if f is _CYCLE else f
+                             for f in (facts.requires_grad, facts.accelerator, facts.integer)),
+                           facts.leaf)
+    return facts
 
 
 def conversion_facts(names: NameIndex, expr: cst.BaseExpression,
@@ -142,7 +155,7 @@ def conversion_facts(names: NameIndex, expr: cst.BaseExpression,
 def _any(facts: Iterable[Fact], empty: Fact) -> Fact:
     """The fact of a value that has a property when any of its sources may: yes if one is
     yes, no if all are no, else unknown."""
-    facts = list(facts)
+    facts = _without_cycles(facts)
     if not facts:
         return empty
     for fact in facts:
@@ -156,7 +169,7 @@ def _any(facts: Iterable[Fact], empty: Fact) -> Fact:
 
 def _all_yes(facts: Iterable[Fact], empty: Fact) -> Fact:
     """Integer when every source is; not when any is not."""
-    facts = list(facts)
+    facts = _without_cycles(facts)
     if not facts:
         return empty
     for fact in facts:
@@ -165,14 +178,22 @@ def _all_yes(facts: Iterable[Fact], empty: Fact) -> Fact:
     return facts[0]
 
 
+def _without_cycles(facts: Iterable[Fact]) -> list[Fact]:
+    """``facts`` without the contributions of cycles; just the cycle when that is all."""
+    facts = list(facts)
+    kept = [fact for fact in facts if fact is not _CYCLE]
+    return kept if kept or not facts else [_CYCLE]
+
+
 def _join(alternatives: list[TensorFacts]) -> TensorFacts:
     """The facts of a value that is one of ``alternatives`` (several bindings, branches)."""
     if not alternatives:
         return _UNKNOWN_FACTS
     if len(alternatives) == 1:
         return alternatives[0]
-    integer = alternatives[0].integer
-    if any(a.integer.answer != integer.answer for a in alternatives):
+    integers = _without_cycles(a.integer for a in alternatives)
+    integer = integers[0]
+    if any(other.answer != integer.answer for other in integers):
         integer = _unknown("integer in one place, not in another")
     return TensorFacts(_any((a.requires_grad for a in alternatives), _UNKNOWN_FACTS.requires_grad),
                        _any((a.accelerator for a in alternatives), _UNKNOWN_FACTS.accelerator),
@@ -218,7 +239,8 @@ _KEEPS_ALL = frozenset({
     "reshape_as", "flip", "fliplr", "flipud", "roll", "unfold", "index_select", "gather",
     "masked_select", "take", "movedim", "swapaxes", "tile", "repeat_interleave", "squeeze_",
     "unsqueeze_", "detach_", "pin_memory", "share_memory_", "unflatten", "ravel", "diagonal",
-    "tril", "triu", "abs", "neg", "clamp", "clip",
+    "tril", "triu", "abs", "neg", "clamp", "clip", "fill_", "zero_", "normal_", "uniform_",
+    "random_", "exponential_", "fill_diagonal_", "clamp_",
 })
 """Methods whose result has the receiver's dtype and device (grad follows it too)."""
 _INDEX_PAIRS = frozenset({"max", "min", "sort", "topk", "kthvalue", "median", "mode", "cummax",
@@ -249,7 +271,9 @@ class _Values:
         known = self.memo.get(id(expr))
         if known is not None:
             return known
-        if depth > _MAX_DEPTH or id(expr) in self.active:
+        if id(expr) in self.active:
+            return _CYCLE_FACTS
+        if depth > _MAX_DEPTH:
             return _UNKNOWN_FACTS
         self.active.add(id(expr))
         try:
@@ -374,6 +398,11 @@ class _Values:
         if not qualified.startswith("torch."):
             if qualified.startswith(("numpy.", "math.", "random.")):
                 return _PLAIN
+            returned = self.names.project.returns(qualified)
+            if returned is not None and returned.kind in ("detached-cpu-tensor", "cpu-tensor"):
+                grad = (_no(returned.reason) if returned.kind == "detached-cpu-tensor" else
+                        self._computed(call, _unknown(returned.reason)))
+                return TensorFacts(grad, _no(returned.reason), _unknown(returned.reason))
             return TensorFacts(self._computed(call, _unknown(f"result of `{qualified}`")),
                                _unknown(f"result of `{qualified}`"),
                                _unknown(f"result of `{qualified}`"))
@@ -551,6 +580,12 @@ class _Values:
             return self._derived(call, source, accelerator=_yes("`.cuda()`"))
         if method == "to":
             return self._to(call, source)
+        if method in ("type", "type_as") and len(call.args) == 1 and call.args[0].keyword is None:
+            target = call.args[0].value
+            integer = (self._dtype_integer(target) if method == "type"
+                       else self._operand(target, depth).integer)
+            if integer is not None:
+                return self._derived(call, source, integer=integer)
         if method in _INTEGER_CASTS:
             return self._derived(call, source, integer=_yes(f"`.{method}()`"))
         if method in _FLOAT_CASTS:
