@@ -151,6 +151,14 @@ ACCELERATOR = [
     ("import torch\nwith torch.device('cuda'):\n    probe = torch.zeros(3)\n", "unknown",
      "changes the default device"),
     ("import torch\ndef f(t):\n    probe = torch.tensor(t)\n", "unknown", "not known"),
+    ("import torch\nfrom torch.utils.data import DataLoader, Dataset\nclass OnDevice(Dataset):\n"
+     "    def __getitem__(self, i):\n        return self.x[i].to(self.device)\n"
+     "loader = DataLoader(OnDevice(), 4)\nfor batch in loader:\n    probe = batch\n",
+     "unknown", "not known"),
+    ("import torch\nfrom torch.utils.data import DataLoader, Dataset\nclass OnCpu(Dataset):\n"
+     "    def __getitem__(self, i):\n        return self.x[i]\n"
+     "loader = DataLoader(OnCpu(), 4)\nfor batch in loader:\n    probe = batch\n",
+     "no", "collated on the CPU"),
 ]
 
 

@@ -858,6 +858,8 @@ class _Values:
             contents = self._tensor_dataset(dataset, depth)
             if contents is not None:
                 return contents
+            if self._dataset_moves_items(dataset):
+                return None
         reason = "a DataLoader batch (collated on the CPU, without grad)"
         return TensorFacts(_no(reason), _no(reason), _unknown("the dataset's dtype"))
 
@@ -873,6 +875,30 @@ class _Values:
                 .endswith("TensorDataset"):
             return _join([self.of(a.value, depth) for a in construct.args])
         return None
+
+    def _dataset_moves_items(self, dataset: cst.BaseExpression) -> bool:
+        """A dataset class of this file whose ``__getitem__`` moves or builds tensors on a
+        device (``.cuda()``, ``.to(...)``, ``device=``): its batches may live anywhere."""
+        construct = dataset
+        if isinstance(dataset, cst.Name):
+            bindings = reaching_bindings(self.names, dataset)
+            if len(bindings) != 1 or bindings[0].value is None:
+                return False
+            construct = bindings[0].value
+        if not (isinstance(construct, cst.Call) and isinstance(construct.func, cst.Name)):
+            return False
+        binding = self.names.binding_of(construct.func)
+        if binding is None or not isinstance(binding.node, cst.ClassDef):
+            return False
+        for statement in binding.node.body.body:
+            if isinstance(statement, cst.FunctionDef) and statement.name.value == "__getitem__":
+                for node in walk_local(statement.body):
+                    if isinstance(node, cst.Attribute) and node.attr.value in ("cuda", "to"):
+                        return True
+                    if isinstance(node, cst.Arg) and node.keyword is not None and \
+                            node.keyword.value == "device":
+                        return True
+        return False
 
     # ------------------------------------------------------------ lists
     def _list_elements(self, expr: cst.BaseExpression, depth: int) -> TensorFacts | None:
