@@ -47,6 +47,10 @@ NO_GRAD = [
     ("import torch\nimport numpy as np\nprobe = torch.from_numpy(np.ones(3))\n",
      "`torch.from_numpy` makes a tensor without grad"),
     ("import torch\nprobe = torch.zeros(3)\n", "without `requires_grad=True`"),
+    ("import torch\nw = torch.zeros(3, requires_grad=True)\nprobe = torch.tensor(w)\n",
+     "made by `torch.tensor` without `requires_grad=True`"),
+    ("import torch\nimport numpy as np\nprobe = torch.Tensor(np.ones(3))\n",
+     "made by `torch.Tensor` without `requires_grad=True`"),
     ("import torch\nfrom torch.utils.data import DataLoader\nloader = DataLoader(ds, 4)\n"
      "for images, labels in loader:\n    probe = labels\n", "a DataLoader batch"),
     ("import torch\nfrom torch.utils.data import DataLoader\nloader = DataLoader(ds, 4)\n"
@@ -101,6 +105,8 @@ MAY_REQUIRE_GRAD = [
     ("import torch\nprobe = torch.zeros(3, requires_grad=True)\n", "yes",
      "with `requires_grad=True`"),
     (NET + "for p in net.parameters():\n    probe = p\n", "yes", "loop over `.parameters()`"),
+    ("import torch\nw = torch.zeros(3, requires_grad=True)\nprobe = torch.Tensor(w)\n", "yes",
+     "with `requires_grad=True`"),
     (NET + "buf = torch.zeros(3)\nbuf[0] = net(x).sum()\nprobe = buf\n", "yes",
      "output of a module"),
     (NET + "buf = torch.zeros(3)\nbuf.copy_(net(x))\nprobe = buf\n", "yes", "output of a module"),
@@ -304,6 +310,10 @@ def test_the_torch_behaviour_the_facts_rely_on() -> None:
     assert not images.requires_grad and images.device.type == "cpu"
     distribution = torch.distributions.Categorical(logits=w)
     assert not distribution.sample().requires_grad
+    with pytest.warns(UserWarning):
+        assert not torch.tensor(w).requires_grad  # a copy, detached
+    assert torch.Tensor(w).requires_grad  # the legacy constructor aliases a tensor argument
+    assert torch.Tensor(torch.zeros(2, device="meta")).device.type == "meta"
     buf = torch.zeros(3)
     buf[0] = (w * 2).sum()  # writing a value that requires grad makes the buffer require it
     assert buf.requires_grad

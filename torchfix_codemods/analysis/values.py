@@ -210,6 +210,9 @@ _FACTORIES = {
     "zeros_like": "like", "ones_like": "like", "empty_like": "like", "full_like": "like",
     "rand_like": "no", "randn_like": "no", "randint_like": "like",
 }
+_LEGACY_CONSTRUCTORS = frozenset({"Tensor", "FloatTensor", "DoubleTensor", "HalfTensor",
+                                  "LongTensor", "IntTensor", "ShortTensor", "ByteTensor",
+                                  "CharTensor", "BoolTensor"})
 _INTEGER_RESULTS = frozenset({
     "argmax", "argmin", "argsort", "nonzero", "bucketize", "searchsorted", "multinomial",
     "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal",
@@ -462,9 +465,12 @@ class _Values:
         like = _FACTORIES[name] == "like"
         data = next((a.value for a in call.args if a.keyword is None and not a.star), None)
         source = None
-        if data is not None and (like or name in ("tensor", "Tensor", "FloatTensor")) and \
+        if data is not None and (like or name == "tensor" or name in _LEGACY_CONSTRUCTORS) and \
                 not provenance(self.names, data).is_not_tensor:
             source = self._operand(data, depth)  # a copy of a tensor keeps its device
+            if name in _LEGACY_CONSTRUCTORS:
+                # `torch.Tensor(t)` returns `t` itself (measured: its grad and device too).
+                return source
         leaf = False
         requested = keywords.get("requires_grad")
         if requested is None or literal_bool(requested) is False:
