@@ -7,6 +7,7 @@ from collections.abc import Iterable
 import libcst as cst
 
 from torchfix_codemods.analysis.names import NameIndex
+from torchfix_codemods.analysis.project import ClassFacts, ReturnFacts
 from torchfix_codemods.engine import process
 from torchfix_codemods.findings import FileResult, Finding
 from torchfix_codemods.options import FileOptions
@@ -59,3 +60,24 @@ def probe(source: str) -> tuple[NameIndex, cst.BaseExpression]:
     assert isinstance(statement, (cst.Assign, cst.Return, cst.Expr))
     assert statement.value is not None
     return names, statement.value
+
+
+class FakeProject:
+    """A project index that knows only what a test tells it (``ProjectFacts``)."""
+
+    def __init__(self, *, version_flags: dict[str, bool] | None = None,
+                 returns: dict[str, ReturnFacts] | None = None) -> None:
+        self.version_flags = version_flags or {}
+        self.returned = returns or {}
+
+    def module_name(self, path: str) -> str | None:
+        return None
+
+    def class_facts(self, qualified: str) -> ClassFacts | None:
+        return None
+
+    def returns(self, qualified: str) -> ReturnFacts | None:
+        return self.returned.get(qualified)
+
+    def version_flag(self, qualified: str) -> bool | None:
+        return self.version_flags.get(qualified)

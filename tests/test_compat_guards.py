@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import libcst as cst
 import pytest
-from support import findings, fix_bytes, options_for
+from support import FakeProject, findings, fix_bytes, options_for
 
 from torchfix_codemods.analysis.compat import guard_of
 from torchfix_codemods.analysis.names import NameIndex
 from torchfix_codemods.analysis.project import (
     NO_PROJECT,
-    ClassFacts,
     ProjectFacts,
-    ReturnFacts,
 )
 from torchfix_codemods.engine import process
 from torchfix_codemods.source import SourceUnit
@@ -109,23 +107,9 @@ def test_code_that_only_looks_like_a_fallback_is_not_guarded(source: str) -> Non
     assert found and not any(found.values()), found
 
 
-class _Flags:
+def _flags(flags: dict[str, bool]) -> FakeProject:
     """A project whose index knows which module-level names are torch-version flags."""
-
-    def __init__(self, flags: dict[str, bool]) -> None:
-        self.flags = flags
-
-    def module_name(self, path: str) -> str | None:
-        return None
-
-    def class_facts(self, qualified: str) -> ClassFacts | None:
-        return None
-
-    def returns(self, qualified: str) -> ReturnFacts | None:
-        return None
-
-    def version_flag(self, qualified: str) -> bool | None:
-        return self.flags.get(qualified)
+    return FakeProject(version_flags=flags)
 
 
 FLAG = "lightning.fabric.utilities.imports._TORCH_GREATER_EQUAL_2_4"
@@ -135,22 +119,22 @@ IMPORTED = "import torch\nfrom lightning.fabric.utilities.imports import _TORCH_
 def test_an_imported_flag_guards_through_the_project_seam() -> None:
     source = IMPORTED + f"if _TORCH_GREATER_EQUAL_2_4:\n    x = 1\nelse:\n    s = {OLD}\n"
     assert _guarded_calls(source) == {"old1": False}  # without the index: unknown
-    assert _guarded_calls(source, _Flags({FLAG: True})) == {"old1": True}
-    assert _guarded_calls(source, _Flags({FLAG: False})) == {"old1": False}
+    assert _guarded_calls(source, _flags({FLAG: True})) == {"old1": True}
+    assert _guarded_calls(source, _flags({FLAG: False})) == {"old1": False}
 
 
 def test_a_project_flag_without_direction_guards_the_branch_without_the_newer_api() -> None:
     source = IMPORTED + f"if _TORCH_GREATER_EQUAL_2_4:\n    s = {NEW}\nelse:\n    s = {OLD}\n"
-    assert _guarded_calls(source, _Flags({FLAG: True})) == {"new1": False, "old1": True}
+    assert _guarded_calls(source, _flags({FLAG: True})) == {"new1": False, "old1": True}
     neither = IMPORTED + f"if _TORCH_GREATER_EQUAL_2_4:\n    s = {OLD}\nelse:\n    s = {OLD}\n"
-    assert _guarded_calls(neither, _Flags({FLAG: True})) == {"old1": True, "old2": True}
+    assert _guarded_calls(neither, _flags({FLAG: True})) == {"old1": True, "old2": True}
 
 
 def test_a_version_check_function_of_the_project_guards_its_old_branch() -> None:
     source = ("import torch\nfrom accel.utils import torch_ok\n"
               f"if torch_ok('2.3'):\n    s = {NEW}\nelse:\n    s = {OLD}\n")
     assert _guarded_calls(source) == {"new1": False, "old1": False}
-    assert _guarded_calls(source, _Flags({"accel.utils.torch_ok": True})) == {
+    assert _guarded_calls(source, _flags({"accel.utils.torch_ok": True})) == {
         "new1": False, "old1": True}
 
 
@@ -176,7 +160,7 @@ def test_the_project_flag_reaches_the_engine() -> None:
     plain = process(unit, options_for(["TFC401"]), apply_fixes=False)
     assert [f.code for f in plain.findings] == ["TFC401"]
     flagged = process(unit, options_for(["TFC401"]), apply_fixes=False,
-                      project=_Flags({FLAG: True}))
+                      project=_flags({FLAG: True}))
     assert flagged.findings == []
 
 

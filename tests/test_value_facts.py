@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import libcst as cst
 import pytest
-from support import probe
+from support import FakeProject, probe
 
 from torchfix_codemods.analysis.flow import reaching_bindings
 from torchfix_codemods.analysis.grad_mode import grad_mode_at
 from torchfix_codemods.analysis.names import NameIndex
-from torchfix_codemods.analysis.project import ClassFacts, ReturnFacts
+from torchfix_codemods.analysis.project import ReturnFacts
 from torchfix_codemods.analysis.values import TensorFacts, conversion_facts, tensor_facts
 
 
@@ -209,37 +209,18 @@ def test_requires_grad_guard_in_a_conditional_expression() -> None:
     assert still_open.requires_grad.answer == "unknown"
 
 
-class _Returns:
-    """A project whose index knows what some functions of other files return."""
-
-    def __init__(self, returns: dict[str, ReturnFacts]) -> None:
-        self.table = returns
-
-    def module_name(self, path: str) -> str | None:
-        return None
-
-    def class_facts(self, qualified: str) -> ClassFacts | None:
-        return None
-
-    def returns(self, qualified: str) -> ReturnFacts | None:
-        return self.table.get(qualified)
-
-    def version_flag(self, qualified: str) -> bool | None:
-        return None
-
-
 def test_what_a_function_of_another_file_returns_comes_from_the_project() -> None:
     source = "import torch\nfrom utils import predict\nprobe = predict(model, x)\n"
     module = cst.parse_module(source)
     value = module.body[-1].body[0].value  # type: ignore[attr-defined]
     alone = tensor_facts(NameIndex.build(module), value)
     assert alone.requires_grad.answer == "unknown" and alone.accelerator.answer == "unknown"
-    project = _Returns({"utils.predict": ReturnFacts(
+    project = FakeProject(returns={"utils.predict": ReturnFacts(
         "detached-cpu-tensor", "`utils.predict` returns `.detach().cpu()` (utils.py)")})
     facts = tensor_facts(NameIndex.build(module, project), value)
     assert facts.requires_grad.answer == "no" and facts.accelerator.answer == "no"
     assert "utils.py" in facts.requires_grad.reason
-    cpu_only = _Returns({"utils.predict": ReturnFacts("cpu-tensor", "returns `.cpu()`")})
+    cpu_only = FakeProject(returns={"utils.predict": ReturnFacts("cpu-tensor", "returns `.cpu()`")})
     facts = tensor_facts(NameIndex.build(module, cpu_only), value)
     assert facts.requires_grad.answer == "unknown" and facts.accelerator.answer == "no"
 

@@ -842,15 +842,19 @@ class _Values:
             return _join(batches) if batches else None
         return None
 
+    def _constructed(self, expr: cst.BaseExpression) -> cst.Call | None:
+        """The call that built ``expr``: itself, or the one value a name is bound to."""
+        if isinstance(expr, cst.Name):
+            bindings = reaching_bindings(self.names, expr)
+            if len(bindings) != 1 or bindings[0].kind != "assign":
+                return None
+            expr = bindings[0].value  # type: ignore[assignment]
+        return expr if isinstance(expr, cst.Call) else None
+
     def _loader_batch(self, expr: cst.BaseExpression, depth: int) -> TensorFacts | None:
         """Batches of ``torch.utils.data.DataLoader(...)`` (or a name bound to one)."""
-        construct = expr
-        if isinstance(expr, cst.Name) and depth < _MAX_DEPTH:
-            bindings = reaching_bindings(self.names, expr)
-            if len(bindings) != 1 or bindings[0].kind != "assign" or bindings[0].value is None:
-                return None
-            construct = bindings[0].value
-        if not isinstance(construct, cst.Call):
+        construct = self._constructed(expr)
+        if construct is None:
             return None
         qualified = self.names.qualified_name(construct.func) or ""
         if not (qualified.startswith("torch.utils.data") and qualified.endswith("DataLoader")):
@@ -871,13 +875,8 @@ class _Values:
 
     def _tensor_dataset(self, dataset: cst.BaseExpression, depth: int) -> TensorFacts | None:
         """The tensors a ``TensorDataset(a, b)`` hands out (None for other datasets)."""
-        construct = dataset
-        if isinstance(dataset, cst.Name):
-            bindings = reaching_bindings(self.names, dataset)
-            if len(bindings) != 1 or bindings[0].value is None:
-                return None
-            construct = bindings[0].value
-        if isinstance(construct, cst.Call) and (self.names.qualified_name(construct.func) or "") \
+        construct = self._constructed(dataset)
+        if construct is not None and (self.names.qualified_name(construct.func) or "") \
                 .endswith("TensorDataset"):
             return _join([self.of(a.value, depth) for a in construct.args])
         return None
@@ -885,13 +884,8 @@ class _Values:
     def _dataset_moves_items(self, dataset: cst.BaseExpression) -> bool:
         """A dataset class of this file whose ``__getitem__`` moves or builds tensors on a
         device (``.cuda()``, ``.to(...)``, ``device=``): its batches may live anywhere."""
-        construct = dataset
-        if isinstance(dataset, cst.Name):
-            bindings = reaching_bindings(self.names, dataset)
-            if len(bindings) != 1 or bindings[0].value is None:
-                return False
-            construct = bindings[0].value
-        if not (isinstance(construct, cst.Call) and isinstance(construct.func, cst.Name)):
+        construct = self._constructed(dataset)
+        if construct is None or not isinstance(construct.func, cst.Name):
             return False
         binding = self.names.binding_of(construct.func)
         if binding is None or not isinstance(binding.node, cst.ClassDef):
