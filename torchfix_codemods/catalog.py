@@ -80,11 +80,12 @@ def select(selector: str) -> list[RuleEntry]:
     """Rules a code or prefix selects (``TFC1``, ``TFC101``, ``ALL``).
 
     A prefix selects only rules that are on by default; naming a rule's full
-    code selects it even when it is off by default.
+    code selects it even when it is off by default, and ``ALL`` selects every
+    rule, as in ruff.
     """
     selector = selector.strip().upper()
     if selector == "ALL":
-        return [e for e in CATALOG if e.default_enabled]
+        return list(CATALOG)
     if selector in entries_by_code():
         return [entries_by_code()[selector]]
     found = [e for e in CATALOG if e.code.startswith(selector)]

@@ -21,10 +21,12 @@ from torchfix_codemods.catalog import UnknownRuleCode
 from torchfix_codemods.configuration import Configuration
 from torchfix_codemods.discovery import DiscoveryError, discover
 from torchfix_codemods.findings import FileResult, Safety
+from torchfix_codemods.migrate.model import DEFAULT_BRANCH
 from torchfix_codemods.report.diff import render_diff
 from torchfix_codemods.report.github import render_github
 from torchfix_codemods.report.json import render_json
 from torchfix_codemods.report.sarif import RuleInfo, render_sarif
+from torchfix_codemods.report.statistics import render_fixes, render_statistics
 from torchfix_codemods.report.summary import summarize
 from torchfix_codemods.report.text import render_summary, render_text
 from torchfix_codemods.rules.registry import all_rules, rule_by_code
@@ -118,6 +120,23 @@ ConfigOpt = Annotated[
 ]
 
 
+StatisticsOpt = Annotated[
+    bool,
+    typer.Option("--statistics", help="Print a count per rule code instead of every finding "
+                 "(text or json)."),
+]
+ShowFixesOpt = Annotated[
+    bool,
+    typer.Option("--show-fixes", help="Say what each fix does: under each finding (check), "
+                 "or every fix applied, per file and code (fix)."),
+]
+ExitZeroOpt = Annotated[
+    bool,
+    typer.Option("--exit-zero", help="Exit 0 even when findings remain or the diff is not "
+                 "empty (2 still means bad usage)."),
+]
+
+
 def _split(values: list[str] | None) -> tuple[str, ...] | None:
     if values is None:
         return None
@@ -157,8 +176,10 @@ def _rule_infos() -> list[RuleInfo]:
 
 
 def _emit(results: list[FileResult], output_format: str, *, fixing: bool,
-          unsafe_fixes: bool) -> None:
-    if output_format == "json":
+          unsafe_fixes: bool, statistics: bool = False, show_fixes: bool = False) -> None:
+    if statistics:
+        render_statistics(stdout, results, output_format)
+    elif output_format == "json":
         stdout.file.write(render_json(results) + "\n")
     elif output_format == "sarif":
         stdout.file.write(render_sarif(results, _rule_infos()) + "\n")
@@ -167,7 +188,20 @@ def _emit(results: list[FileResult], output_format: str, *, fixing: bool,
         if text:
             stdout.file.write(text + "\n")
     else:
-        render_text(stdout, results, fixing=fixing, unsafe_fixes=unsafe_fixes)
+        if fixing and show_fixes:
+            render_fixes(stdout, results, dry_run=False)
+        render_text(stdout, results, fixing=fixing, unsafe_fixes=unsafe_fixes,
+                    show_fixes=show_fixes and not fixing)
+
+
+def _check_statistics_format(statistics: bool, output_format: str) -> None:
+    if statistics and output_format not in ("text", "json"):
+        raise fail(f"--statistics: supports text and json output, got {output_format!r}")
+
+
+def _exit(findings: bool, exit_zero: bool) -> typer.Exit:
+    """1 when findings remain (or a diff is not empty), unless ``--exit-zero``."""
+    return typer.Exit(EXIT_FINDINGS if findings and not exit_zero else EXIT_CLEAN)
 
 
 @app.command()
@@ -184,6 +218,9 @@ def check(
     config: ConfigOpt = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the "
                                            "result cache (.torchfix_cache).")] = False,
+    statistics: StatisticsOpt = False,
+    show_fixes: ShowFixesOpt = False,
+    exit_zero: ExitZeroOpt = False,
 ) -> None:
     """Report findings; exit 1 when there are any. Writes nothing but its cache."""
     overrides = _overrides(select, ignore, extend_select, output_format, target_torch, jobs,
@@ -191,10 +228,12 @@ def check(
     if no_cache:
         overrides = dataclasses.replace(overrides, cache=False)
     files, settings = _prepare(paths, overrides)
+    _check_statistics_format(statistics, settings.output_format)
     results = run_paths(files, settings, Mode.CHECK)
-    _emit(results, settings.output_format, fixing=False, unsafe_fixes=settings.unsafe_fixes)
+    _emit(results, settings.output_format, fixing=False, unsafe_fixes=settings.unsafe_fixes,
+          statistics=statistics, show_fixes=show_fixes)
     summary = summarize(results)
-    raise typer.Exit(EXIT_FINDINGS if summary.findings or summary.errors else EXIT_CLEAN)
+    raise _exit(bool(summary.findings or summary.errors), exit_zero)
 
 
 @app.command()
@@ -214,26 +253,40 @@ def fix(
     exclude: ExcludeOpt = None,
     extend_exclude: ExtendExcludeOpt = None,
     config: ConfigOpt = None,
+    statistics: StatisticsOpt = False,
+    show_fixes: ShowFixesOpt = False,
+    exit_zero: ExitZeroOpt = False,
 ) -> None:
-    """Apply safe fixes in place (with --unsafe-fixes, also unsafe ones); report the rest."""
+    """Apply safe fixes in place (with --unsafe-fixes, also unsafe ones); report the rest.
+
+    With --diff, print what would change (each hunk names its rule codes and their
+    fix safety) and write nothing.
+    """
     overrides = _overrides(select, ignore, extend_select, output_format, target_torch, jobs,
                            exclude, extend_exclude, config, unsafe_fixes or None)
     files, settings = _prepare(paths, overrides)
+    fmt = settings.output_format
+    _check_statistics_format(statistics, fmt)
     mode = Mode.DIFF if diff else Mode.FIX
     results = run_paths(files, settings, mode)
     unsafe = settings.unsafe_fixes
-    fmt = settings.output_format
-    if diff:
-        if fmt == "json":
-            stdout.file.write(render_json(results) + "\n")
-            changed = sum(1 for r in results if r.changed)
-        else:
-            changed = render_diff(stdout, results)
-            render_summary(stderr, results, fixing=True, unsafe_fixes=unsafe, dry_run=True)
-        raise typer.Exit(EXIT_FINDINGS if changed else EXIT_CLEAN)
-    _emit(results, fmt, fixing=True, unsafe_fixes=unsafe)
     summary = summarize(results)
-    raise typer.Exit(EXIT_FINDINGS if summary.findings or summary.errors else EXIT_CLEAN)
+    if diff:
+        if fmt == "json" and not statistics:
+            stdout.file.write(render_json(results) + "\n")
+        else:
+            render_diff(stdout, results)
+            if show_fixes:
+                render_fixes(stderr, results, dry_run=True)
+            if statistics:
+                render_statistics(stderr, results, fmt)
+            else:
+                render_summary(stderr, results, fixing=True, unsafe_fixes=unsafe, dry_run=True)
+        # The README's exit-code table: 1 while the diff is not empty or findings remain.
+        raise _exit(bool(summary.changed_files or summary.findings or summary.errors), exit_zero)
+    _emit(results, fmt, fixing=True, unsafe_fixes=unsafe, statistics=statistics,
+          show_fixes=show_fixes)
+    raise _exit(bool(summary.findings or summary.errors), exit_zero)
 
 
 @app.command("rules")
@@ -298,6 +351,138 @@ def verify(
     from torchfix_codemods.verify import run_verify
 
     raise typer.Exit(run_verify(paths, jobs=jobs, timeout=timeout))
+
+
+@app.command()
+def migrate(
+    repositories: Annotated[list[str], typer.Argument(
+        help="Git repositories (or directories inside one) to migrate.", show_default=False)],
+    branch: Annotated[str, typer.Option("--branch", help="The branch to create (or add to) "
+                                        "in each repository.")] = DEFAULT_BRANCH,
+    commit_per: Annotated[str, typer.Option("--commit-per", help="One commit per rule, per "
+                                            "rule family (TFC1xx) or one for all.")] = "rule",
+    unsafe_fixes: Annotated[bool, typer.Option("--unsafe-fixes", help="Also apply fixes that "
+                                               "change behaviour on purpose.")] = False,
+    test_cmd: Annotated[Optional[str], typer.Option(  # noqa: UP045
+        "--test-cmd", help="Shell command that runs the repository's tests; it runs on the "
+        "base and after each commit, and a commit that breaks passing tests is dropped.",
+        show_default=False)] = None,
+    test_timeout: Annotated[float, typer.Option("--test-timeout", min=1, help="Seconds one run "
+                                                "of --test-cmd may take.")] = 1800.0,
+    allow_dirty: Annotated[bool, typer.Option("--allow-dirty", help="Migrate the last commit "
+                                              "even when the checkout has uncommitted "
+                                              "changes (they are not part of it).")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Rebuild the branch from HEAD when it "
+                                        "exists and does not contain HEAD.")] = False,
+    push: Annotated[Optional[str], typer.Option(  # noqa: UP045
+        "--push", help="Push the branch to this remote (nothing is pushed without it).",
+        show_default=False)] = None,
+    open_pr: Annotated[bool, typer.Option("--open-pr", help="Open the pull request with `gh` "
+                                          "(needs --push), or print the command when gh is "
+                                          "not installed or not logged in.")] = False,
+    select: SelectOpt = None,
+    ignore: IgnoreOpt = None,
+    extend_select: ExtendSelectOpt = None,
+    output_format: Annotated[Optional[str], typer.Option(  # noqa: UP045
+        "--format", help="Output format: text or json.", show_default=False)] = None,
+    target_torch: TargetOpt = None,
+    jobs: JobsOpt = None,
+    exclude: ExcludeOpt = None,
+    extend_exclude: ExtendExcludeOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Make a branch per repository with one commit per rule that changed something, and a PR body.
+
+    Works in a separate git worktree: the checked-out branch and files are never
+    changed. Exit 0 when every repository was migrated (findings left for a person
+    are in the PR body), 1 when a commit was dropped by --test-cmd or a repository
+    failed, 2 when a repository is refused (uncommitted changes, not a repository).
+    """
+    from torchfix_codemods.migrate.campaign import migrate_all, prepare_all
+    from torchfix_codemods.migrate.model import COMMIT_PER, MigrateOptions
+    from torchfix_codemods.migrate.output import render_json, render_table
+
+    if commit_per not in COMMIT_PER:
+        raise fail(f"--commit-per: must be one of {', '.join(COMMIT_PER)}, got {commit_per!r}")
+    if output_format not in (None, "text", "json"):
+        raise fail(f"--format: 'migrate' supports text and json, got {output_format!r}")
+    if open_pr and push is None:
+        raise fail("--open-pr needs --push REMOTE: the branch must be on the remote first")
+    if config is not None:
+        config = str(Path(config).resolve())
+    overrides = _overrides(select, ignore, extend_select, None, target_torch, jobs, exclude,
+                           extend_exclude, config, unsafe_fixes or None)
+    options = MigrateOptions(
+        overrides=overrides, branch=branch, commit_per=commit_per, test_cmd=test_cmd,
+        test_timeout=test_timeout, allow_dirty=allow_dirty, force=force, push=push,
+        open_pr=open_pr, reproduce=_reproduce_command(
+            branch=branch, commit_per=commit_per, unsafe_fixes=unsafe_fixes, test_cmd=test_cmd,
+            select=select, ignore=ignore, extend_select=extend_select,
+            target_torch=target_torch, exclude=exclude, extend_exclude=extend_exclude,
+            config=config))
+    targets, refusals = prepare_all(repositories, options)
+    if refusals:
+        for refusal in refusals:
+            stderr.print(f"torchfix-codemods: error: {escape(refusal)}", soft_wrap=True)
+        raise typer.Exit(EXIT_USAGE)
+    with _MigrateProgress([t.path for t in targets]) as progress:
+        outcomes = migrate_all(targets, options, progress.update)
+    if output_format == "json":
+        stdout.file.write(render_json(outcomes, options) + "\n")
+    else:
+        render_table(stdout, outcomes, options)
+    failed = any(o.error or o.dropped for o in outcomes)
+    raise typer.Exit(EXIT_FINDINGS if failed else EXIT_CLEAN)
+
+
+def _reproduce_command(**given: object) -> str:
+    """The ``migrate`` command line without its path (the PR body adds the repository's part)."""
+    import shlex
+
+    words = ["torchfix-codemods", "migrate"]
+    for name, value in given.items():
+        flag = "--" + name.replace("_", "-")
+        if value in (None, False, [], ()) or (name, value) in (
+                ("branch", DEFAULT_BRANCH), ("commit_per", "rule")):
+            continue
+        if value is True:
+            words.append(flag)
+        elif isinstance(value, list):
+            for item in value:
+                words += [flag, str(item)]
+        else:
+            words += [flag, str(value)]
+    return shlex.join(words)
+
+
+class _MigrateProgress:
+    """A progress bar per repository on a terminal; nothing when stderr is piped."""
+
+    def __init__(self, names: list[str]) -> None:
+        self.names = names
+        self.progress = None
+        self.tasks: list[object] = []
+
+    def __enter__(self) -> _MigrateProgress:
+        if stderr.is_terminal:
+            from rich.progress import BarColumn, Progress, TextColumn
+
+            self.progress = Progress(TextColumn("{task.fields[repo]}"), BarColumn(),
+                                     TextColumn("{task.description}"), console=stderr,
+                                     transient=True)
+            self.progress.start()
+            self.tasks = [self.progress.add_task("waiting", total=None, repo=name)
+                          for name in self.names]
+        return self
+
+    def update(self, index: int, what: str, done: int, total: int) -> None:
+        if self.progress is not None:
+            self.progress.update(self.tasks[index], description=escape(what),  # type: ignore[arg-type]
+                                 completed=done, total=total)
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self.progress is not None:
+            self.progress.stop()
 
 
 def main() -> None:

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import libcst as cst
 from libcst.metadata import CodeRange
 
+from torchfix_codemods import attribution
 from torchfix_codemods.analysis.compat import guard_of
 from torchfix_codemods.analysis.imports import Imports
 from torchfix_codemods.analysis.names import NameIndex
@@ -141,8 +142,12 @@ def _prefilter(rules: Sequence[type[Rule]], text: str) -> list[type[Rule]]:
 
 
 def process(unit: SourceUnit, options: FileOptions, *, apply_fixes: bool,
-            project: ProjectFacts = NO_PROJECT) -> FileResult:
-    """Analyse one unit; with ``apply_fixes``, compute its fixed text too."""
+            project: ProjectFacts = NO_PROJECT, locate_edits: bool = False) -> FileResult:
+    """Analyse one unit; with ``apply_fixes``, compute its fixed text too.
+
+    ``locate_edits`` (for ``--diff``) also records which lines each code's fixes
+    touched, so hunks can name their rule (see ``attribution``).
+    """
     rules = active_rules(options)
     result = FileResult(unit.path, original=unit.text)
     codes = {rule.code for rule in rules}
@@ -168,7 +173,7 @@ def process(unit: SourceUnit, options: FileOptions, *, apply_fixes: bool,
     if not apply_fixes:
         result.findings = _to_findings(unit.path, first.located, options, applied=set())
         return result
-    return _fix(unit, module, runnable, options, project, first, result)
+    return _fix(unit, module, runnable, options, project, first, result, locate_edits)
 
 
 def _syntax_finding(path: str, line: int, column: int, message: str) -> Finding:
@@ -260,9 +265,11 @@ def _fix(
     project: ProjectFacts,
     first: _Analysis,
     result: FileResult,
+    locate_edits: bool = False,
 ) -> FileResult:
     text = unit.text
     applied: list[Located] = []
+    rounds: list[tuple[cst.Module, list[tuple[str, Fix]]]] = []
     withheld: str | None = None
     current = first
     current_module = module
@@ -287,6 +294,7 @@ def _fix(
             withheld = problem
             break
         applied.extend(item for item, _ in chosen)
+        rounds.append((current_module, [(item[0].rule.code, fix) for item, fix in chosen]))
         text = new_text
         current_module = cst.parse_module(text)
         current = _analyse(unit, current_module, rules, options, project, noqa_lines(text))
@@ -299,6 +307,8 @@ def _fix(
         return result
     result.fixed = text
     result.new_bytes = unit.encode(text)
+    if locate_edits:
+        result.edits_by_code = attribution.locate_edits(unit.text, rounds)
     remaining = _to_findings(unit.path, current.located, options, applied=set())
     done = _to_findings(unit.path, applied, options, applied={id(f) for f, _ in applied})
     result.findings = sorted(done + remaining, key=Finding.sort_key)

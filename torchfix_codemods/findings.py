@@ -77,6 +77,9 @@ class FileResult:
     fixed: str | None = None
     new_bytes: bytes | None = None
     error: str | None = None
+    edits_by_code: dict[str, list[tuple[int, int]]] | None = None
+    """For ``--diff`` of a file fixed by several codes: the old-line ranges (0-based,
+    half-open) each code's fixes touch (see ``attribution``)."""
 
     @property
     def changed(self) -> bool:

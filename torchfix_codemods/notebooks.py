@@ -78,24 +78,35 @@ class Notebook:
 
     def render(self, fixed: str) -> bytes:
         """The notebook's bytes with the fixed joined text split back into its cells."""
-        pieces = re.split(r"(?m)^" + re.escape(CELL_MARKER) + r"(\d+)\n", fixed)
-        preamble = pieces[0]
         document = json.loads(json.dumps(self.document))
-        first = True
-        for position in range(1, len(pieces), 2):
-            index = int(pieces[position])
-            body = pieces[position + 1]
-            if first and preamble.strip():
-                body = preamble + body  # imports a fix added above the first cell
-            first = False
+        for index, _, new in split_cells(fixed):
             cell = document["cells"][index]
             original = _source_text(cell.get("source", ""))
-            new = _show_magics(body)
             if not original.endswith("\n") and new.endswith("\n"):
                 new = new[:-1]
             if new != original:
                 cell["source"] = _source_lines(new)
         return (json.dumps(document, indent=self.indent, ensure_ascii=False) + "\n").encode()
+
+
+def split_cells(text: str) -> list[tuple[int, int, str]]:
+    """A joined text back as ``(cell index, 0-based line where its source starts, source)``.
+
+    Sources have their magics shown again. Lines above the first marker (imports a
+    fix added) belong to the first cell, which then starts at line 0.
+    """
+    pieces = re.split(r"(?m)^" + re.escape(CELL_MARKER) + r"(\d+)\n", text)
+    preamble = pieces[0]
+    line = preamble.count("\n")
+    cells = []
+    for position in range(1, len(pieces), 2):
+        body = pieces[position + 1]
+        start = line + 1
+        line = start + body.count("\n")
+        if position == 1 and preamble.strip():
+            body, start = preamble + body, 0
+        cells.append((int(pieces[position]), start, _show_magics(body)))
+    return cells
 
 
 def _indent_of(data: bytes) -> int | None:

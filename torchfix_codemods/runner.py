@@ -115,7 +115,8 @@ def _process_data(path: str, data: bytes, settings: Settings, mode: Mode) -> Fil
             unit = read_unit(path, data)
         if isinstance(unit, Finding):
             return FileResult(path, findings=[unit])
-        result = process(unit, settings.options_for(path), apply_fixes=mode is not Mode.CHECK)
+        result = process(unit, settings.options_for(path), apply_fixes=mode is not Mode.CHECK,
+                         locate_edits=mode is Mode.DIFF)
         if notebook is not None:
             _to_cells(result, notebook)
         if mode is Mode.FIX and result.changed and result.new_bytes is not None:

@@ -1,13 +1,21 @@
-"""``fix --diff``: a unified diff per changed file, coloured on a terminal, plain when piped."""
+"""``fix --diff``: a unified diff per changed file, coloured on a terminal, plain when piped.
+
+Each hunk header names the rule codes that produced it and their fix safety
+(``@@ -3,7 +3,7 @@ TFC001 (safe), TFC201 (unsafe)``), the way ruff's
+``--show-fixes`` names each fix, so a reviewer can tell safe changes from
+unsafe ones; ``patch`` and ``git apply`` ignore the text after the second
+``@@``. A notebook's diff shows each changed cell's source under a
+``## cell N`` header (nbdime's style), never the joined form the engine reads.
+"""
 
 from __future__ import annotations
-
-import difflib
 
 from rich.console import Console
 from rich.syntax import Syntax
 
-from torchfix_codemods.findings import FileResult
+from torchfix_codemods.findings import FileResult, Finding
+from torchfix_codemods.notebooks import split_cells
+from torchfix_codemods.textdiff import Block, Hunk, hunks, overlaps, render_hunk_lines
 
 
 def _label(side: str, path: str) -> str:
@@ -16,17 +24,67 @@ def _label(side: str, path: str) -> str:
     return posix if posix.startswith("/") else f"{side}/{posix}"
 
 
+class _Attribution:
+    """Which codes, at which safety, made a hunk of one file."""
+
+    def __init__(self, result: FileResult) -> None:
+        self.applied = [f for f in result.findings if f.fix is not None and f.fix.applied]
+        self.codes = sorted({f.code for f in self.applied})
+        self.edits = result.edits_by_code
+
+    def label(self, hunk: Hunk, cell: int | None, offset: int) -> str:
+        """``TFC001 (safe), TFC002 (unsafe)`` for a hunk whose old lines start at ``offset``."""
+        blocks = [(start + offset, end + offset) for start, end in hunk.blocks]
+        codes = self._codes(blocks)
+        first, last = hunk.old_start + 1, hunk.old_start + max(hunk.old_length, 1)
+        parts = []
+        for code in codes:
+            of_code = [f for f in self.applied if f.code == code]
+            here = [f for f in of_code if f.cell == cell and _spans(f, first, last)]
+            # A code with fixes of both safeties in this file, none of them located in
+            # this hunk (an import it added), names both: never call an unsafe change safe.
+            safeties = sorted({f.fix.safety.value for f in here or of_code})  # type: ignore[union-attr]
+            parts.append(f"{code} ({', '.join(safeties)})")
+        return ", ".join(parts)
+
+    def _codes(self, blocks: list[Block]) -> list[str]:
+        if self.edits is None:
+            return self.codes
+        found = [code for code in self.codes
+                 if any(overlaps(mine, theirs) for mine in blocks for theirs in self.edits[code])]
+        # Edits only the codes together produce (a fix applied to another fix's output).
+        return found or self.codes
+
+
+def _spans(finding: Finding, first: int, last: int) -> bool:
+    return finding.line <= last and finding.end_line >= first
+
+
+def _hunks_text(old: str, new: str, attribution: _Attribution, cell: int | None,
+                offset: int) -> str:
+    out = []
+    for hunk in hunks(old, new):
+        label = attribution.label(hunk, cell, offset)
+        out.append(f"{hunk.header()} {label}\n" if label else f"{hunk.header()}\n")
+        out.append(render_hunk_lines(hunk))
+    return "".join(out)
+
+
 def unified_diff(result: FileResult) -> str:
+    """The file's diff; for a notebook, one section per changed cell."""
     assert result.original is not None and result.fixed is not None
-    lines = difflib.unified_diff(
-        result.original.splitlines(keepends=True),
-        result.fixed.splitlines(keepends=True),
-        fromfile=_label("a", result.path),
-        tofile=_label("b", result.path),
-    )
-    text = "".join(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n"
-                   for line in lines)
-    return text
+    header = f"--- {_label('a', result.path)}\n+++ {_label('b', result.path)}\n"
+    attribution = _Attribution(result)
+    if not result.path.endswith(".ipynb"):
+        return header + _hunks_text(result.original, result.fixed, attribution, None, 0)
+    before = {index: (start, source) for index, start, source in split_cells(result.original)}
+    sections = []
+    for index, _, source in split_cells(result.fixed):
+        start, old = before.get(index, (0, ""))
+        if source != old:
+            sections.append(f"## cell {index + 1}\n"
+                            + _hunks_text(old, source, attribution, index + 1, start))
+    return header + "".join(sections)
 
 
 def render_diff(console: Console, results: list[FileResult]) -> int:

@@ -22,7 +22,14 @@ def _mark(finding: Finding) -> str:
     return "[*] " if fix.safety is Safety.SAFE else "[~] "
 
 
-def _plain_finding(finding: Finding) -> str:
+def _fix_line(finding: Finding) -> str | None:
+    """``fix (safe): add `weights_only=True``` for ``--show-fixes``; None without a usable fix."""
+    if not finding.fixable:
+        return None
+    return f"    fix ({finding.fix.safety.value}): {finding.fix.description}"  # type: ignore[union-attr]
+
+
+def _plain_finding(finding: Finding, show_fix: bool = False) -> str:
     cell = f"cell {finding.cell}:" if finding.cell is not None else ""
     lines = [f"{finding.path}:{cell}{finding.line}:{finding.column}: {finding.code} "
              f"{_mark(finding)}{finding.message}"]
@@ -30,13 +37,16 @@ def _plain_finding(finding: Finding) -> str:
         lines.append(f"    why: {finding.reason}")
     if finding.fix is not None and finding.fix.withheld:
         lines.append(f"    fix withheld: {finding.fix.withheld}")
+    fix_line = _fix_line(finding) if show_fix else None
+    if fix_line:
+        lines.append(fix_line)
     return "\n".join(lines) + "\n"
 
 
-def render_finding(console: Console, finding: Finding) -> None:
+def render_finding(console: Console, finding: Finding, show_fix: bool = False) -> None:
     if not console.is_terminal:
         # Piped output has no colour, and rich's markup parsing costs ~1 ms a line.
-        console.file.write(_plain_finding(finding))
+        console.file.write(_plain_finding(finding, show_fix))
         return
     cell = f"cell {finding.cell}:" if finding.cell is not None else ""
     location = f"{finding.path}:{cell}{finding.line}:{finding.column}:"
@@ -51,14 +61,20 @@ def render_finding(console: Console, finding: Finding) -> None:
     if finding.fix is not None and finding.fix.withheld:
         console.print(f"    [yellow]fix withheld: {escape(finding.fix.withheld)}[/]",
                       highlight=False, soft_wrap=True)
+    fix_line = _fix_line(finding) if show_fix else None
+    if fix_line:
+        console.print(f"[cyan]{escape(fix_line)}[/]", highlight=False, soft_wrap=True)
 
 
 def render_text(console: Console, results: list[FileResult], *, fixing: bool,
-                unsafe_fixes: bool) -> None:
-    """Findings still open (fixed ones are counted, not listed), then the summary."""
+                unsafe_fixes: bool, show_fixes: bool = False) -> None:
+    """Findings still open (fixed ones are counted, not listed), then the summary.
+
+    With ``show_fixes``, each finding that has a fix says what the fix would do.
+    """
     for result in results:
         for finding in sorted(remaining(result.findings), key=Finding.sort_key):
-            render_finding(console, finding)
+            render_finding(console, finding, show_fixes)
         if result.error:
             console.print(f"[bold]{escape(result.path)}:[/] [red]error:[/] {escape(result.error)}",
                           highlight=False, soft_wrap=True)

@@ -1,0 +1,143 @@
+"""``fix --diff`` as a reviewer reads it: git's format, rule and safety per hunk, notebook cells."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from torchfix_codemods.cli import app
+from torchfix_codemods.textdiff import hunks, split_lines
+
+runner = CliRunner()
+
+# Two rules, three hunks: the import TFC106 leaves unused is removed far from its call.
+TWO_RULES = """\
+import torch
+import torch.nn.functional as F
+from torch.autograd import Variable
+
+
+def a(x):
+    return F.sigmoid(x)
+
+
+def unrelated():
+    return 1
+
+
+def more():
+    return 2
+
+
+def b():
+    return Variable(torch.randn(3))
+"""
+
+
+def diff_of(*args: str):
+    return runner.invoke(app, ["fix", "--diff", *args])
+
+
+def hunk_headers(*args: str) -> list[str]:
+    return [line for line in diff_of(*args).stdout.splitlines() if line.startswith("@@")]
+
+
+def git_apply(diff: str, directory: Path) -> None:
+    subprocess.run(["git", "apply", "--unsafe-paths", "-p1", "-"], input=diff, text=True,
+                   cwd=directory, check=True)
+
+
+def test_a_file_without_trailing_newline_gets_gits_marker(tmp_path: Path) -> None:
+    # issue 15: the last changed line ended the output without the marker, and the
+    # summary line was glued to it.
+    source = 'import torch\nx = torch.load("a.pt", map_location="cpu")'
+    (tmp_path / "a.py").write_text(source)
+    done = subprocess.run([sys.executable, "-m", "torchfix_codemods", "fix", "--diff", "a.py"],
+                          cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert done.returncode == 1
+    assert done.stdout.endswith(
+        '-x = torch.load("a.pt", map_location="cpu")\n\\ No newline at end of file\n'
+        '+x = torch.load("a.pt", map_location="cpu", weights_only=True)\n'
+        '\\ No newline at end of file\n')
+    assert done.stderr.startswith("Would fix 1 finding(s) in 1 file(s).")
+    # git agrees: the diff applies and gives the fixed file, still without a newline.
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    shutil.copy(tmp_path / "a.py", copy / "a.py")
+    git_apply(done.stdout, copy)
+    assert (copy / "a.py").read_text() == source.replace('"cpu")', '"cpu", weights_only=True)')
+
+
+def test_lines_end_at_newline_only_as_in_git() -> None:
+    # A form feed is whitespace to Python and no line end to git; str.splitlines splits there.
+    text = "import torch\n\x0c\ndef f():\n    pass\x0c # note\n"
+    assert split_lines(text) == ["import torch\n", "\x0c\n", "def f():\n", "    pass\x0c # note\n"]
+    assert split_lines("a\r\nb") == ["a\r\n", "b"]
+    [hunk] = hunks("a\nb\nc\n", "a\nB\nc\n")
+    assert hunk.header() == "@@ -1,3 +1,3 @@" and hunk.blocks == ((1, 2),)
+
+
+def test_every_hunk_names_its_rules_and_their_safety(tmp_path: Path) -> None:
+    (tmp_path / "c.py").write_text(TWO_RULES)
+    result = diff_of(str(tmp_path / "c.py"))
+    assert result.exit_code == 1
+    headers = [line for line in result.stdout.splitlines() if line.startswith("@@")]
+    assert headers == ["@@ -1,10 +1,9 @@ TFC106 (safe), TFC402 (safe)",
+                       "@@ -16,4 +15,4 @@ TFC106 (safe)"]
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    shutil.copy(tmp_path / "c.py", copy / "c.py")
+    git_apply(result.stdout.replace(str(tmp_path), "").replace("--- /c.py", "--- a/c.py")
+              .replace("+++ /c.py", "+++ b/c.py"), copy)
+    assert runner.invoke(app, ["fix", str(tmp_path / "c.py")]).exit_code == 0
+    assert (copy / "c.py").read_text() == (tmp_path / "c.py").read_text()
+
+
+def test_safe_and_unsafe_hunks_are_told_apart(tmp_path: Path) -> None:
+    source = ("import torch\n\n\ndef restore(model, path):\n"
+              "    model.load_state_dict(torch.load(path, map_location='cpu'))\n\n\n\n\n\n\n"
+              "def tensors(path):\n    return torch.load(path, weights_only=True)['x']\n")
+    (tmp_path / "l.py").write_text(source)
+    assert hunk_headers(str(tmp_path / "l.py")) == ["@@ -2,7 +2,7 @@ TFC001 (safe)"]
+    assert hunk_headers("--unsafe-fixes", str(tmp_path / "l.py")) == [
+        "@@ -2,7 +2,7 @@ TFC001 (safe)", "@@ -10,4 +10,4 @@ TFC002 (unsafe)"]
+
+
+def _notebook(*sources: str) -> dict:
+    return {"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+                       "source": source.splitlines(keepends=True)} for source in sources],
+            "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+
+
+def test_notebook_diff_shows_cells_not_the_joined_text(tmp_path: Path) -> None:
+    path = tmp_path / "nb.ipynb"
+    path.write_text(json.dumps(_notebook(
+        "%matplotlib inline\nimport torch\n",
+        "!nvidia-smi\nckpt = torch.load('m.pt', map_location='cpu')\nprint(ckpt)\n")))
+    result = diff_of(str(path))
+    assert result.exit_code == 1
+    assert "torchfix-codemods: cell" not in result.stdout
+    assert "torchfix-codemods-magic" not in result.stdout
+    body = result.stdout.split("\n", 2)[2]
+    assert body == ("## cell 2\n"
+                    "@@ -1,3 +1,3 @@ TFC001 (safe)\n"
+                    " !nvidia-smi\n"
+                    "-ckpt = torch.load('m.pt', map_location='cpu')\n"
+                    "+ckpt = torch.load('m.pt', map_location='cpu', weights_only=True)\n"
+                    " print(ckpt)\n")
+
+
+def test_two_rules_on_one_call_label_only_that_hunk(tmp_path: Path) -> None:
+    # TFC001 and TFC002 both rewrite the same call, so the engine applies one of them in a
+    # second round, on the first one's output; its lines are carried back to the original.
+    source = ("import torch\nimport torch.nn.functional as F\n\n\n"
+              "def restore(model, path):\n    model.load_state_dict(torch.load(path))\n\n\n"
+              "def unrelated():\n    return 1\n\n\ndef gate(x):\n    return F.sigmoid(x)\n")
+    (tmp_path / "m.py").write_text(source)
+    assert hunk_headers(str(tmp_path / "m.py")) == [
+        "@@ -3,7 +3,7 @@ TFC001 (safe), TFC002 (safe)", "@@ -11,4 +11,4 @@ TFC402 (safe)"]

@@ -1,0 +1,398 @@
+"""``migrate`` driving real git: temporary repositories, a bare repository as the remote.
+
+Every test builds its repositories from scratch with ``git init``, so nothing
+depends on this machine's git configuration beyond git itself.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from torchfix_codemods.cli import app
+from torchfix_codemods.migrate.model import SuiteOutcome
+from torchfix_codemods.migrate.testcmd import newly_failing
+
+ROOT = Path(__file__).resolve().parent.parent
+BRANCH = "torchfix-codemods/migrate"
+runner = CliRunner()
+
+# Three rules, three files, no two fixes on one call: the rule-by-rule branch must end
+# byte-identical to one `fix` run.
+LOADER = """\
+import torch
+
+
+def restore(model, path):
+    state = torch.load(path, map_location="cpu")
+    model.load_state_dict(state)
+"""
+AMP = """\
+import torch
+
+
+def step(model, batch):
+    with torch.cuda.amp.autocast():
+        return model(batch)
+"""
+ACTIVATIONS = """\
+import torch.nn.functional as F
+
+
+def gate(x):
+    return F.sigmoid(x)
+"""
+README = "A training project.\n"
+
+
+def sh(cwd: Path, *args: str) -> str:
+    done = subprocess.run(["git", "-c", "user.name=Test", "-c", "user.email=test@example.com",
+                           *args], cwd=cwd, capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+def make_repo(path: Path, files: dict[str, str]) -> Path:
+    path.mkdir(parents=True)
+    sh(path, "init", "-q", "-b", "main")
+    for name, text in files.items():
+        (path / name).parent.mkdir(parents=True, exist_ok=True)
+        (path / name).write_text(text)
+    sh(path, "add", "-A")
+    sh(path, "commit", "-q", "-m", "initial")
+    return path
+
+
+def snapshot(repo: Path) -> dict[str, bytes]:
+    """The user's checkout: every file of the working tree, HEAD and the index."""
+    files = {str(p.relative_to(repo)): p.read_bytes() for p in repo.rglob("*")
+             if p.is_file() and ".git" not in p.relative_to(repo).parts}
+    files[".git/HEAD"] = (repo / ".git" / "HEAD").read_bytes()
+    files[".git/index"] = (repo / ".git" / "index").read_bytes()
+    return files
+
+
+def migrate(*args: str):
+    return runner.invoke(app, ["migrate", *args])
+
+
+def migrate_json(*args: str) -> dict:
+    result = migrate("--format", "json", *args)
+    assert result.exit_code in (0, 1), result.output
+    return json.loads(result.stdout)
+
+
+def subjects(repo: Path, base: str = "main") -> list[str]:
+    return sh(repo, "log", "--reverse", "--format=%s", f"{base}..{BRANCH}").splitlines()
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "project", {"loader.py": LOADER, "amp.py": AMP,
+                                            "activations.py": ACTIVATIONS, "README.md": README})
+
+
+def test_one_commit_per_rule_and_the_checkout_is_untouched(repo: Path, tmp_path: Path) -> None:
+    before = snapshot(repo)
+    head = sh(repo, "rev-parse", "HEAD")
+    document = migrate_json(str(repo))
+
+    assert snapshot(repo) == before
+    assert sh(repo, "rev-parse", "--abbrev-ref", "HEAD") == "main"
+    assert sh(repo, "worktree", "list").count("\n") == 0  # the temporary worktree is gone
+    assert subjects(repo) == [
+        "TFC001: add `weights_only=True` (1 fix in 1 file)",
+        "TFC401: use `torch.amp.autocast` (1 fix in 1 file)",
+        "TFC402: use `torch.sigmoid` (1 fix in 1 file)",
+    ]
+    # Each commit changes exactly its rule's file.
+    shas = sh(repo, "log", "--reverse", "--format=%H", f"main..{BRANCH}").splitlines()
+    touched = [sh(repo, "diff-tree", "--no-commit-id", "--name-only", "-r", sha) for sha in shas]
+    assert touched == ["loader.py", "amp.py", "activations.py"]
+    body = sh(repo, "log", "-1", "--format=%B", shas[0])
+    assert "TFC001 torch-load-without-weights-only: With `weights_only=False`" in body
+    assert "- 1 x add `weights_only=True` (TFC001, safe)" in body
+    assert "Fix safety: safe (1)." in body
+    assert "Torchfix-Codemods-Rule: TFC001" in body
+
+    # The branch ends where one `fix` run over a copy of the base ends.
+    copy = tmp_path / "copy"
+    shutil.copytree(repo, copy)
+    assert runner.invoke(app, ["fix", str(copy)]).exit_code == 0
+    for name in ("loader.py", "amp.py", "activations.py"):
+        assert sh(repo, "show", f"{BRANCH}:{name}") + "\n" == (copy / name).read_text()
+
+    [entry] = document["repositories"]
+    assert entry["base"] == head and entry["branch"] == BRANCH
+    assert [(c["code"], c["files"], c["fixes"], c["safety"]) for c in entry["commits"]] == [
+        ("TFC001", 1, 1, {"safe": 1}), ("TFC401", 1, 1, {"safe": 1}),
+        ("TFC402", 1, 1, {"safe": 1})]
+    assert [c["sha"] for c in entry["commits"]] == shas
+    assert entry["dropped"] == [] and entry["differs_from_single_run"] == []
+    assert entry["tests"] is None and entry["pushed"] is False and entry["pr_url"] is None
+    assert document["summary"]["new_commits"] == 3 and document["summary"]["fixes"] == 3
+
+
+def test_running_again_adds_no_commit(repo: Path) -> None:
+    assert migrate(str(repo)).exit_code == 0
+    tip = sh(repo, "rev-parse", BRANCH)
+    document = migrate_json(str(repo))
+    assert sh(repo, "rev-parse", BRANCH) == tip
+    entry = document["repositories"][0]
+    assert document["summary"]["new_commits"] == 0
+    assert [c["new"] for c in entry["commits"]] == [False, False, False]
+    # The PR body still describes the whole branch, read back from its commits.
+    assert "| TFC401 `cuda-amp` | use `torch.amp.autocast` | safe | 1 | 1 |" in entry["pr_body"]
+
+
+def test_a_dirty_repository_is_refused(repo: Path) -> None:
+    (repo / "amp.py").write_text(AMP + "# work in progress\n")
+    (repo / "notes.py").write_text("x = 1\n")
+    result = migrate(str(repo))
+    assert result.exit_code == 2
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in result.output
+    assert f"{repo}: uncommitted changes (amp.py, notes.py)" in lines[0]
+    assert "--allow-dirty" in lines[0]
+    assert sh(repo, "branch", "--list", BRANCH) == ""
+
+
+def test_allow_dirty_migrates_the_last_commit_and_keeps_the_changes(repo: Path) -> None:
+    edited = AMP + "# work in progress\n"
+    (repo / "amp.py").write_text(edited)
+    result = migrate("--allow-dirty", str(repo))
+    assert result.exit_code == 0, result.output
+    assert (repo / "amp.py").read_text() == edited
+    assert "# work in progress" not in sh(repo, "show", f"{BRANCH}:amp.py")
+    assert "torch.amp.autocast" in sh(repo, "show", f"{BRANCH}:amp.py")
+
+
+def test_not_a_repository_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "plain").mkdir()
+    result = migrate(str(tmp_path / "plain"))
+    assert result.exit_code == 2
+    assert result.output.strip() == f"torchfix-codemods: error: {tmp_path / 'plain'}: not a git repository"
+
+
+GOLDEN_CHECK = """\
+import pathlib
+import sys
+
+expected = pathlib.Path("amp.golden").read_text()
+if pathlib.Path("amp.py").read_text() != expected:
+    print("FAILED test_golden.py::test_amp_source - amp.py differs from amp.golden")
+    sys.exit(1)
+print("1 passed")
+"""
+
+
+def test_test_cmd_drops_the_commit_that_breaks_the_tests(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "project", {
+        "loader.py": LOADER, "amp.py": AMP, "amp.golden": AMP, "check.py": GOLDEN_CHECK})
+    result = migrate("--format", "json", "--test-cmd", "python check.py", str(repo))
+    assert result.exit_code == 1, result.output
+    entry = json.loads(result.stdout)["repositories"][0]
+    assert subjects(repo) == ["TFC001: add `weights_only=True` (1 fix in 1 file)"]
+    assert [d["code"] for d in entry["dropped"]] == ["TFC401"]
+    dropped = entry["dropped"][0]
+    assert dropped["reason"].startswith("tests passed on the base and fail after this commit")
+    assert "amp.py differs from amp.golden" in dropped["output"]
+    assert entry["tests"]["command"] == "python check.py"
+    assert entry["tests"]["before"]["passed"] is True
+    assert entry["tests"]["after"]["passed"] is True
+    assert "**Dropped** TFC401" in entry["pr_body"]
+    assert "amp.py differs from amp.golden" in entry["pr_body"]
+    # The dropped rule's file is not reported as a rule-by-rule difference.
+    assert entry["differs_from_single_run"] == []
+
+
+def _outcome(passed: bool, failed: tuple[str, ...] = (), code: int | None = 1) -> SuiteOutcome:
+    return SuiteOutcome(passed, 0 if passed else code, 1.0, failed, "")
+
+
+def test_new_failures_are_told_apart_from_failures_the_base_already_had() -> None:
+    green, red = _outcome(True), _outcome(False, ("t.py::a",))
+    assert newly_failing(green, green) is None
+    assert "passed on the base" in (newly_failing(green, red) or "")
+    assert newly_failing(red, red) is None
+    assert "t.py::b" in (newly_failing(red, _outcome(False, ("t.py::a", "t.py::b"))) or "")
+    assert "time limit" in (newly_failing(red, _outcome(False, code=None)) or "")
+
+
+def test_push_sends_the_branch_to_the_remote_and_nothing_is_pushed_without_it(
+        repo: Path, tmp_path: Path) -> None:
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    sh(repo, "remote", "add", "origin", str(remote))
+    assert migrate(str(repo)).exit_code == 0
+    listed = subprocess.run(["git", "--git-dir", str(remote), "branch", "--list"],
+                            capture_output=True, text=True, check=True).stdout
+    assert listed == ""
+    document = migrate_json("--push", "origin", str(repo))
+    assert document["repositories"][0]["pushed"] is True
+    pushed = subprocess.run(["git", "--git-dir", str(remote), "rev-parse", f"refs/heads/{BRANCH}"],
+                            capture_output=True, text=True, check=True).stdout.strip()
+    assert pushed == sh(repo, "rev-parse", BRANCH)
+
+
+def test_open_pr_without_a_logged_in_gh_prints_the_command(
+        repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # gh, where installed, is not logged in with an empty config and no token.
+    monkeypatch.setenv("GH_CONFIG_DIR", str(tmp_path / "gh-config"))
+    for variable in ("GH_TOKEN", "GITHUB_TOKEN", "GH_ENTERPRISE_TOKEN"):
+        monkeypatch.delenv(variable, raising=False)
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    sh(repo, "remote", "add", "origin", str(remote))
+    result = migrate("--push", "origin", "--open-pr", str(repo))
+    assert result.exit_code == 0, result.output
+    entry = migrate_json(str(repo))["repositories"][0]
+    body_path = entry["pr_body_path"]
+    assert body_path == str(repo / ".git" / "torchfix-codemods" / "torchfix-codemods-migrate.md")
+    line = next(line for line in result.output.splitlines() if "open the pull request with:" in line)
+    command = line.split("open the pull request with: ", 1)[1]
+    words = shlex.split(command)
+    assert words[:3] == ["cd", str(repo), "&&"]
+    assert words[3:] == ["gh", "pr", "create", "--head", BRANCH, "--base", "main", "--title",
+                         "PyTorch fixes by torchfix-codemods (TFC001, TFC401, TFC402)",
+                         "--body-file", body_path]
+    assert Path(body_path).read_text() == entry["pr_body"]
+
+
+def test_open_pr_needs_push(repo: Path) -> None:
+    result = migrate("--open-pr", str(repo))
+    assert result.exit_code == 2
+    assert "--open-pr needs --push REMOTE" in result.output
+
+
+def test_commit_per_family_and_all(tmp_path: Path) -> None:
+    files = {"loader.py": LOADER, "amp.py": AMP, "activations.py": ACTIVATIONS}
+    family = make_repo(tmp_path / "family", files)
+    assert migrate("--commit-per", "family", str(family)).exit_code == 0
+    assert subjects(family) == [
+        "TFC001: add `weights_only=True` (1 fix in 1 file)",
+        "TFC4xx: 2 fixes in 2 files (TFC401, TFC402)",
+    ]
+    together = make_repo(tmp_path / "all", files)
+    assert migrate("--commit-per", "all", str(together)).exit_code == 0
+    assert subjects(together) == ["torchfix-codemods: 3 fixes in 3 files (TFC001, TFC401, TFC402)"]
+
+
+def test_an_existing_branch_that_lacks_head_needs_force(repo: Path) -> None:
+    assert migrate(str(repo)).exit_code == 0
+    (repo / "more.py").write_text("import torch\nx = torch.load('m.pt', map_location='cpu')\n")
+    sh(repo, "add", "more.py")
+    sh(repo, "commit", "-q", "-m", "more")
+    refused = migrate(str(repo))
+    assert refused.exit_code == 2
+    assert "does not contain HEAD" in refused.output and "--force" in refused.output
+    assert migrate("--force", str(repo)).exit_code == 0
+    assert sh(repo, "merge-base", "--is-ancestor", "main", BRANCH) == ""
+    assert subjects(repo)[0] == "TFC001: add `weights_only=True` (2 fixes in 2 files)"
+
+
+def test_pr_body_lists_rules_findings_with_links_and_how_to_reproduce(tmp_path: Path) -> None:
+    evaluate = ("import torch\n\n\ndef evaluate(model, batch):\n"
+                "    return model(batch).argmax(1)\n")
+    repo = make_repo(tmp_path / "project", {"amp.py": AMP, "evaluate.py": evaluate})
+    sh(repo, "remote", "add", "origin", "git@github.com:acme/vision.git")
+    entry = migrate_json("--select", "TFC2,TFC4", str(repo))["repositories"][0]
+    body = entry["pr_body"]
+    tip = sh(repo, "rev-parse", BRANCH)
+    assert "| TFC401 `cuda-amp` | use `torch.amp.autocast` | safe | 1 | 1 |" in body
+    assert (f"- [ ] [`evaluate.py:5`](https://github.com/acme/vision/blob/{tip}/evaluate.py#L5) "
+            "TFC201 `missing-eval`") in body
+    assert "torchfix-codemods migrate --select TFC2,TFC4 ." in body
+    assert entry["base"] in body
+    # The safe no_grad fix is a commit; the unsafe eval() is left for a person, at its line on
+    # the branch (after the decorator the fix added).
+    assert [c["code"] for c in entry["commits"]] == ["TFC202", "TFC401"]
+    assert [(f["code"], f["line"]) for f in entry["remaining"]] == [("TFC201", 5)]
+    assert sh(repo, "show", f"{BRANCH}:evaluate.py").splitlines()[4] == "def evaluate(model, batch):"
+
+
+def test_ddp_migration_gives_the_launch_line(tmp_path: Path) -> None:
+    script = (ROOT / "tests" / "fixtures" / "TFC301" / "train_dp.py").read_text()
+    repo = make_repo(tmp_path / "project", {"scripts/train.py": script})
+    entry = migrate_json("--unsafe-fixes", "--select", "TFC301", str(repo))["repositories"][0]
+    assert [c["code"] for c in entry["commits"]] == ["TFC301"]
+    assert "torchrun --nproc_per_node=N scripts/train.py" in entry["pr_body"]
+    assert "Torchfix-Codemods-Launch: scripts/train.py" in sh(repo, "log", "-1", "--format=%B", BRANCH)
+
+
+def test_several_repositories_run_in_parallel(tmp_path: Path) -> None:
+    first = make_repo(tmp_path / "first", {"loader.py": LOADER})
+    second = make_repo(tmp_path / "second", {"amp.py": AMP})
+    document = migrate_json("--jobs", "2", str(first), str(second))
+    assert [r["path"] for r in document["repositories"]] == [str(first), str(second)]
+    assert [[c["code"] for c in r["commits"]] for r in document["repositories"]] == [
+        ["TFC001"], ["TFC401"]]
+    assert document["summary"]["repositories"] == 2 and document["summary"]["migrated"] == 2
+
+
+def test_nothing_to_fix_creates_no_branch(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "clean", {"ok.py": "import torch\nx = torch.ones(2)\n"})
+    result = migrate(str(repo))
+    assert result.exit_code == 0, result.output
+    assert "Nothing to fix" in result.output
+    assert sh(repo, "branch", "--list", BRANCH) == ""
+
+
+def test_config_noqa_and_selection_are_honoured(tmp_path: Path) -> None:
+    silenced = LOADER.replace('map_location="cpu")', 'map_location="cpu")  # noqa: TFC001')
+    repo = make_repo(tmp_path / "project", {
+        "loader.py": silenced, "amp.py": AMP, "activations.py": ACTIVATIONS,
+        "pyproject.toml": '[tool.torchfix-codemods]\nignore = ["TFC402"]\n'})
+    assert migrate(str(repo)).exit_code == 0
+    assert subjects(repo) == ["TFC401: use `torch.amp.autocast` (1 fix in 1 file)"]
+
+
+def test_bad_commit_per_is_a_usage_error(repo: Path) -> None:
+    result = migrate("--commit-per", "file", str(repo))
+    assert result.exit_code == 2 and "--commit-per" in result.output
+
+
+def test_environment_without_git_identity_still_commits(
+        repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    for variable in [v for v in os.environ if v.startswith(("GIT_AUTHOR_", "GIT_COMMITTER_"))]:
+        monkeypatch.delenv(variable)
+    assert migrate(str(repo)).exit_code == 0
+    assert sh(repo, "log", "-1", "--format=%an <%ae>", BRANCH) == (
+        "torchfix-codemods <torchfix-codemods@users.noreply.invalid>")
+
+
+def test_a_directory_inside_the_repository_migrates_only_that_part(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "project", {"src/loader.py": LOADER, "tools/amp.py": AMP})
+    entry = migrate_json(str(repo / "src"))["repositories"][0]
+    assert [c["code"] for c in entry["commits"]] == ["TFC001"]
+    assert sh(repo, "diff", "--name-only", "main", BRANCH) == "src/loader.py"
+    assert "torchfix-codemods migrate src\n" in entry["pr_body"]
+
+
+def test_migrate_has_help() -> None:
+    result = migrate("--help")
+    assert result.exit_code == 0 and "--test-cmd" in result.output and "--commit-per" in result.output
+
+
+def test_readme_shows_the_pr_body_migrate_writes_for_the_examples() -> None:
+    from torchfix_codemods.readme import replace_migrate_example
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert replace_migrate_example(readme, ROOT / "examples") == readme, (
+        "README migrate example is stale: run `python -m torchfix_codemods.readme`")
+
+
+def test_excludes_are_honoured(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "project", {"src/loader.py": LOADER, "vendor/amp.py": AMP})
+    assert migrate("--extend-exclude", "vendor/", str(repo)).exit_code == 0
+    assert sh(repo, "diff", "--name-only", "main", BRANCH) == "src/loader.py"

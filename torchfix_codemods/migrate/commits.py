@@ -1,0 +1,134 @@
+"""One commit per rule (or family, or all): which codes go together, and what the message says.
+
+The message is for the reviewer: its subject names the code and what it did,
+its body why (the rule's own documentation), the fix safety and the counts.
+The counts are also written as git trailers, so a later run reads an existing
+branch back (``git log``) without keeping any state of its own.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from collections import Counter
+from collections.abc import Iterable
+
+from torchfix_codemods import __version__
+from torchfix_codemods.findings import Finding
+from torchfix_codemods.migrate.model import Change, CommitRecord
+from torchfix_codemods.rules.registry import rule_by_code
+
+TRAILER = "Torchfix-Codemods"
+DDP_CODE = "TFC301"
+_TRAILER_LINE = re.compile(rf"^{TRAILER}-(\w+): (.*)$", re.MULTILINE)
+_CHANGE_LINE = re.compile(r"^- (\d+) x (.*) \((\w+), (\w+)\)$", re.MULTILINE)
+WHAT_CHANGED = "What changed:"
+
+
+def groups(codes: Iterable[str], commit_per: str) -> list[tuple[str, tuple[str, ...]]]:
+    """(label, codes) for each commit to make, in a stable order."""
+    ordered = sorted(set(codes))
+    if commit_per == "all":
+        return [("all", tuple(ordered))] if ordered else []
+    if commit_per == "family":
+        families: dict[str, list[str]] = {}
+        for code in ordered:
+            families.setdefault(_family(code), []).append(code)
+        return [(label, tuple(members)) for label, members in families.items()]
+    return [(code, (code,)) for code in ordered]
+
+
+def _family(code: str) -> str:
+    """``TFC101`` -> ``TFC1xx``: the hundreds a rule family shares."""
+    return code[:-2] + "xx"
+
+
+def counted(count: int, one: str, many: str) -> str:
+    """``1 fix``, ``12 fixes``."""
+    return f"{count} {one if count == 1 else many}"
+
+
+def subject(label: str, codes: tuple[str, ...], applied: list[Finding], files: int) -> str:
+    counts = f"{counted(len(applied), 'fix', 'fixes')} in {counted(files, 'file', 'files')}"
+    if label == "all":
+        return f"torchfix-codemods: {counts} ({', '.join(codes)})"
+    if len(codes) > 1:
+        return f"{label}: {counts} ({', '.join(codes)})"
+    code = codes[0]  # a family commit with one rule in it is named by that rule
+    descriptions = {f.fix.description for f in applied if f.fix is not None}
+    if len(descriptions) == 1:
+        return f"{code}: {descriptions.pop()} ({counts})"
+    return f"{code} {rule_by_code(code).name}: {counts}"
+
+
+def why(code: str) -> str:
+    """The "Why is this bad?" section of a rule's documentation, as one paragraph."""
+    documentation = rule_by_code(code).documentation()
+    match = re.search(r"^## Why is this bad\?\n(.*?)(?=^## |\Z)", documentation,
+                      re.MULTILINE | re.DOTALL)
+    text = match.group(1) if match else rule_by_code(code).message
+    return " ".join(text.split())
+
+
+def launched_scripts(applied: list[Finding]) -> tuple[str, ...]:
+    """Files whose DataParallel wrap TFC301 migrated: its fix description carries the launch line."""
+    return tuple(sorted({f.path for f in applied if f.code == DDP_CODE and f.fix is not None
+                         and "torchrun" in f.fix.description}))
+
+
+def changes(applied: list[Finding]) -> tuple[Change, ...]:
+    counts = Counter((f.code, f.fix.description, f.fix.safety.value)
+                     for f in applied if f.fix is not None)
+    return tuple(Change(count, description, code, level)
+                 for (code, description, level), count in sorted(counts.items()))
+
+
+def message(label: str, codes: tuple[str, ...], applied: list[Finding], files: int) -> str:
+    """Subject, why, what changed with which safety, and the trailers a later run reads.
+
+    ``applied`` carries repository-relative paths.
+    """
+    safety = Counter(f.fix.safety.value for f in applied if f.fix is not None)
+    paragraphs = [subject(label, codes, applied, files)]
+    for code in codes:
+        if any(f.code == code for f in applied):
+            rule = rule_by_code(code)
+            paragraphs.append(textwrap.fill(f"{code} {rule.name}: {why(code)}", width=72))
+    # One line per change, never wrapped: a later run reads them back (``parse``).
+    paragraphs.append(WHAT_CHANGED + "\n" + "\n".join(
+        f"- {c.count} x {c.description} ({c.code}, {c.safety})" for c in changes(applied)))
+    levels = ", ".join(f"{level} ({count})" for level, count in sorted(safety.items()))
+    paragraphs.append(
+        f"Fix safety: {levels}. Unsafe fixes change behaviour on purpose; see "
+        f"`torchfix-codemods explain CODE`. Files: {files}.")
+    paragraphs.append("\n".join([
+        f"{TRAILER}-Rule: {' '.join(codes)}",
+        f"{TRAILER}-Label: {label}",
+        f"{TRAILER}-Fixes: {len(applied)}",
+        f"{TRAILER}-Files: {files}",
+        f"{TRAILER}-Safety: {' '.join(f'{k}={v}' for k, v in sorted(safety.items()))}",
+        f"{TRAILER}-Version: {__version__}",
+        *(f"{TRAILER}-Launch: {path}" for path in launched_scripts(applied)),
+    ]))
+    return "\n\n".join(paragraphs) + "\n"
+
+
+def parse(sha: str, text: str) -> CommitRecord | None:
+    """A commit this tool made, read back from its message; None for anyone else's."""
+    found = _TRAILER_LINE.findall(text)
+    trailers = dict(found)
+    if "Rule" not in trailers:
+        return None
+    try:
+        safety = {k: int(v) for k, v in (item.split("=", 1) for item in
+                                          trailers.get("Safety", "").split())}
+        codes = tuple(trailers["Rule"].split())
+        return CommitRecord(sha, trailers.get("Label", codes[0] if codes else "?"), codes,
+                            text.splitlines()[0] if text else "", int(trailers.get("Files", 0)),
+                            int(trailers.get("Fixes", 0)), safety,
+                            changes=tuple(Change(int(n), d, c, level) for n, d, c, level
+                                          in _CHANGE_LINE.findall(text)),
+                            launch=tuple(value for key, value in found if key == "Launch"),
+                            new=False)
+    except ValueError:
+        return None

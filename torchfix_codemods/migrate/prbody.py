@@ -1,0 +1,177 @@
+"""The pull-request body: what each commit changed and how safe it is, what is left, the tests.
+
+Markdown for GitHub (and anything else that renders it). Links to files and
+lines point at the branch's last commit when the remote is on GitHub; other
+remotes get plain ``path:line``. The body stays under GitHub's 65,536
+characters by listing at most :data:`MAX_CHECKLIST` findings.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections import Counter
+
+from torchfix_codemods import __version__
+from torchfix_codemods.findings import Finding, Safety
+from torchfix_codemods.migrate.commits import counted
+from torchfix_codemods.migrate.model import CommitRecord, MigrateOptions, RepoOutcome, SuiteOutcome
+from torchfix_codemods.rules.registry import rule_by_code
+
+MAX_CHECKLIST = 150
+_GITHUB = re.compile(r"^(?:https://|ssh://git@|git@)github\.com[:/]([^/]+)/(.+?)(?:\.git)?/?$")
+
+
+def github_blob_base(remote_url: str | None, sha: str) -> str | None:
+    """``https://github.com/owner/repo/blob/<sha>/`` for a GitHub remote, else None."""
+    match = _GITHUB.match(remote_url or "")
+    if match is None:
+        return None
+    return f"https://github.com/{match.group(1)}/{match.group(2)}/blob/{sha}/"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _safety(counts: dict[str, int]) -> str:
+    if len(counts) == 1:
+        return next(iter(counts))
+    return ", ".join(f"{level} ({count})" for level, count in sorted(counts.items()))
+
+
+def _location(finding: Finding, link_base: str | None) -> str:
+    cell = f"cell {finding.cell}:" if finding.cell is not None else ""
+    text = f"`{finding.path}:{cell}{finding.line}`"
+    if link_base is None:
+        return text
+    anchor = "" if finding.cell is not None else f"#L{finding.line}"
+    return f"[{text}]({link_base}{finding.path}{anchor})"
+
+
+def _what(commit: CommitRecord) -> str:
+    """``add `weights_only=True``` or, with several, ``desc (3 safe, 4 unsafe); other (1)``."""
+    by_description: dict[str, Counter[str]] = {}
+    for change in commit.changes:
+        by_description.setdefault(change.description, Counter())[change.safety] += change.count
+    if len(by_description) == 1 and len(commit.safety) == 1:
+        return next(iter(by_description))
+    mixed = len(commit.safety) > 1
+    parts = []
+    for description, counts in by_description.items():
+        detail = (", ".join(f"{n} {level}" for level, n in sorted(counts.items())) if mixed
+                  else str(sum(counts.values())))
+        parts.append(f"{description} ({detail})")
+    return "; ".join(parts)
+
+
+def _commit_table(outcome: RepoOutcome) -> list[str]:
+    lines = ["| Rule | What it changed | Fix safety | Files | Fixes |", "|---|---|---|---|---|"]
+    for commit in outcome.commits:
+        names = ", ".join(f"{code} `{rule_by_code(code).name}`" for code in commit.codes)
+        what = _what(commit) or commit.subject
+        lines.append(f"| {_cell(names)} | {_cell(what)} | {_safety(commit.safety)} | "
+                     f"{commit.files} | {commit.fixes} |")
+    return lines
+
+
+def _checklist(outcome: RepoOutcome) -> list[str]:
+    findings = outcome.remaining
+    lines = [f"### Left for a person ({len(findings)})", "",
+             "The tool reports these and does not rewrite them (no fix, an unsafe fix this run "
+             "did not apply, or a fix it withheld); `torchfix-codemods explain CODE` says why "
+             "and what to do.", ""]
+    for finding in findings[:MAX_CHECKLIST]:
+        line = (f"- [ ] {_location(finding, outcome.link_base)} {finding.code} "
+                f"`{finding.name}`: {finding.message}")
+        if finding.fix is not None and finding.fix.withheld:
+            line += f" (fix withheld: {finding.fix.withheld})"
+        elif finding.fixable:
+            line += (f" (unsafe fix with `--unsafe-fixes`: {finding.fix.description})"  # type: ignore[union-attr]
+                     if finding.fix.safety is Safety.UNSAFE  # type: ignore[union-attr]
+                     else f" (safe fix: {finding.fix.description})")  # type: ignore[union-attr]
+        lines.append(line)
+    if len(findings) > MAX_CHECKLIST:
+        rest = Counter(f.code for f in findings[MAX_CHECKLIST:])
+        lines.append(f"- and {len(findings) - MAX_CHECKLIST} more ("
+                     + ", ".join(f"{code}: {count}" for code, count in sorted(rest.items()))
+                     + "): run `torchfix-codemods check` to list them")
+    return lines
+
+
+def _test_line(outcome: SuiteOutcome) -> str:
+    if outcome.passed:
+        return f"passed ({outcome.seconds:g} s)"
+    if outcome.returncode is None:
+        return f"stopped at the time limit ({outcome.seconds:g} s)"
+    failing = f", {counted(len(outcome.failed), 'failing test', 'failing tests')}" \
+        if outcome.failed else ""
+    return f"failed (exit status {outcome.returncode}{failing})"
+
+
+def _tests(outcome: RepoOutcome, options: MigrateOptions) -> list[str]:
+    if options.test_cmd is None:
+        return ["### Tests", "", "No test command was given (`--test-cmd`): run the "
+                "repository's tests before merging."]
+    lines = ["### Tests", "", f"`{options.test_cmd}` ran on the base and after each commit.", ""]
+    if outcome.tests_before is not None:
+        lines.append(f"- base `{(outcome.base or '')[:12]}`: {_test_line(outcome.tests_before)}")
+    if outcome.tests_after is not None:
+        lines.append(f"- this branch: {_test_line(outcome.tests_after)}")
+    for dropped in outcome.dropped:
+        lines += ["", f"**Dropped** {dropped.label} ({dropped.subject}): {dropped.reason}. "
+                  "Its fixes are not on this branch.", "",
+                  "<details><summary>test output (last lines)</summary>", "", "```text",
+                  dropped.tail.replace("```", "` ` `"), "```", "", "</details>"]
+    return lines
+
+
+def _differences(outcome: RepoOutcome) -> list[str]:
+    """Where the branch's text is not what one ``fix`` run over the base gives, and why."""
+    order_only = outcome.keyword_order_only
+    other = [p for p in outcome.differs_from_single_run if p not in order_only]
+    if not outcome.differs_from_single_run:
+        return []
+    lines = ["", "### Compared with one `fix` run", ""]
+    if order_only:
+        lines.append("In " + ", ".join(f"`{p}`" for p in order_only) + " two rules added "
+                     "keyword arguments to the same call, one commit after the other, so they "
+                     "appear in another order than one `torchfix-codemods fix` run writes them; "
+                     "the calls are the same (checked on the syntax tree).")
+    if other:
+        lines.append(("" if not order_only else "\n") + "In " + ", ".join(
+            f"`{p}`" for p in other) + " applying the rules one commit at a time gave a "
+            "different program than one `torchfix-codemods fix` run (fixes of different rules "
+            "interact there): review these files with care.")
+    return lines
+
+
+def render(outcome: RepoOutcome, options: MigrateOptions) -> str:
+    """The whole PR body for one repository."""
+    unit = {"rule": "rule", "family": "rule family", "all": "run"}[options.commit_per]
+    parts = ["## PyTorch fixes by torchfix-codemods", "",
+             f"{counted(outcome.fixes, 'fix', 'fixes')} in "
+             f"{counted(len(outcome.commits), 'commit', 'commits')}, one per {unit}, so each "
+             "can be reviewed or reverted on its own. Before writing a file, the tool checked "
+             "that it still parses and compiles and reads no name it did not define.", ""]
+    parts += _commit_table(outcome)
+    if any(c.safety.get("unsafe") for c in outcome.commits):
+        parts += ["", "**Unsafe** fixes change behaviour on purpose (for example `model.eval()` "
+                  "changes outputs) or are right only under conditions the tool cannot prove: "
+                  "review those commits first."]
+    scripts = sorted({path for c in outcome.commits for path in c.launch})
+    if scripts:
+        parts += ["", "### Launching after the DistributedDataParallel migration (TFC301)", "",
+                  "One process per GPU now; start the migrated scripts with `torchrun` "
+                  "(`python script.py` still runs one process):", "", "```bash"]
+        parts += [f"torchrun --nproc_per_node=N {path}" for path in scripts]
+        parts += ["```"]
+    parts += _differences(outcome)
+    if outcome.notes:
+        parts += ["", "### Notes", ""] + [f"- {note}" for note in outcome.notes]
+    parts += [""] + _checklist(outcome) if outcome.remaining else []
+    parts += [""] + _tests(outcome, options)
+    parts += ["", "### Reproduce", "", f"With torchfix-codemods {__version__}, at the "
+              f"repository's root, on the base commit `{outcome.base}`:", "", "```bash",
+              f"{options.reproduce} {shlex.quote(outcome.scope)}", "```", ""]
+    return "\n".join(parts)

@@ -1,0 +1,309 @@
+"""One repository: check it can be migrated, then build its branch in a separate worktree.
+
+The user's checkout is never touched: the work happens in a ``git worktree``
+of HEAD (or of the migration branch, when an earlier run made it) in a
+temporary directory, and only at the end is the branch pointed at the result.
+
+The branch is built rule by rule: one ``fix`` run over the repository with the
+whole selection first gives the reference (the tree a single ``fix`` would
+write) and the plan (which codes fix which files). Then each code (or family)
+is applied alone, in code order, and committed; passes repeat until no code
+changes anything, so fixes that only appear after another rule's fix land
+too. The final tree is compared with the reference, and every file where they
+differ (other than through a dropped commit) is named in the PR body.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+import tempfile
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from torchfix_codemods.configuration import Configuration
+from torchfix_codemods.discovery import DiscoveryError, discover
+from torchfix_codemods.findings import FileResult, Finding
+from torchfix_codemods.migrate import commits, git
+from torchfix_codemods.migrate.compare import same_program
+from torchfix_codemods.migrate.git import GitError
+from torchfix_codemods.migrate.model import (
+    CommitRecord,
+    Dropped,
+    MigrateOptions,
+    RepoOutcome,
+    SuiteOutcome,
+)
+from torchfix_codemods.migrate.selection import MigrationConfiguration
+from torchfix_codemods.migrate.testcmd import newly_failing, run_tests
+from torchfix_codemods.runner import Mode, run_paths
+from torchfix_codemods.settings import ConfigError
+
+MAX_PASSES = 3
+Progress = Callable[[str, int, int], None]
+"""Called with (what is happening, steps done, steps in all)."""
+
+
+class Refused(Exception):
+    """The repository cannot be migrated as asked; the message is one line (exit 2)."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """A repository that passed the checks, and where its migration starts."""
+
+    path: str
+    """As the user named it (shown in output)."""
+    root: str
+    subdir: str
+    """The part of the repository to migrate, relative to its root (``.`` for all of it)."""
+    base: str
+    branch_sha: str | None
+    start: str
+    rebuild: bool
+    dirty: int = 0
+    """Uncommitted changes left out (``--allow-dirty``)."""
+
+
+def prepare(path: str, options: MigrateOptions) -> Target:
+    """Every check that can refuse a repository, before anything is changed anywhere."""
+    if not os.path.isdir(path):
+        raise Refused(f"{path}: not a directory")
+    try:
+        root = git.toplevel(path)
+    except GitError:
+        raise Refused(f"{path}: not a git repository") from None
+    try:
+        base = git.head(root)
+    except GitError:
+        raise Refused(f"{path}: the repository has no commit yet") from None
+    branch = options.branch
+    if not git.valid_branch_name(root, branch):
+        raise Refused(f"--branch: '{branch}' is not a valid branch name")
+    dirty = git.dirty_files(root)
+    if dirty and not options.allow_dirty:
+        shown = ", ".join(dirty[:3]) + (f" and {len(dirty) - 3} more" if len(dirty) > 3 else "")
+        raise Refused(f"{path}: uncommitted changes ({shown}); commit or stash them, "
+                      "or pass --allow-dirty to migrate the last commit")
+    try:
+        Configuration(options.overrides, cwd=os.path.abspath(path))
+    except ConfigError as error:
+        raise Refused(str(error)) from None
+    existing = git.branch_sha(root, branch)
+    start, rebuild = base, False
+    if existing is not None:
+        where = git.checked_out_at(root, branch)
+        if where is not None:
+            raise Refused(f"{path}: branch '{branch}' is checked out at {where}; "
+                          "check out another branch first")
+        if git.is_ancestor(root, base, existing):
+            start = existing
+        elif options.force:
+            rebuild = True
+        else:
+            raise Refused(f"{path}: branch '{branch}' exists and does not contain HEAD "
+                          f"({base[:12]}); pass --force to rebuild it from HEAD, or choose "
+                          "another --branch")
+    subdir = os.path.relpath(os.path.realpath(path), os.path.realpath(root))
+    return Target(path, root, subdir, base, existing, start, rebuild, len(dirty))
+
+
+def migrate_repository(target: Target, options: MigrateOptions,
+                       progress: Progress | None = None) -> RepoOutcome:
+    """Build the branch for one prepared repository; errors end up in ``outcome.error``."""
+    outcome = RepoOutcome(path=target.path, branch=options.branch, base=target.base,
+                          scope=target.subdir.replace(os.sep, "/"))
+    parent = tempfile.mkdtemp(prefix="torchfix-migrate-")
+    worktree = os.path.join(parent, os.path.basename(target.root.rstrip(os.sep)) or "repo")
+    try:
+        git.add_worktree(target.root, worktree, target.start)
+        try:
+            _Migration(target, options, worktree, outcome, progress or _silent).run()
+        finally:
+            git.remove_worktree(target.root, worktree)
+    except (GitError, ConfigError, DiscoveryError, OSError) as error:
+        outcome.error = str(error)
+    finally:
+        shutil.rmtree(parent, ignore_errors=True)
+    return outcome
+
+
+def _silent(_what: str, _done: int, _total: int) -> None:
+    return None
+
+
+class _Migration:
+    """The steps for one repository, sharing its worktree and settings."""
+
+    def __init__(self, target: Target, options: MigrateOptions, worktree: str,
+                 outcome: RepoOutcome, progress: Progress) -> None:
+        self.target = target
+        self.options = options
+        self.worktree = worktree
+        self.outcome = outcome
+        self.progress = progress
+        self.done = 0
+        self.total = 2
+
+    def step(self, what: str) -> None:
+        self.progress(what, self.done, self.total)
+        self.done += 1
+
+    def relative(self, path: str) -> str:
+        return os.path.relpath(path, self.worktree).replace(os.sep, "/")
+
+    def run(self) -> None:
+        scope = os.path.normpath(os.path.join(self.worktree, self.target.subdir))
+        settings = MigrationConfiguration(self.options.overrides, self.worktree)
+        tracked = git.tracked_files(self.worktree)
+        files = [f for f in discover([scope], settings) if self.relative(f) in tracked]
+        self._read_existing_commits()
+        if self.target.dirty:
+            self.outcome.notes.append(
+                f"The checkout had {self.target.dirty} uncommitted change(s) (--allow-dirty): "
+                "the migration starts from the last commit and does not include them.")
+
+        self.step("planning")
+        reference = run_paths(files, settings, Mode.FIX, show_progress=False)
+        self._note_errors(reference)
+        changed = [r.path for r in reference if r.changed]
+        fixed_by: dict[str, set[str]] = {}
+        for result in reference:
+            for finding in _applied(result):
+                fixed_by.setdefault(finding.code, set()).add(result.path)
+        reference_tree = git.stage_tree(self.worktree, [self.relative(p) for p in changed])
+        git.reset_hard(self.worktree, self.target.start)
+        plan = commits.groups(fixed_by, self.options.commit_per)
+        testing = self.options.test_cmd is not None
+        self.total = 2 + len(plan) * (2 if testing else 1) + (1 if testing else 0)
+
+        if testing:
+            self._test_base()
+        dropped_labels: set[str] = set()
+        dropped_paths: set[str] = set()
+        for number in range(MAX_PASSES):
+            made = False
+            for label, codes in plan:
+                if label in dropped_labels:
+                    continue
+                # First pass: the files the reference run fixed with these codes. Later
+                # passes: every file it changed (a fix that needs another rule's fix first).
+                paths = (sorted(set().union(*(fixed_by[c] for c in codes))) if number == 0
+                         else changed)
+                if number == 0:
+                    self.step(f"{label}: fixing")
+                record, touched = self._apply(label, codes, paths, settings)
+                if record is None:
+                    continue
+                if testing and not self._keep(record, touched, dropped_paths):
+                    dropped_labels.add(label)
+                    continue
+                self.outcome.commits.append(record)
+                made = True
+            if not made:
+                break
+
+        if testing and self.outcome.commits and self.outcome.tests_after is None:
+            self.outcome.tests_after = self._tests("tests on the branch")
+        final = git.head(self.worktree)
+        differs = [p for p in git.changed_paths(self.worktree, reference_tree, final)
+                   if p not in dropped_paths]
+        self.outcome.differs_from_single_run = differs
+        self.outcome.keyword_order_only = [
+            p for p in differs if same_program(
+                p, git.read_blob(self.worktree, reference_tree, p),
+                git.read_blob(self.worktree, final, p))]
+        self.step("findings left for a person")
+        left = run_paths(files, settings, Mode.CHECK, show_progress=False)
+        self.outcome.remaining = sorted(
+            (dataclasses.replace(f, path=self.relative(f.path)) for r in left for f in r.findings),
+            key=Finding.sort_key)
+        self._update_branch(final)
+
+    # ------------------------------------------------------------------ steps
+    def _read_existing_commits(self) -> None:
+        if self.target.start == self.target.base:
+            return
+        theirs = 0
+        for sha, text in git.log_messages(self.target.root, self.target.base, self.target.start):
+            record = commits.parse(sha, text)
+            if record is None:
+                theirs += 1
+            else:
+                self.outcome.commits.append(record)
+        if theirs:
+            self.outcome.notes.append(
+                f"The branch also has {theirs} commit(s) not made by torchfix-codemods.")
+
+    def _note_errors(self, results: list[FileResult]) -> None:
+        for result in results:
+            if result.error:
+                self.outcome.notes.append(f"`{self.relative(result.path)}`: {result.error}")
+
+    def _apply(self, label: str, codes: tuple[str, ...], paths: list[str],
+               settings: MigrationConfiguration) -> tuple[CommitRecord | None, list[str]]:
+        alone = settings.narrowed(codes)
+        results = run_paths(paths, alone, Mode.FIX, show_progress=False)
+        touched = [self.relative(r.path) for r in results if r.changed]
+        if not touched:
+            return None, []
+        applied = [dataclasses.replace(f, path=self.relative(f.path))
+                   for r in results if r.changed for f in _applied(r)]
+        used = tuple(c for c in codes if any(f.code == c for f in applied))
+        text = commits.message(label, used, applied, len(touched))
+        sha = git.commit(self.worktree, touched, text)
+        safety = Counter(f.fix.safety.value for f in applied if f.fix is not None)
+        record = CommitRecord(sha, label, used, text.splitlines()[0], len(touched), len(applied),
+                              dict(sorted(safety.items())), commits.changes(applied),
+                              commits.launched_scripts(applied))
+        return record, touched
+
+    def _tests(self, what: str) -> SuiteOutcome:
+        self.step(what)
+        assert self.options.test_cmd is not None
+        outcome = run_tests(self.options.test_cmd, self.worktree, self.options.test_timeout)
+        git.reset_hard(self.worktree, "HEAD")  # tests may rewrite tracked files
+        return outcome
+
+    def _test_base(self) -> None:
+        if self.target.start != self.target.base:
+            git.reset_hard(self.worktree, self.target.base)
+        self.outcome.tests_before = self._tests("tests on the base")
+        if self.target.start != self.target.base:
+            git.reset_hard(self.worktree, self.target.start)
+        if not self.outcome.tests_before.passed and not self.outcome.tests_before.failed:
+            self.outcome.notes.append(
+                "The tests already fail on the base and their output names no failing test "
+                "(pytest's `FAILED id` lines), so no commit could be checked against them.")
+
+    def _keep(self, record: CommitRecord, touched: list[str], dropped_paths: set[str]) -> bool:
+        """Run the tests after ``record``; drop it (and say why) when they newly fail."""
+        after = self._tests(f"{record.label}: testing")
+        assert self.outcome.tests_before is not None
+        reason = newly_failing(self.outcome.tests_before, after)
+        if reason is None:
+            self.outcome.tests_after = after
+            return True
+        git.reset_hard(self.worktree, "HEAD~1")
+        dropped_paths.update(touched)
+        self.outcome.dropped.append(Dropped(record.label, record.codes, record.subject, reason,
+                                            after.tail))
+        return False
+
+    def _update_branch(self, final: str) -> None:
+        if final != self.target.branch_sha and (self.target.branch_sha is not None
+                                                 or final != self.target.base):
+            git.update_branch(self.target.root, self.options.branch, final,
+                              self.target.branch_sha)
+        if not self.outcome.commits:
+            self.outcome.notes.append("Nothing to fix: no branch was created."
+                                      if self.target.branch_sha is None else
+                                      "Nothing to fix: the branch has no commit over HEAD.")
+        elif not self.outcome.new_commits:
+            self.outcome.notes.append("The branch was already up to date: no new commit.")
+
+
+def _applied(result: FileResult) -> list[Finding]:
+    return [f for f in result.findings if f.fix is not None and f.fix.applied]
