@@ -8,6 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import libcst as cst
+
+from torchfix_codemods.analysis.names import NameIndex
+from torchfix_codemods.analysis.project import ClassFacts, ModulePair, ReturnFacts, SavedContent
 from torchfix_codemods.engine import process
 from torchfix_codemods.findings import FileResult, Finding
 from torchfix_codemods.indexing import project_of_bytes
@@ -46,3 +50,51 @@ def findings(text: str, codes: Iterable[str], *, path: str = "case.py") -> list[
     unit = SourceUnit.from_bytes(path, data)
     return process(unit, options_for(codes), apply_fixes=False,
                    project=project_of_bytes({path: data}).view(path)).findings
+
+
+def probe(source: str) -> tuple[NameIndex, cst.BaseExpression]:
+    """The value of the last simple statement in ``source`` (nested blocks included), with the
+    module's name index: analyses are asked about ``probe = <expression>`` or a ``return``."""
+    module = cst.parse_module(source)
+    names = NameIndex.build(module)
+    lines: list[cst.SimpleStatementLine] = []
+
+    class Collect(cst.CSTVisitor):
+        def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+            lines.append(node)
+
+    module.visit(Collect())
+    statement = lines[-1].body[0]
+    assert isinstance(statement, (cst.Assign, cst.Return, cst.Expr))
+    assert statement.value is not None
+    return names, statement.value
+
+
+class FakeProject:
+    """A project index that knows only what a test tells it (``ProjectFacts``)."""
+
+    def __init__(self, *, version_flags: dict[str, bool] | None = None,
+                 returns: dict[str, ReturnFacts] | None = None) -> None:
+        self.version_flags = version_flags or {}
+        self.returned = returns or {}
+
+    def module_name(self, path: str) -> str | None:
+        return None
+
+    def class_facts(self, qualified: str) -> ClassFacts | None:
+        return None
+
+    def returns(self, qualified: str) -> ReturnFacts | None:
+        return self.returned.get(qualified)
+
+    def version_flag(self, qualified: str) -> bool | None:
+        return self.version_flags.get(qualified)
+
+    def saved_content(self, function: str, site: str) -> SavedContent | None:
+        return None
+
+    def module_pair(self, function: str, site: str) -> ModulePair | None:
+        return None
+
+    def module_arguments(self, function: str) -> dict[str, str] | None:
+        return None

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import libcst as cst
 import pytest
-from support import findings
+from support import findings, probe
 from typer.testing import CliRunner
 
 from torchfix_codemods.analysis.names import NameIndex
@@ -22,24 +22,6 @@ from torchfix_codemods.verify.fixtures import collect_fixtures
 
 FIXTURES = Path(__file__).parent / "fixtures"
 TENSOR_CODES = [f"TFC10{i}" for i in range(1, 8)]
-
-
-def _probe(source: str) -> tuple[NameIndex, cst.BaseExpression]:
-    """The value of the last simple statement in the source, nested blocks included."""
-    module = cst.parse_module(source)
-    names = NameIndex.build(module)
-    lines: list[cst.SimpleStatementLine] = []
-
-    class Collect(cst.CSTVisitor):
-        def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
-            lines.append(node)
-
-    module.visit(Collect())
-    statement = lines[-1].body[0]
-    assert isinstance(statement, (cst.Assign, cst.Return, cst.Expr))
-    value = statement.value
-    assert value is not None
-    return names, value
 
 
 TENSORS = [
@@ -73,7 +55,7 @@ TENSORS = [
 
 @pytest.mark.parametrize(("source", "reason"), TENSORS)
 def test_tensor_evidence(source: str, reason: str) -> None:
-    names, value = _probe(source)
+    names, value = probe(source)
     found = provenance(names, value)
     assert found.kind == "tensor", found
     assert reason in found.reason, found.reason
@@ -101,7 +83,7 @@ NOT_TENSORS = [
 
 @pytest.mark.parametrize(("source", "reason"), NOT_TENSORS)
 def test_negative_evidence(source: str, reason: str) -> None:
-    names, value = _probe(source)
+    names, value = probe(source)
     found = provenance(names, value)
     assert found.kind == "not-tensor", found
     assert reason in found.reason, found.reason
@@ -121,7 +103,7 @@ UNKNOWN = [
 
 @pytest.mark.parametrize(("source", "reason"), UNKNOWN)
 def test_unknown(source: str, reason: str) -> None:
-    names, value = _probe(source)
+    names, value = probe(source)
     found = provenance(names, value)
     assert found.kind == "unknown", found
     assert reason in found.reason, found.reason
@@ -181,7 +163,7 @@ def test_loop_over_modules_and_zip_of_parameters() -> None:
     ("import torch\nprobe = torch.ones(3).sum(dim=0)\n", False),
 ])
 def test_scalar_evidence(source: str, scalar: bool) -> None:
-    names, value = _probe(source)
+    names, value = probe(source)
     assert (scalar_reason(names, value) is not None) is scalar
 
 

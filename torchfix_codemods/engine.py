@@ -11,12 +11,16 @@ The engine is where the never-break-code guarantees live, once for all rules:
   keeps its original text and every fix in it is reported as withheld;
 * fixes are applied until none is left, so a second run changes nothing;
 * an exception inside one rule becomes that rule's internal-error finding on
-  this unit, and every other rule still reports.
+  this unit, and every other rule still reports;
+* nothing is reported or rewritten inside code that exists to support older
+  torch releases (:mod:`~torchfix_codemods.analysis.compat`), whichever rule
+  finds it.
 """
 
 from __future__ import annotations
 
 import ast
+import dataclasses
 import traceback
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -25,6 +29,7 @@ import libcst as cst
 from libcst.metadata import CodeRange
 
 from torchfix_codemods import attribution
+from torchfix_codemods.analysis.compat import guard_of
 from torchfix_codemods.analysis.imports import Imports
 from torchfix_codemods.analysis.names import NameIndex
 from torchfix_codemods.analysis.positions import positions_of
@@ -202,7 +207,8 @@ def _analyse(
     visitor = _BatchedVisitor(instances)
     visitor.run(module)
     failed_types = {type(rule) for rule, _, _ in visitor.failed.values()}
-    findings = [f for f in context.findings if f.rule not in failed_types]
+    findings = outside_compat_guards(
+        names, [f for f in context.findings if f.rule not in failed_types])
     for rule, node, error in visitor.failed.values():
         detail = "".join(traceback.format_exception_only(type(error), error)).strip()
         findings.append(NodeFinding(type(rule), node,
@@ -221,6 +227,22 @@ def _analyse(
         located.append((finding, code_range))
     located.sort(key=lambda item: (item[1].start.line, item[1].start.column))
     return _Analysis(located, names)
+
+
+def outside_compat_guards(names: NameIndex, findings: list[NodeFinding]) -> list[NodeFinding]:
+    """Findings outside the code that supports older torch releases (``except TypeError:``
+    fallbacks, old-release branches of version checks: :mod:`analysis.compat`). A finding
+    whose node is outside but whose fix would edit inside keeps no fix."""
+    kept = []
+    for finding in findings:
+        if guard_of(names, finding.node) is not None:
+            continue
+        fixes = tuple(fix for fix in finding.fixes if not any(
+            guard_of(names, old) is not None for old, _ in fix.replacements))
+        if len(fixes) != len(finding.fixes):
+            finding = dataclasses.replace(finding, fixes=fixes)
+        kept.append(finding)
+    return kept
 
 
 def _tier_allowed(fix: Fix, options: FileOptions) -> bool:

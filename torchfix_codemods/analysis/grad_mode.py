@@ -22,9 +22,12 @@ takes a runtime flag, and ``enable_grad`` turns tracking on.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import libcst as cst
 
-from torchfix_codemods.analysis.names import NameIndex
+from torchfix_codemods.analysis.names import NameIndex, dotted_name
+from torchfix_codemods.analysis.syntax import literal_bool
 
 DISABLES_GRAD = frozenset({
     "torch.no_grad", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad",
@@ -65,3 +68,124 @@ def in_no_grad(names: NameIndex, node: cst.CSTNode) -> bool:
         if isinstance(ancestor, cst.FunctionDef):
             return any(disables_grad(names, d.decorator) for d in ancestor.decorators)
     return False
+
+
+ENABLES_GRAD = frozenset({"torch.enable_grad", "torch.autograd.enable_grad",
+                          "torch.autograd.grad_mode.enable_grad"})
+_SET_GRAD_ENABLED = frozenset({"torch.set_grad_enabled", "torch.autograd.set_grad_enabled",
+                               "torch.autograd.grad_mode.set_grad_enabled"})
+_AUTOGRAD_FUNCTIONS = frozenset({"torch.autograd.Function", "torch.autograd.function.Function"})
+
+
+@dataclass(frozen=True)
+class GradMode:
+    """Whether autograd records at a point of the code, and what says so."""
+
+    enabled: bool | None
+    """False: off (``no_grad``...); True: on as far as this file shows; None: a runtime flag."""
+    reason: str
+
+
+def grad_mode_at(names: NameIndex, node: cst.CSTNode,
+                 inference_decorators: tuple[str, ...] = ()) -> GradMode:
+    """The grad mode ``node`` runs in: the innermost ``with`` that sets it, else the enclosing
+    function's decorators (``no_grad``, ``inference_mode``, the user's configured inference
+    decorators), a custom ``autograd.Function``'s ``forward``/``backward``, or every call of a
+    module-level function in this file being made with autograd off."""
+    return _grad_mode_at(names, node, frozenset(inference_decorators), frozenset())
+
+
+def _grad_mode_at(names: NameIndex, node: cst.CSTNode, decorators: frozenset[str],
+                  seen: frozenset[int]) -> GradMode:
+    for ancestor in names.ancestors(node):
+        if isinstance(ancestor, cst.With):
+            for item in ancestor.items:
+                mode = _context_mode(names, item.item, decorators)
+                if mode is not None:
+                    return mode
+        if isinstance(ancestor, cst.FunctionDef):
+            if id(ancestor) in seen:
+                return GradMode(None, "a function that calls itself")
+            return _function_mode(names, ancestor, decorators, seen | {id(ancestor)})
+    if _sets_mode_by_call(names):
+        return GradMode(None, "the file switches the grad mode with a bare "
+                              "`torch.set_grad_enabled(...)` call")
+    return GradMode(True, "nothing turns autograd off here")
+
+
+def _context_mode(names: NameIndex, expr: cst.BaseExpression,
+                  decorators: frozenset[str]) -> GradMode | None:
+    """The mode a ``with`` item or a decorator sets, or None when it sets none."""
+    target = _target(expr)
+    qualified = names.qualified_name(target)
+    if qualified in DISABLES_GRAD:
+        return GradMode(False, f"under `{qualified}`")
+    if qualified in ENABLES_GRAD:
+        return GradMode(True, f"under `{qualified}`")
+    if qualified in _SET_GRAD_ENABLED:
+        flag = literal_bool(expr.args[0].value) if (isinstance(expr, cst.Call) and
+                                                    len(expr.args) == 1) else None
+        return GradMode(flag, f"under `{qualified}({'...' if flag is None else flag})`")
+    spelled = qualified or dotted_name(target)
+    if spelled is not None and decorators and (
+            spelled in decorators or any(d.endswith("." + spelled) for d in decorators)):
+        return GradMode(False, f"under `{spelled}` (a configured inference decorator)")
+    return None
+
+
+def _function_mode(names: NameIndex, function: cst.FunctionDef, decorators: frozenset[str],
+                   seen: frozenset[int]) -> GradMode:
+    for decorator in function.decorators:
+        mode = _context_mode(names, decorator.decorator, decorators)
+        if mode is not None:
+            return mode
+    owner = names.parent(names.parent(function) or function)
+    if isinstance(owner, cst.ClassDef) and function.name.value in ("forward", "backward") and \
+            any(names.qualified_name(base.value) in _AUTOGRAD_FUNCTIONS for base in owner.bases):
+        return GradMode(False, f"in `{owner.name.value}.{function.name.value}`, which autograd "
+                               "runs with recording off")
+    if _sets_mode_by_call(names):
+        return GradMode(None, "the file switches the grad mode with a bare "
+                              "`torch.set_grad_enabled(...)` call")
+    calls = _calls_of(names, function)
+    if calls:
+        modes = [_grad_mode_at(names, call, decorators, seen) for call in calls]
+        if all(mode.enabled is False for mode in modes):
+            return GradMode(False, f"every call of `{function.name.value}` in this file is "
+                                   f"{modes[0].reason}")
+    return GradMode(True, "nothing turns autograd off here")
+
+
+def _calls_of(names: NameIndex, function: cst.FunctionDef) -> list[cst.Call]:
+    """Calls of a module-level function by its name in this file; none when the function is
+    also passed around (a callback runs where this file does not show)."""
+    scope = names.scope_of(function)
+    if scope is not names.module_scope or len(scope.bindings.get(function.name.value, [])) != 1:
+        return []
+    calls = []
+    for read in names.loads_in(scope, function.name.value):
+        parent = names.parent(read)
+        if not (isinstance(parent, cst.Call) and parent.func is read):
+            return []
+        calls.append(parent)
+    return calls
+
+
+def _sets_mode_by_call(names: NameIndex) -> bool:
+    """The file calls ``torch.set_grad_enabled(...)`` outside a ``with`` (a global switch)."""
+    cached = names.cache.get("grad_mode.set_by_call")
+    if isinstance(cached, bool):
+        return cached
+    found = False
+    for scope in names.all_scopes:
+        for reads in scope.loads.values():
+            for read in reads:
+                parent = names.parent(read)
+                while isinstance(parent, cst.Attribute):
+                    parent = names.parent(parent)
+                if isinstance(parent, cst.Call) and \
+                        names.qualified_name(parent.func) in _SET_GRAD_ENABLED and \
+                        not isinstance(names.parent(parent), (cst.WithItem, cst.Decorator)):
+                    found = True
+    names.cache["grad_mode.set_by_call"] = found
+    return found

@@ -13,6 +13,7 @@ from torchfix_codemods.analysis.grad_mode import in_no_grad
 from torchfix_codemods.analysis.loops import innermost_loop
 from torchfix_codemods.analysis.names import NameIndex, Scope
 from torchfix_codemods.analysis.tensors import provenance, scalar_reason
+from torchfix_codemods.analysis.values import tensor_facts
 from torchfix_codemods.analysis.walk import names_in, walk
 from torchfix_codemods.edits.expressions import method_call
 from torchfix_codemods.findings import Safety
@@ -57,9 +58,11 @@ class AccumulateLossTensor(Rule):
     a loop of a function that calls `.backward()` (a training loop, so the
     total is for logging), the total is never differentiated (no `.backward()`
     or `autograd.grad` on it or on a value computed from it), and it is not
-    under `no_grad` (no graph to keep). `.item()` is used when every later use
-    of the total is numeric (printing, formatting, `float()`, numpy); else
-    `.detach()`, which keeps it a tensor.
+    under `no_grad` nor provably free of grad (computed from `.detach()`ed
+    values, integer results, data: the value facts of
+    `torchfix_codemods.analysis.values`), since then there is no graph to keep.
+    `.item()` is used when every later use of the total is numeric (printing,
+    formatting, `float()`, numpy); else `.detach()`, which keeps it a tensor.
 
     ## References
     - [PyTorch FAQ: don't accumulate history across your training loop](https://docs.pytorch.org/docs/stable/notes/faq.html)
@@ -124,6 +127,9 @@ class AccumulateLossTensor(Rule):
             return
         if in_no_grad(names, node) or innermost_loop(names, node) is None:
             return
+        if tensor_facts(names, value, self.context.options.inference_decorators) \
+                .requires_grad.is_no:
+            return  # no graph to keep (computed from detached values, under no_grad...)
         function = names.enclosing(node, cst.FunctionDef)
         scope = names.scope_of(node)
         found = names.lookup(accumulator.value, scope)

@@ -10,7 +10,9 @@ from __future__ import annotations
 import libcst as cst
 
 from torchfix_codemods.analysis.frameworks import imports_torch
+from torchfix_codemods.analysis.syntax import code_of
 from torchfix_codemods.analysis.tensors import Provenance, provenance
+from torchfix_codemods.analysis.values import TensorFacts, conversion_facts
 from torchfix_codemods.edits.expressions import method_call
 from torchfix_codemods.findings import Safety
 from torchfix_codemods.rules.base import Example, Fix, Rule
@@ -45,6 +47,28 @@ def detach_cpu_numpy(base: cst.BaseExpression) -> cst.Call:
     return method_call(method_call(method_call(base, "detach"), "cpu"), "numpy")
 
 
+def _conversion(receiver: cst.BaseExpression, facts: TensorFacts) -> tuple[cst.Call, str]:
+    """``receiver`` with only the missing steps before ``.numpy()``, and what they are.
+
+    A receiver ending in ``.cpu()`` gets ``.detach()`` before it (no grad graph is copied);
+    otherwise ``.detach()`` is added only when it may require grad and ``.cpu()`` only when
+    it may live on an accelerator.
+    """
+    if _is_cpu_call(receiver):
+        base = receiver.func.value  # type: ignore[attr-defined]
+        return detach_cpu_numpy(base), "`.detach()`"
+    detach = not facts.requires_grad.is_no
+    cpu = not facts.accelerator.is_no
+    if detach and cpu:
+        return detach_cpu_numpy(receiver), "`.detach().cpu()`"
+    step = "detach" if detach else "cpu"
+    return method_call(method_call(receiver, step), "numpy"), f"`.{step}()`"
+
+
+def _why(found: Provenance, facts: TensorFacts) -> str:
+    return f"{found.reason}; {' and '.join(facts.risks())}"
+
+
 def _tier(rule: Rule, found: Provenance) -> Safety | None:
     """Safe for a known tensor; unsafe for an unknown value in a file that imports torch."""
     if found.is_tensor:
@@ -54,10 +78,22 @@ def _tier(rule: Rule, found: Provenance) -> Safety | None:
     return None
 
 
+_MESSAGES = {
+    "`.detach().cpu()`": ("`.numpy()` fails on a tensor that requires grad or lives on the GPU: "
+                          "use `.detach().cpu().numpy()`"),
+    "`.detach()`": ("`.numpy()` fails on a tensor that requires grad: "
+                    "use `.detach()` before `.numpy()`"),
+    "`.cpu()`": ("`.numpy()` fails on a tensor that lives on the GPU (or another accelerator): "
+                 "use `.cpu().numpy()`"),
+}
+
+
 class NumpyOnTensor(Rule):
     """## What it does
-    Rewrites `t.numpy()`, `t.cpu().numpy()`, `np.asarray(t)` and `np.array(t)`
-    on torch tensors to `t.detach().cpu().numpy()` (plus `.copy()` for
+    Finds `t.numpy()`, `t.cpu().numpy()`, `np.asarray(t)` and `np.array(t)` on
+    torch tensors that may require grad or live on an accelerator, and adds
+    what is missing: `t.detach().cpu().numpy()`, or only `.detach()` /
+    only `.cpu()` when the other cannot be needed (plus `.copy()` for
     `np.array`).
 
     ## Why is this bad?
@@ -68,13 +104,33 @@ class NumpyOnTensor(Rule):
 
     ## Example
     ```python
-    preds = model(x).argmax(1).cpu().numpy()
+    probs = model(x).softmax(1).cpu().numpy()
+    ids = model(x).argmax(1).numpy()
     ```
 
     ## Use instead
     ```python
-    preds = model(x).argmax(1).detach().cpu().numpy()
+    probs = model(x).softmax(1).detach().cpu().numpy()
+    ids = model(x).argmax(1).cpu().numpy()  # integer ids never require grad
     ```
+
+    ## When it reports
+    Only when `.numpy()` can fail: the value facts
+    (`torchfix_codemods.analysis.values`, shown after `why:`) must leave open
+    that it requires grad or lives on an accelerator. No finding for a tensor
+    that provably does neither, measured on torch 2.13: computed under
+    `torch.no_grad()`/`inference_mode()` (a `with`, a decorator, or a configured
+    `inference-decorators` entry: an op there gives `requires_grad=False`),
+    integer or bool results (`argmax`/`argmin`/`argsort`, `max(x, 1)[1]`,
+    `topk(...)[1]`, `.long()`, comparisons: `requires_grad=False` even on a
+    parameter's values), `.detach()`/`.data`, `torch.from_numpy` and factories
+    without `requires_grad=True` (CPU, no grad), DataLoader batches (CPU, no
+    grad), and the `else` of `if t.requires_grad:` — each combined with `.cpu()`,
+    `.to("cpu")`, `from_numpy`, a factory without `device=` or a batch for the
+    device. A parameter itself (`nn.Parameter`, `.weight`) still requires grad
+    under `no_grad`, but torch checks grad only while grad mode is on
+    (`nn.Parameter(...).numpy()` works under `no_grad`/`inference_mode`): a
+    conversion that itself runs with autograd off cannot fail for grad.
 
     ## Fix safety
     Safe when the receiver is known to be a torch tensor (the finding's reason
@@ -84,7 +140,9 @@ class NumpyOnTensor(Rule):
     `.detach()`). No finding when it is known not to be a torch tensor, or in a
     file that imports TensorFlow, Keras, JAX or Paddle. `np.asarray`/`np.array`
     are rewritten only for known tensors. `t.detach().cpu().numpy()`,
-    `t.data.cpu().numpy()` and `t.numpy(force=True)` are left alone.
+    `t.data.cpu().numpy()` and `t.numpy(force=True)` are left alone. The fix adds
+    only the missing steps: `t.cpu().float().numpy()` becomes
+    `t.cpu().float().detach().numpy()`, never `...detach().cpu()` twice.
 
     ## References
     - [`torch.Tensor.numpy` (and its `force=` argument)](https://docs.pytorch.org/docs/stable/generated/torch.Tensor.numpy.html)
@@ -104,11 +162,16 @@ class NumpyOnTensor(Rule):
         "import numpy as np\na = np.zeros(3)\nb = np.asarray(a)\n",
         "import tensorflow as tf\nimport torch\nt = tf.constant([1.0])\ny = t.numpy()\n",
         "import pandas as pd\ndf = pd.DataFrame()\ny = df.to_numpy()\n",
+        "import torch\nimport torch.nn as nn\nnet = nn.Linear(3, 2)\nwith torch.no_grad():\n"
+        "    y = net(torch.randn(1, 3)).cpu().numpy()\n",
+        "import numpy as np\nimport torch\nt = torch.from_numpy(np.ones(3))\ny = t.numpy()\n",
+        "import torch\nimport torch.nn as nn\nnet = nn.Linear(3, 2)\n"
+        "ids = net(torch.randn(1, 3)).argmax(1).cpu().numpy()\n",
     )
     invalid = (
         Example(
             "import torch\nw = torch.randn(3, requires_grad=True)\ny = w.numpy()\n",
-            "import torch\nw = torch.randn(3, requires_grad=True)\ny = w.detach().cpu().numpy()\n",
+            "import torch\nw = torch.randn(3, requires_grad=True)\ny = w.detach().numpy()\n",
         ),
         Example(
             "import torch\nimport torch.nn as nn\nnet = nn.Linear(3, 2)\n"
@@ -120,7 +183,13 @@ class NumpyOnTensor(Rule):
             "import torch\nimport numpy as np\nw = torch.ones(2, requires_grad=True)\n"
             "a = np.array(w)\n",
             "import torch\nimport numpy as np\nw = torch.ones(2, requires_grad=True)\n"
-            "a = w.detach().cpu().numpy().copy()\n",
+            "a = w.detach().numpy().copy()\n",
+        ),
+        Example(
+            "import torch\nimport torch.nn as nn\nnet = nn.Linear(3, 2).cuda()\n"
+            "ids = net(torch.randn(1, 3).cuda()).argmax(1).numpy()\n",
+            "import torch\nimport torch.nn as nn\nnet = nn.Linear(3, 2).cuda()\n"
+            "ids = net(torch.randn(1, 3).cuda()).argmax(1).cpu().numpy()\n",
         ),
         Example(
             "import torch\ndef f(out):\n    return out.numpy()\n",
@@ -141,6 +210,9 @@ class NumpyOnTensor(Rule):
                 and node.args[0].keyword is None and not node.args[0].star:
             self._numpy_function(node, node.args[0].value, copy=qualified == "numpy.array")
 
+    def _facts(self, receiver: cst.BaseExpression) -> TensorFacts:
+        return conversion_facts(self.names, receiver, self.context.options.inference_decorators)
+
     def _numpy_method(self, call: cst.Call, receiver: cst.BaseExpression) -> None:
         if _chain_detached(receiver):
             return
@@ -149,12 +221,16 @@ class NumpyOnTensor(Rule):
         tier = _tier(self, found)
         if tier is None:
             return
-        fix = Fix(tier, "call `.detach().cpu()` before `.numpy()`",
-                  [(call, detach_cpu_numpy(base).with_changes(lpar=call.lpar, rpar=call.rpar))])
-        message = self.message
+        facts = self._facts(receiver)
+        if not facts.numpy_can_fail:
+            return
+        new, added = _conversion(receiver, facts)
+        fix = Fix(tier, f"call {added} before `.numpy()`",
+                  [(call, new.with_changes(lpar=call.lpar, rpar=call.rpar))])
+        message = _MESSAGES[added]
         if tier is Safety.UNSAFE:
             message += " (unsafe: the receiver is not known to be a torch tensor)"
-        self.report(call, message, fix=fix, reason=found.reason)
+        self.report(call, message, fix=fix, reason=_why(found, facts))
 
     def _numpy_function(self, call: cst.Call, value: cst.BaseExpression, *, copy: bool) -> None:
         if _chain_detached(value):
@@ -163,15 +239,19 @@ class NumpyOnTensor(Rule):
         found = provenance(self.names, base)
         if not found.is_tensor:
             return
-        new: cst.BaseExpression = detach_cpu_numpy(base)
+        facts = self._facts(value)
+        if not facts.numpy_can_fail:
+            return
+        converted, added = _conversion(value, facts)
+        new: cst.BaseExpression = converted
         if copy:
             new = method_call(new, "copy")
         name = "np.array" if copy else "np.asarray"
-        fix = Fix(Safety.SAFE, f"replace `{name}(t)` with `t.detach().cpu().numpy()`"
-                  + (".copy()" if copy else ""),
+        shown = code_of(new) if isinstance(value, cst.Name) else f"t{code_of(new)[len(code_of(value)):]}"
+        fix = Fix(Safety.SAFE, f"replace `{name}(t)` with `{shown}`",
                   [(call, new.with_changes(lpar=call.lpar, rpar=call.rpar))])
         self.report(call, f"`{name}` on a tensor calls `.numpy()`, which fails on a tensor that "
-                    "requires grad or lives on the GPU", fix=fix, reason=found.reason)
+                    "requires grad or lives on the GPU", fix=fix, reason=_why(found, facts))
 
 
 RULES = [NumpyOnTensor]
