@@ -40,6 +40,38 @@ def _built_by_torch_optim(names: NameIndex, expr: cst.BaseExpression) -> bool:
     return qualified.startswith("torch.optim.") and "lr_scheduler" not in qualified
 
 
+def is_scheduler(names: NameIndex, expr: cst.BaseExpression) -> bool:
+    """``expr`` is a learning-rate scheduler: built by ``torch.optim.lr_scheduler`` or named
+    like one (``scheduler``, ``self.lr_sched``)."""
+    last = _last_part(expr)
+    if last is None:
+        return False
+    if "sched" in last:
+        return True
+    if not isinstance(expr, cst.Name):
+        return False
+    binding = names.binding_of(expr)
+    if binding is None or not isinstance(binding.value, cst.Call):
+        return False
+    return (names.qualified_name(binding.value.func) or "").startswith("torch.optim.lr_scheduler.")
+
+
+def scheduled_optimizer(names: NameIndex, scheduler: cst.BaseExpression) -> str | None:
+    """The optimizer a scheduler was built for, as written (``StepLR(opt, 30)`` -> ``opt``),
+    when the scheduler is a name bound once to such a call."""
+    if not isinstance(scheduler, cst.Name):
+        return None
+    bindings = names.bindings_of(scheduler)
+    if len(bindings) != 1 or not isinstance(bindings[0].value, cst.Call):
+        return None
+    call = bindings[0].value
+    first = call.args[0] if call.args else None
+    if first is None or first.star or (first.keyword is not None and
+                                      first.keyword.value != "optimizer"):
+        return None
+    return dotted_name(first.value)
+
+
 def is_optimizer(names: NameIndex, expr: cst.BaseExpression) -> bool:
     """``expr`` is an optimizer: built by ``torch.optim`` or named like one, never a scheduler."""
     last = _last_part(expr)
