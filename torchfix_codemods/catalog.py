@@ -43,6 +43,7 @@ CATALOG: tuple[RuleEntry, ...] = (
     RuleEntry("TFC202", "missing-no-grad", "inference_mode"),
     RuleEntry("TFC203", "eval-not-restored", "inference_mode"),
     RuleEntry("TFC204", "direct-forward", "direct_forward"),
+    RuleEntry("TFC205", "validation-without-eval", "inline_validation"),
     RuleEntry("TFC301", "data-parallel", "data_parallel"),
     RuleEntry("TFC401", "cuda-amp", "deprecated_amp"),
     RuleEntry("TFC402", "functional-aliases", "functional_aliases"),
