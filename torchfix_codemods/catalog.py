@@ -59,6 +59,7 @@ CATALOG: tuple[RuleEntry, ...] = (
     RuleEntry("TFC501", "softmax-into-cross-entropy", "loss_inputs"),
     RuleEntry("TFC502", "sigmoid-into-bce", "loss_inputs"),
     RuleEntry("TFC503", "missing-zero-grad", "missing_zero_grad"),
+    RuleEntry("TFC504", "zero-grad-set-to-none-false", "zero_grad_set_to_none"),
     RuleEntry("TFC505", "zero-grad-between-backward-and-step", "training_order"),
     RuleEntry("TFC506", "clip-before-backward", "training_order"),
     RuleEntry("TFC507", "scheduler-before-optimizer", "training_order"),
