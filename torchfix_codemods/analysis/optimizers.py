@@ -14,6 +14,8 @@ evaluation).
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from torchfix_codemods.analysis.names import NameIndex, dotted_name
@@ -40,20 +42,38 @@ def _built_by_torch_optim(names: NameIndex, expr: cst.BaseExpression) -> bool:
     return qualified.startswith("torch.optim.") and "lr_scheduler" not in qualified
 
 
+_SCHEDULER_WORDS = frozenset({"scheduler", "sched", "schedule"})
+_LR_SCHEDULER_QUALIFIERS = frozenset({
+    "lr", "warmup", "cosine", "step", "multistep", "plateau", "cyclic", "onecycle", "exp",
+    "linear", "poly", "main", "base", "model", "net", "optim", "optimizer", "opt", "gen", "disc",
+    "generator", "discriminator", "encoder", "decoder", "actor", "critic", "train"})
+"""Words that may stand next to "scheduler" in a learning-rate scheduler's name
+(``lr_scheduler``, ``scheduler_g``, ``warmup_scheduler``); any other word names something
+else that is scheduled (``kl_scheduler``, ``noise_scheduler``, ``lambda_scheduler``)."""
+
+
+def _named_like_lr_scheduler(last: str) -> bool:
+    words = [w for w in re.split(r"[_\d]+", re.sub(r"([a-z])([A-Z])", r"\1_\2", last).lower())
+             if len(w) > 1]
+    schedulers = [w for w in words if w in _SCHEDULER_WORDS]
+    return len(schedulers) == 1 and all(
+        w in _SCHEDULER_WORDS or w in _LR_SCHEDULER_QUALIFIERS for w in words)
+
+
 def is_scheduler(names: NameIndex, expr: cst.BaseExpression) -> bool:
-    """``expr`` is a learning-rate scheduler: built by ``torch.optim.lr_scheduler`` or named
-    like one (``scheduler``, ``self.lr_sched``)."""
-    last = _last_part(expr)
-    if last is None:
+    """``expr`` is a learning-rate scheduler: a name bound to a ``torch.optim.lr_scheduler``
+    constructor, or named like one (``scheduler``, ``self.lr_sched``, ``scheduler_g``); a
+    ``kl_scheduler`` or ``noise_scheduler`` schedules something else."""
+    dotted = dotted_name(expr)
+    if dotted is None:
         return False
-    if "sched" in last:
-        return True
-    if not isinstance(expr, cst.Name):
-        return False
-    binding = names.binding_of(expr)
-    if binding is None or not isinstance(binding.value, cst.Call):
-        return False
-    return (names.qualified_name(binding.value.func) or "").startswith("torch.optim.lr_scheduler.")
+    if isinstance(expr, cst.Name):
+        binding = names.binding_of(expr)
+        if binding is not None and isinstance(binding.value, cst.Call) and \
+                (names.qualified_name(binding.value.func) or "").startswith(
+                    "torch.optim.lr_scheduler."):
+            return True
+    return _named_like_lr_scheduler(dotted.split(".")[-1])
 
 
 def scheduled_optimizer(names: NameIndex, scheduler: cst.BaseExpression) -> str | None:

@@ -291,10 +291,14 @@ class InlineValidation:
     validation first calls it: ``model.eval()``, ``model.train(False)``, ``model.train(flag)``."""
 
 
+_VALIDATION_WORD = re.compile(
+    r"^(?:" + "|".join(sorted(EVAL_TOKENS)) + r"|dev)(?:loader|set|data|dataset|dl|ds|iter)?$")
+
+
 def _names_validation(expr: cst.BaseExpression) -> bool:
-    """``val_loader``, ``self.valid_dl``, ``loaders["test"]``, ``enumerate(eval_set)``."""
+    """``val_loader``, ``self.valid_dl``, ``loaders["test"]``, ``enumerate(testloader)``."""
     words = re.findall(r"[A-Za-z][A-Za-z0-9_]*", code_of(expr))
-    return any(token in EVAL_TOKENS for word in words for token in name_tokens(word))
+    return any(_VALIDATION_WORD.match(token) for word in words for token in name_tokens(word))
 
 
 def inline_validations(names: NameIndex, analysis: InferenceAnalysis) -> list[InlineValidation]:
@@ -338,18 +342,41 @@ def inline_validations(names: NameIndex, analysis: InferenceAnalysis) -> list[In
     return found
 
 
+def _mode_calls(names: NameIndex, scope: cst.CSTNode, models: set[str]) -> list[cst.Call]:
+    """``.eval()``/``.train(...)`` calls on one of ``models`` in ``scope``, in source order."""
+    return [node for node in walk_local(scope) if isinstance(node, cst.Call) and
+            isinstance(node.func, cst.Attribute) and node.func.attr.value in ("eval", "train")
+            and code_of(node.func.value) in models]
+
+
+def _not_training_mode(call: cst.Call) -> bool:
+    """``eval()``, ``train(False)``, ``train(flag)``: not a plain switch to train mode."""
+    assert isinstance(call.func, cst.Attribute)
+    return call.func.attr.value == "eval" or bool(
+        call.args and literal_bool(call.args[0].value) is not True)
+
+
 def _mode_set_before(names: NameIndex, epoch: cst.For | cst.While, call: cst.Call,
                      models: set[str]) -> bool:
-    """The last ``.eval()``/``.train(...)`` on one of ``models`` that runs in the iteration
-    before the validation's first model ``call`` is not ``train()``/``train(True)``."""
-    last: cst.Call | None = None
-    for node in walk_local(epoch.body):
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and \
-                node.func.attr.value in ("eval", "train") and \
-                code_of(node.func.value) in models and comes_before(names, node, call):
-            last = node
-    if last is None:
+    """Is a validated model in a mode the code chose when the validation first calls it?
+
+    Yes when the last ``.eval()``/``.train(...)`` on it that runs in the iteration before
+    ``call`` is not ``train()``/``train(True)``; or when nothing in the loop switches it
+    (no mode call, not handed to any call) and the code before the loop put it in eval
+    (an EMA copy evaluated every epoch and never trained).
+    """
+    inside = [c for c in _mode_calls(names, epoch.body, models) if comes_before(names, c, call)]
+    if inside:
+        return _not_training_mode(inside[-1])
+    if _mode_calls(names, epoch.body, models) or _handed_over(names, epoch, models):
         return False
-    assert isinstance(last.func, cst.Attribute)
-    return last.func.attr.value == "eval" or bool(
-        last.args and literal_bool(last.args[0].value) is not True)
+    scope = names.enclosing(epoch, cst.FunctionDef)
+    before = [c for c in _mode_calls(names, scope.body if scope is not None else _module(names),
+                                     models) if comes_before(names, c, epoch)]
+    return bool(before) and _not_training_mode(before[-1])
+
+
+def _handed_over(names: NameIndex, loop: cst.For | cst.While, models: set[str]) -> bool:
+    """One of ``models`` is passed to a call in ``loop`` (which may switch its mode)."""
+    return any(isinstance(node, cst.Arg) and code_of(node.value) in models
+               for node in walk_local(loop.body))
