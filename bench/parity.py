@@ -1,6 +1,7 @@
 """TorchFix parity, measured: every line TorchFix flags, we flag; our fixes compile, theirs?
 
     python bench/parity.py record   # re-run TorchFix, rewrite tests/parity/torchfix_findings.txt
+    python bench/parity.py record-main --torchfix PATH  # TorchFix main on tests/parity/corpus_main
     python bench/parity.py compare  # our findings vs the recording, line by line
     python bench/parity.py fixes    # fix the corpus with both tools; which results compile
 
@@ -39,7 +40,9 @@ TABLE = ROOT / "tests" / "parity" / "torchfix_parity.toml"
 RECORDING = ROOT / "tests" / "parity" / "torchfix_findings.txt"
 DEFAULT_TORCHFIX = "/work/tfvenv/bin/torchfix"
 LINE = re.compile(r"^(?P<path>[^:\s]+\.py):(?P<line>\d+):(?P<col>\d+): (?P<code>TOR\d{3})")
-OUR_CODES = frozenset({"TFC001", *[f"TFC4{n:02d}" for n in range(1, 11)]})
+OUR_CODES = frozenset({"TFC001", *[f"TFC4{n:02d}" for n in range(1, 12)]})
+CORPUS_MAIN = ROOT / "tests" / "parity" / "corpus_main"
+RECORDING_MAIN = ROOT / "tests" / "parity" / "torchfix_main_findings.txt"
 
 
 def run_torchfix(torchfix: str, paths: list[Path], fix: bool = False) -> str:
@@ -62,6 +65,20 @@ def record(torchfix: str) -> list[str]:
         "# docs/torchfix-parity.md). Files TorchFix crashed on have no lines here.",
     ]
     RECORDING.write_text("\n".join(header + found) + "\n", encoding="utf-8")
+    return found
+
+
+def record_main(torchfix: str) -> list[str]:
+    """TorchFix main's findings on ``corpus_main`` (TorchFix installed from its main branch)."""
+    files = sorted(p.name for p in CORPUS_MAIN.glob("*.py"))
+    done = subprocess.run([torchfix, "--select", "ALL", *files], capture_output=True, text=True,
+                          cwd=CORPUS_MAIN, check=False)
+    found = sorted({f"{m['path']}:{m['line']}:{m['code']}"
+                    for m in map(LINE.match, done.stdout.splitlines()) if m},
+                   key=lambda s: (s.split(":")[0], int(s.split(":")[1]), s.split(":")[2]))
+    kept = [line for line in RECORDING_MAIN.read_text(encoding="utf-8").splitlines()
+            if line.startswith("#")]
+    RECORDING_MAIN.write_text("\n".join(kept + found) + "\n", encoding="utf-8")
     return found
 
 
@@ -142,11 +159,15 @@ def fixes(torchfix: str) -> int:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("action", choices=("record", "compare", "fixes"))
+    parser.add_argument("action", choices=("record", "record-main", "compare", "fixes"))
     parser.add_argument("--torchfix", default=DEFAULT_TORCHFIX)
     args = parser.parse_args()
     if args.action == "record":
         for row in record(args.torchfix):
+            print(row)
+        return 0
+    if args.action == "record-main":
+        for row in record_main(args.torchfix):
             print(row)
         return 0
     if args.action == "compare":

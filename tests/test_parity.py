@@ -1,17 +1,22 @@
-"""TorchFix parity: every line TorchFix 0.7.0 flags on our corpus, we flag, and our fixes hold.
+"""TorchFix parity: every line TorchFix flags on our corpora, we flag, and our fixes hold.
 
-TorchFix is not installed in CI, so its findings are committed in
-``tests/parity/torchfix_findings.txt`` (produced by running TorchFix; the command
-is in the file's header; ``python bench/parity.py record`` regenerates it). When
-TorchFix is installed at ``/work/tfvenv`` the recording is also checked to be
-current.
+TorchFix is not installed in CI, so its findings are committed: 0.7.0's on
+``tests/parity/corpus`` in ``torchfix_findings.txt`` (``python bench/parity.py record``
+regenerates it; when TorchFix is installed at ``/work/tfvenv`` the recording is also
+checked to be current), and main's (past 0.7.0) on ``tests/parity/corpus_main`` in
+``torchfix_main_findings.txt``. TorchFix main's own fixtures are not committed: their
+expectations (file, line, code) are, in ``torchfix_main_fixtures.txt``, and are
+checked against the fixtures themselves when a mirror of TorchFix is present.
 """
 
 from __future__ import annotations
 
+import io
+import os
 import re
 import subprocess
 import sys
+import tarfile
 from collections import defaultdict
 from pathlib import Path
 
@@ -22,6 +27,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
+from torchfix_codemods.catalog import CATALOG
 from torchfix_codemods.engine import process
 from torchfix_codemods.options import FileOptions
 from torchfix_codemods.source import SourceUnit
@@ -32,27 +38,36 @@ TABLE = tomllib.loads((PARITY / "torchfix_parity.toml").read_text(encoding="utf-
 """TorchFix code -> our codes that flag the same lines, and the codes we do not cover."""
 CORPUS = PARITY / "corpus"
 RECORDING = PARITY / "torchfix_findings.txt"
+CORPUS_MAIN = PARITY / "corpus_main"
+RECORDING_MAIN = PARITY / "torchfix_main_findings.txt"
+FIXTURES_MAIN = PARITY / "torchfix_main_fixtures.txt"
 TORCHFIX = Path("/work/tfvenv/bin/torchfix")
-OURS = frozenset({"TFC001", *[f"TFC4{n:02d}" for n in range(1, 11)]})
+TORCHFIX_MIRROR = Path(os.environ.get("TORCHFIX_MIRROR", "/work/.mirror/pytorch-labs+torchfix/repo"))
+OURS = frozenset({"TFC001", *[f"TFC4{n:02d}" for n in range(1, 12)]})
+ALL_CODES = tuple(entry.code for entry in CATALOG)
+"""`--select ALL` as TorchFix means it: every rule, the ones off by default too (spelled out
+until the catalog's ALL selects those)."""
 FILES = sorted(CORPUS.glob("*.py"))
+FILES_MAIN = sorted(CORPUS_MAIN.glob("*.py"))
 
 
-def _recorded() -> list[tuple[str, int, str]]:
+def _recorded(recording: Path = RECORDING) -> list[tuple[str, int, str]]:
     rows = []
-    for text in RECORDING.read_text(encoding="utf-8").splitlines():
-        if text and not text.startswith("#"):
+    for text in recording.read_text(encoding="utf-8").splitlines():
+        if text and not text.startswith(("#", "codemod ")):
             path, line, code = text.split(":")
             rows.append((path, int(line), code))
     return rows
 
 
-def _findings(path: Path, *, unsafe: bool = False, fix: bool = False):
+def _findings(path: Path, *, unsafe: bool = False, fix: bool = False,
+              codes: tuple[str, ...] = tuple(OURS)):
     unit = SourceUnit.from_bytes(path.name, path.read_bytes())
-    return process(unit, FileOptions(codes=tuple(OURS), unsafe_fixes=unsafe), apply_fixes=fix)
+    return process(unit, FileOptions(codes=codes, unsafe_fixes=unsafe), apply_fixes=fix)
 
 
 def test_corpus_exercises_every_torchfix_code() -> None:
-    recorded = {code for _, _, code in _recorded()}
+    recorded = {code for _, _, code in _recorded() + _recorded(RECORDING_MAIN)}
     table = TABLE["codes"]
     not_covered = set(TABLE["not_covered"])
     assert recorded == set(table), f"corpus lacks {set(table) - recorded}"
@@ -192,3 +207,112 @@ def test_target_torch_withholds_replacements_the_target_lacks() -> None:
     assert [f.code for f in withheld] == ["TFC401"]
     new = process(unit, FileOptions(codes=tuple(OURS), target_torch=(2, 3)), apply_fixes=True)
     assert new.fixed is not None and 'torch.amp.GradScaler("cuda")' in new.fixed
+
+
+# --------------------------------------------------------------- TorchFix main (past 0.7.0)
+def _lines_flagged(path: Path, codes: tuple[str, ...] = ALL_CODES) -> dict[int, set[str]]:
+    lines: dict[int, set[str]] = defaultdict(set)
+    for finding in _findings(path, codes=codes).findings:
+        lines[finding.line].add(finding.code)
+    return lines
+
+
+def test_every_torchfix_main_finding_is_ours_with_every_rule_selected() -> None:
+    table = TABLE["codes"]
+    ours = {path.name: _lines_flagged(path) for path in FILES_MAIN}
+    missing = [f"{path}:{line}:{code} (want one of {table[code]})"
+               for path, line, code in _recorded(RECORDING_MAIN)
+               if not ours.get(path, {}).get(line, set()) & set(table[code])]
+    assert not missing, "TorchFix main findings we do not make:\n" + "\n".join(missing)
+
+
+@pytest.mark.parametrize("path", FILES_MAIN, ids=lambda p: p.name)
+def test_fixed_main_corpus_compiles_and_reads_no_new_name(path: Path) -> None:
+    before = path.read_text(encoding="utf-8")
+    result = _findings(path, unsafe=True, fix=True, codes=ALL_CODES)
+    assert result.fixed is not None, "nothing fixed"
+    compile(result.fixed, path.name, "exec", dont_inherit=True)
+    assert undefined_names(result.fixed) - undefined_names(before) == set()
+
+
+def test_main_corpus_fixes_what_torchfix_main_fixes() -> None:
+    """TOR108 becomes logsumexp only where `dim` is given; TOR402 drops the argument;
+    the private registration becomes the public one, import and call alike."""
+    logsumexp = _findings(CORPUS_MAIN / "logsumexp.py", unsafe=True, fix=True,
+                          codes=("TFC108",)).fixed
+    assert logsumexp is not None
+    assert "torch.logsumexp(scores, dim=-1, keepdim=True)" in logsumexp
+    assert "torch.logsumexp(1.0 - scores, dim=(0, 1))" in logsumexp
+    assert logsumexp.count("torch.log(torch.sum(torch.exp(scores)") == 5  # no dim, or not the shape
+    zero_grad = _findings(CORPUS_MAIN / "zero_grad.py", unsafe=True, fix=True,
+                          codes=("TFC504",)).fixed
+    assert zero_grad is not None and "set_to_none=False" not in zero_grad
+    pytree = _findings(CORPUS_MAIN / "pytree.py", unsafe=True, fix=True, codes=("TFC411",)).fixed
+    assert pytree is not None
+    assert "from torch.utils._pytree import register_pytree_node\n" in pytree
+    assert "\nregister_pytree_node(Point," in pytree
+
+
+def _main_fixture_rows() -> tuple[list[tuple[str, int, str]], list[str]]:
+    rows = _recorded(FIXTURES_MAIN)
+    codemods = [text.split(" ", 1)[1] for text in
+                FIXTURES_MAIN.read_text(encoding="utf-8").splitlines()
+                if text.startswith("codemod ")]
+    return rows, codemods
+
+
+def _main_commit() -> str:
+    header = FIXTURES_MAIN.read_text(encoding="utf-8").splitlines()[0]
+    return re.search(r"@ ([0-9a-f]{40})", header)[1]  # type: ignore[index]
+
+
+@pytest.fixture(scope="module")
+def torchfix_main(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """TorchFix main's tests/fixtures at the recorded commit, from a local mirror."""
+    if not TORCHFIX_MIRROR.exists():
+        pytest.skip(f"no mirror of TorchFix at {TORCHFIX_MIRROR} (set TORCHFIX_MIRROR)")
+    done = subprocess.run(["git", f"--git-dir={TORCHFIX_MIRROR}", "archive", _main_commit(),
+                           "tests/fixtures"], capture_output=True, check=False)
+    if done.returncode != 0:
+        pytest.skip(f"the mirror lacks commit {_main_commit()}")
+    root = tmp_path_factory.mktemp("torchfix-main")
+    with tarfile.open(fileobj=io.BytesIO(done.stdout)) as archive:
+        archive.extractall(root, filter="data")
+    return root / "tests" / "fixtures"
+
+
+def test_main_fixture_expectations_are_recorded_as_torchfix_states_them(
+        torchfix_main: Path) -> None:
+    rows, codemods = _main_fixture_rows()
+    stated = set()
+    for expected in torchfix_main.glob("*/checker/*.txt"):
+        source = expected.with_suffix(".py").relative_to(torchfix_main).as_posix()
+        for text in expected.read_text(encoding="utf-8").splitlines():
+            if text.strip():
+                stated.add((source, int(text.split(":")[0]), text.split()[1]))
+    assert set(rows) == stated
+    assert sorted(codemods) == sorted(
+        p.relative_to(torchfix_main).as_posix() for p in torchfix_main.glob("*/codemod/*.in.py"))
+
+
+def test_every_line_torchfix_main_fixtures_expect_is_flagged(torchfix_main: Path) -> None:
+    table = TABLE["codes"]
+    rows, _ = _main_fixture_rows()
+    flagged = {path: _lines_flagged(torchfix_main / path) for path in {r[0] for r in rows}}
+    missing = [f"{path}:{line}:{code}" for path, line, code in rows
+               if code not in TABLE["not_covered"] and
+               not flagged[path].get(line, set()) & set(table[code])]
+    assert not missing, "TorchFix main expects these flagged:\n" + "\n".join(missing)
+
+
+def test_torchfix_main_codemod_inputs_are_fixed_into_code_that_compiles(
+        torchfix_main: Path) -> None:
+    _, codemods = _main_fixture_rows()
+    for name in codemods:
+        path = torchfix_main / name
+        before = path.read_text(encoding="utf-8")
+        result = _findings(path, unsafe=True, fix=True, codes=ALL_CODES)
+        after = result.fixed if result.fixed is not None else before
+        compile(after, name, "exec", dont_inherit=True)
+        assert undefined_names(after) - undefined_names(before) == set(), name
+        assert not any(f.fix is not None and f.fix.withheld for f in result.findings), name

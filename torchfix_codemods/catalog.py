@@ -47,10 +47,12 @@ CATALOG: tuple[RuleEntry, ...] = (
     RuleEntry("TFC105", "index-zero-dim", "zero_dim_index"),
     RuleEntry("TFC106", "variable-wrapper", "variable_wrapper"),
     RuleEntry("TFC107", "accumulate-loss-tensor", "loss_accumulation", project_facts=_MODULES),
+    RuleEntry("TFC108", "log-of-sum-of-exp", "logsumexp"),
     RuleEntry("TFC201", "missing-eval", "inference_mode", project_facts=_CALLERS),
     RuleEntry("TFC202", "missing-no-grad", "inference_mode", project_facts=_CALLERS),
     RuleEntry("TFC203", "eval-not-restored", "inference_mode", project_facts=_CALLERS),
     RuleEntry("TFC204", "direct-forward", "direct_forward", project_facts=_MODULES),
+    RuleEntry("TFC205", "validation-without-eval", "inline_validation"),
     RuleEntry("TFC301", "data-parallel", "data_parallel"),
     RuleEntry("TFC401", "cuda-amp", "deprecated_amp"),
     RuleEntry("TFC402", "functional-aliases", "functional_aliases"),
@@ -62,9 +64,14 @@ CATALOG: tuple[RuleEntry, ...] = (
     RuleEntry("TFC408", "torchvision-pretrained", "torchvision_pretrained"),
     RuleEntry("TFC409", "torch-internals-and-hints", "internals_and_hints"),
     RuleEntry("TFC410", "dataloader-without-workers", "dataloader_workers", default_enabled=False),
+    RuleEntry("TFC411", "private-pytree-registration", "pytree_registration"),
     RuleEntry("TFC501", "softmax-into-cross-entropy", "loss_inputs"),
     RuleEntry("TFC502", "sigmoid-into-bce", "loss_inputs"),
     RuleEntry("TFC503", "missing-zero-grad", "missing_zero_grad"),
+    RuleEntry("TFC504", "zero-grad-set-to-none-false", "zero_grad_set_to_none"),
+    RuleEntry("TFC505", "zero-grad-between-backward-and-step", "training_order"),
+    RuleEntry("TFC506", "clip-before-backward", "training_order"),
+    RuleEntry("TFC507", "scheduler-before-optimizer", "training_order"),
 )
 
 

@@ -441,7 +441,16 @@ class InferenceAnalysis:
             return func.value
         return func
 
-    def _model_evidence(self, func: cst.BaseExpression, facts: FunctionFacts) -> str | None:
+    def called_model(self, call: cst.Call, facts: FunctionFacts | None
+                     ) -> tuple[cst.BaseExpression, str] | None:
+        """The model ``call`` runs and why it is one (``facts``: the function holding the
+        call, None at module level), or None when it is not shown to run a model."""
+        model = self.model_of(call)
+        evidence = self._model_evidence(model, facts) if model is not None else None
+        return (model, evidence) if evidence is not None else None
+
+    def _model_evidence(self, func: cst.BaseExpression, facts: FunctionFacts | None
+                        ) -> str | None:
         if isinstance(func, cst.Attribute) and func.attr.value == "forward":
             return None  # `model.forward(x)`: see model_of()
         if isinstance(func, cst.Name):
@@ -463,7 +472,7 @@ class InferenceAnalysis:
                 return f"`{func.value}` is called and named like a model"
             return None
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and \
-                func.value.value == "self" and facts.is_method:
+                func.value.value == "self" and facts is not None and facts.is_method:
             if named_like_model(func.attr.value):
                 return f"`self.{func.attr.value}` is called and named like a model"
         return None

@@ -24,12 +24,18 @@ _SCOPE_NODES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 
 
 def innermost_loop(names: NameIndex, node: cst.CSTNode) -> cst.For | cst.While | None:
-    """The closest ``for``/``while`` around ``node`` in its own scope, or None."""
+    """The closest ``for``/``while`` around ``node`` in its own scope that repeats it, or None.
+
+    A loop's ``else:`` runs once, after the loop: a node there runs in the loop around it
+    (``for epoch ...: for batch ...: train  else: validate`` validates once per epoch).
+    """
+    child: cst.CSTNode = node
     for ancestor in names.ancestors(node):
         if isinstance(ancestor, _SCOPE_NODES):
             return None
-        if isinstance(ancestor, (cst.For, cst.While)):
+        if isinstance(ancestor, (cst.For, cst.While)) and child is not ancestor.orelse:
             return ancestor
+        child = ancestor
     return None
 
 # Calls that look at a loader without running an epoch over it.

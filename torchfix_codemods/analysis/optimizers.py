@@ -14,6 +14,8 @@ evaluation).
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from torchfix_codemods.analysis.names import NameIndex, dotted_name
@@ -52,6 +54,54 @@ def is_distributed_optimizer(names: NameIndex, expr: cst.BaseExpression) -> bool
     qualified = _constructor(names, expr)
     return qualified.startswith("torch.distributed.optim") and \
         qualified.endswith(".DistributedOptimizer")
+_SCHEDULER_WORDS = frozenset({"scheduler", "sched", "schedule"})
+_LR_SCHEDULER_QUALIFIERS = frozenset({
+    "lr", "warmup", "cosine", "step", "multistep", "plateau", "cyclic", "onecycle", "exp",
+    "linear", "poly", "main", "base", "model", "net", "optim", "optimizer", "opt", "gen", "disc",
+    "generator", "discriminator", "encoder", "decoder", "actor", "critic", "train"})
+"""Words that may stand next to "scheduler" in a learning-rate scheduler's name
+(``lr_scheduler``, ``scheduler_g``, ``warmup_scheduler``); any other word names something
+else that is scheduled (``kl_scheduler``, ``noise_scheduler``, ``lambda_scheduler``)."""
+
+
+def _named_like_lr_scheduler(last: str) -> bool:
+    words = [w for w in re.split(r"[_\d]+", re.sub(r"([a-z])([A-Z])", r"\1_\2", last).lower())
+             if len(w) > 1]
+    schedulers = [w for w in words if w in _SCHEDULER_WORDS]
+    return len(schedulers) == 1 and all(
+        w in _SCHEDULER_WORDS or w in _LR_SCHEDULER_QUALIFIERS for w in words)
+
+
+def is_scheduler(names: NameIndex, expr: cst.BaseExpression) -> bool:
+    """``expr`` is a learning-rate scheduler: a name bound to a ``torch.optim.lr_scheduler``
+    constructor, or named like one (``scheduler``, ``self.lr_sched``, ``scheduler_g``); a
+    ``kl_scheduler`` or ``noise_scheduler`` schedules something else."""
+    dotted = dotted_name(expr)
+    if dotted is None:
+        return False
+    if isinstance(expr, cst.Name):
+        binding = names.binding_of(expr)
+        if binding is not None and isinstance(binding.value, cst.Call) and \
+                (names.qualified_name(binding.value.func) or "").startswith(
+                    "torch.optim.lr_scheduler."):
+            return True
+    return _named_like_lr_scheduler(dotted.split(".")[-1])
+
+
+def scheduled_optimizer(names: NameIndex, scheduler: cst.BaseExpression) -> str | None:
+    """The optimizer a scheduler was built for, as written (``StepLR(opt, 30)`` -> ``opt``),
+    when the scheduler is a name bound once to such a call."""
+    if not isinstance(scheduler, cst.Name):
+        return None
+    bindings = names.bindings_of(scheduler)
+    if len(bindings) != 1 or not isinstance(bindings[0].value, cst.Call):
+        return None
+    call = bindings[0].value
+    first = call.args[0] if call.args else None
+    if first is None or first.star or (first.keyword is not None and
+                                      first.keyword.value != "optimizer"):
+        return None
+    return dotted_name(first.value)
 
 
 def is_optimizer(names: NameIndex, expr: cst.BaseExpression) -> bool:

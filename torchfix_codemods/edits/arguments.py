@@ -109,3 +109,18 @@ def _closing_whitespace(last: cst.Arg) -> cst.ParenthesizedWhitespace | None:
     else:
         after = last.whitespace_after_arg
     return after if isinstance(after, cst.ParenthesizedWhitespace) else None
+
+
+def remove_argument(call: cst.Call, arg: cst.Arg) -> cst.Call:
+    """``f(a, flag=False)`` -> ``f(a)``: drop one argument, the separator before it going
+    with it when it was last (so no dangling comma appears), the layout otherwise kept."""
+    args = list(call.args)
+    index = next(i for i, a in enumerate(args) if a is arg)
+    del args[index]
+    if args and index == len(args):
+        # The dropped argument was last: the new last one takes its trailing comma (or none).
+        args[-1] = args[-1].with_changes(comma=arg.comma,
+                                         whitespace_after_arg=arg.whitespace_after_arg)
+    elif not args:
+        return call.with_changes(args=[], whitespace_before_args=cst.SimpleWhitespace(""))
+    return call.with_changes(args=args)

@@ -13,7 +13,7 @@ comments, not the inside of a string.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import libcst as cst
 
@@ -68,3 +68,50 @@ def fresh_name(preferred: str, taken: Iterable[str]) -> str:
     while f"{preferred}_{index}" in used:
         index += 1
     return f"{preferred}_{index}"
+
+
+def _split_blank_prefix(lines: Sequence[cst.EmptyLine]) -> tuple[list[cst.EmptyLine],
+                                                                  list[cst.EmptyLine]]:
+    """(the blank lines before the first comment, the rest) of a statement's leading lines."""
+    lines = list(lines)
+    cut = 0
+    while cut < len(lines) and lines[cut].comment is None:
+        cut += 1
+    return lines[:cut], lines[cut:]
+
+
+def move_statement(
+    statement: cst.BaseStatement,
+    target: cst.BaseStatement,
+    *,
+    after: bool,
+    following: cst.BaseStatement | None,
+) -> list[tuple[cst.CSTNode, cst.CSTNode | cst.FlattenSentinel | cst.RemovalSentinel]]:
+    """Replacements that move ``statement`` right before (or after) ``target``.
+
+    The comments written above ``statement`` travel with it; the blank lines above it
+    stay where they were, handed to ``following`` (the statement after it in its block),
+    so the layout of the code it leaves keeps its paragraphs. Moved before ``target``, it
+    goes below the blank lines above ``target`` and above ``target``'s own comments, which
+    keep describing ``target``.
+    """
+    blanks, comments = _split_blank_prefix(getattr(statement, "leading_lines", ()))
+    moved = statement.with_changes(leading_lines=comments)
+    target_lines = list(getattr(target, "leading_lines", ()))
+    if following is target and blanks:
+        target_lines = [*blanks, *target_lines]
+    if after:
+        new_target = target.with_changes(leading_lines=target_lines)
+        placed = cst.FlattenSentinel([new_target, moved])
+    else:
+        target_blanks, target_comments = _split_blank_prefix(target_lines)
+        placed = cst.FlattenSentinel([
+            moved.with_changes(leading_lines=[*target_blanks, *comments]),
+            target.with_changes(leading_lines=target_comments)])
+    replacements: list[tuple[cst.CSTNode,
+                             cst.CSTNode | cst.FlattenSentinel | cst.RemovalSentinel]] = [
+        (statement, cst.RemovalSentinel.REMOVE), (target, placed)]
+    if following is not None and following is not target and blanks:
+        replacements.append((following, following.with_changes(
+            leading_lines=[*blanks, *getattr(following, "leading_lines", ())])))
+    return replacements

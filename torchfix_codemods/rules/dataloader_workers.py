@@ -12,10 +12,12 @@ DATALOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.datalo
 
 class DataLoaderWithoutWorkers(Rule):
     """## What it does
-    Notes `DataLoader(...)` constructed without `num_workers`. Off by default,
-    like TorchFix's TOR401. An explicit `num_workers=0` is a decision (a dataset
-    that cannot be pickled, a debugging run, minGPT's tiny in-memory dataset)
-    and is not reported; TorchFix's TOR401 reports it.
+    Notes `DataLoader(...)` constructed without `num_workers`, or with a literal
+    `num_workers=0`. Off by default, like TorchFix's TOR401, which reports both.
+    An explicit `0` may be a decision (a dataset that cannot be pickled, a
+    debugging run, a tiny in-memory dataset), so its note says so and asks the
+    reader to confirm it rather than to change it. A `num_workers` that is not a
+    literal is not reported: its value is not known here.
 
     ## Why is this bad?
     With no workers, batches are loaded in the training process, between
@@ -45,16 +47,20 @@ class DataLoaderWithoutWorkers(Rule):
     code = "TFC410"
     name = "dataloader-without-workers"
     message = "`DataLoader` without `num_workers`: batches load synchronously, between steps"
+    explicit_zero_message = ("`DataLoader` with `num_workers=0`: batches load synchronously, "
+                             "between steps; keep it only if that is deliberate (an unpicklable "
+                             "dataset, debugging)")
     default_enabled = False
     triggers = ("DataLoader",)
     valid = (
         "from torch.utils.data import DataLoader\nloader = DataLoader(ds, num_workers=4)\n",
         "from mylib import DataLoader\nloader = DataLoader(ds)\n",
-        "import torch\nloader = torch.utils.data.DataLoader(ds, num_workers=0)\n",
+        "import torch\nloader = torch.utils.data.DataLoader(ds, num_workers=n)\n",
     )
     invalid = (
         Example("from torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=8)\n"),
         Example("import torch\nloader = torch.utils.data.DataLoader(ds, shuffle=True)\n"),
+        Example("import torch\nloader = torch.utils.data.DataLoader(ds, num_workers=0)\n"),
     )
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -62,8 +68,11 @@ class DataLoaderWithoutWorkers(Rule):
             return
         if any(arg.star == "**" for arg in node.args):
             return
-        if argument(node, "num_workers", 5) is None:
+        workers = argument(node, "num_workers", 5)
+        if workers is None:
             self.report(node)
+        elif isinstance(workers.value, cst.Integer) and workers.value.evaluated_value == 0:
+            self.report(node, self.explicit_zero_message)
 
 
 RULES = [DataLoaderWithoutWorkers]

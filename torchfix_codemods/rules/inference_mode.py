@@ -21,7 +21,8 @@ from torchfix_codemods.analysis.modules import mode_changes_output
 from torchfix_codemods.analysis.names import dotted_name
 from torchfix_codemods.analysis.syntax import split_docstring
 from torchfix_codemods.analysis.walk import names_in, walk_local
-from torchfix_codemods.edits.statements import fresh_name, insert_before, parse_statement
+from torchfix_codemods.edits.modes import in_eval_mode
+from torchfix_codemods.edits.statements import insert_before, parse_statement
 from torchfix_codemods.findings import Safety
 from torchfix_codemods.rules.base import Example, Fix, Rule
 
@@ -212,19 +213,8 @@ class MissingEval(Rule):
         body = node.body
         assert isinstance(body, cst.IndentedBlock)
         taken = {name.value for name in names_in(node)} | set(facts.names_used)
-        modes = fresh_name("train_modes", taken)
-        submodule = fresh_name("submodule", taken)
-        mode = fresh_name("mode", taken)
         docs, rest = split_docstring(body.body)
-        remember = parse_statement(
-            f"{modes} = [({submodule}, {submodule}.training) for {submodule} in {model}.modules()]\n")
-        restore = parse_statement(f"for {submodule}, {mode} in {modes}:\n    {submodule}.train({mode})\n")
-        guarded = cst.Try(
-            body=cst.IndentedBlock(body=rest),
-            finalbody=cst.Finally(body=cst.IndentedBlock(body=[restore])),
-        )
-        return body.with_changes(
-            body=[*docs, remember, parse_statement(f"{model}.eval()\n"), guarded])
+        return body.with_changes(body=[*docs, *in_eval_mode(model, rest, taken, guarded=True)])
 
     def _script_evaluates(self, analysis: InferenceAnalysis, region: ScriptRegion) -> bool:
         for site in analysis.module_sites:

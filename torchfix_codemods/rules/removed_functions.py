@@ -272,9 +272,9 @@ class RemovedOrDeprecatedFunction(TableRule):
     `torch.lu`, `torch.lu_solve`, `torch.ger`, `torch.range`, `torch.norm`,
     `torch.svd`, `torch.triangular_solve`, `nn.UpsamplingNearest2d`/
     `UpsamplingBilinear2d`, `torch.testing.assert_allclose`,
-    `torch.backends.cuda.sdp_kernel`, `torch.set_default_tensor_type`,
-    `torch.utils._pytree._register_pytree_node` and `functorch.*` (now
-    `torch.func`). The full mapping is `rules/data/replacements.toml`.
+    `torch.backends.cuda.sdp_kernel`, `torch.set_default_tensor_type` and
+    `functorch.*` (now `torch.func`); `_register_pytree_node` is TFC411. The
+    full mapping is `rules/data/replacements.toml`.
 
     ## Why is this bad?
     Removed functions crash (`RuntimeError: This function was deprecated since
