@@ -14,9 +14,14 @@ Two questions rules keep asking:
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
 import libcst as cst
 
 from torchfix_codemods.analysis.names import NameIndex
+
+T = TypeVar("T")
 
 
 def enclosing_statement(names: NameIndex, node: cst.CSTNode) -> cst.BaseStatement | None:
@@ -47,3 +52,18 @@ def next_statement(names: NameIndex, statement: cst.BaseStatement) -> cst.BaseSt
         if sibling is statement:
             return body[index + 1] if index + 1 < len(body) else None
     return None
+
+
+def consecutive_runs(names: NameIndex, items: Sequence[T],
+                     line_of: Callable[[T], cst.BaseStatement]) -> list[list[T]]:
+    """``items`` (in source order) split into runs whose lines follow each other in one block
+    (items on the same line share a run): what one ``with`` block can wrap."""
+    runs: list[list[T]] = []
+    for item in items:
+        line = line_of(item)
+        last = line_of(runs[-1][-1]) if runs else None
+        if last is not None and (last is line or next_statement(names, last) is line):
+            runs[-1].append(item)
+        else:
+            runs.append([item])
+    return runs

@@ -13,7 +13,7 @@ comments, not the inside of a string.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import libcst as cst
 
@@ -68,3 +68,23 @@ def fresh_name(preferred: str, taken: Iterable[str]) -> str:
     while f"{preferred}_{index}" in used:
         index += 1
     return f"{preferred}_{index}"
+
+
+def wrapped_in_with(lines: Sequence[cst.SimpleStatementLine], item: cst.BaseExpression,
+                    rewritten: Sequence[cst.SimpleStatementLine] | None = None,
+                    ) -> list[tuple[cst.CSTNode, cst.CSTNode | cst.RemovalSentinel]]:
+    """Replacements that put consecutive ``lines`` of one block into one ``with item:`` block
+    (holding ``rewritten``, the lines as a fix changes them, when given).
+
+    The comments and blank lines above the first line stay above the ``with``; comments
+    between the lines move into the block with them.
+    """
+    body = list(rewritten if rewritten is not None else lines)
+    block = cst.With(
+        items=[cst.WithItem(item)],
+        body=cst.IndentedBlock(body=[body[0].with_changes(leading_lines=[]), *body[1:]]),
+        leading_lines=lines[0].leading_lines,
+    )
+    replacements: list[tuple[cst.CSTNode, cst.CSTNode | cst.RemovalSentinel]] = [(lines[0], block)]
+    replacements += [(line, cst.RemoveFromParent()) for line in lines[1:]]
+    return replacements
