@@ -39,6 +39,7 @@ CATALOG: tuple[RuleEntry, ...] = (
     RuleEntry("TFC105", "index-zero-dim", "zero_dim_index"),
     RuleEntry("TFC106", "variable-wrapper", "variable_wrapper"),
     RuleEntry("TFC107", "accumulate-loss-tensor", "loss_accumulation"),
+    RuleEntry("TFC109", "view-on-non-contiguous", "view_on_non_contiguous"),
     RuleEntry("TFC201", "missing-eval", "inference_mode"),
     RuleEntry("TFC202", "missing-no-grad", "inference_mode"),
     RuleEntry("TFC203", "eval-not-restored", "inference_mode"),
