@@ -40,6 +40,7 @@ CATALOG: tuple[RuleEntry, ...] = (
     RuleEntry("TFC106", "variable-wrapper", "variable_wrapper"),
     RuleEntry("TFC107", "accumulate-loss-tensor", "loss_accumulation"),
     RuleEntry("TFC109", "view-on-non-contiguous", "view_on_non_contiguous"),
+    RuleEntry("TFC110", "inplace-update-of-leaf", "inplace_leaf_update"),
     RuleEntry("TFC201", "missing-eval", "inference_mode"),
     RuleEntry("TFC202", "missing-no-grad", "inference_mode"),
     RuleEntry("TFC203", "eval-not-restored", "inference_mode"),

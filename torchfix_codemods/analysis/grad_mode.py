@@ -25,6 +25,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchfix_codemods.analysis.names import NameIndex
+from torchfix_codemods.analysis.syntax import literal_bool
 
 DISABLES_GRAD = frozenset({
     "torch.no_grad", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad",
@@ -65,3 +66,106 @@ def in_no_grad(names: NameIndex, node: cst.CSTNode) -> bool:
         if isinstance(ancestor, cst.FunctionDef):
             return any(disables_grad(names, d.decorator) for d in ancestor.decorators)
     return False
+
+
+ENABLES_GRAD = frozenset({"torch.enable_grad", "torch.autograd.enable_grad",
+                          "torch.autograd.grad_mode.enable_grad"})
+_SET_GRAD_ENABLED = frozenset({"torch.set_grad_enabled", "torch.autograd.set_grad_enabled",
+                               "torch.autograd.grad_mode.set_grad_enabled",
+                               "torch._C._set_grad_enabled"})
+_AUTOGRAD_FUNCTIONS = frozenset({"torch.autograd.Function", "torch.autograd.function.Function"})
+_AUTOGRAD_FUNCTION_METHODS = frozenset({"forward", "backward", "setup_context", "jvp", "vjp"})
+
+
+def grad_enabled(names: NameIndex, node: cst.CSTNode) -> bool | None:
+    """Whether autograd records at ``node``, as far as this file shows.
+
+    False under ``no_grad``/``inference_mode`` (a ``with`` or a decorator), inside a custom
+    ``torch.autograd.Function``'s ``forward``/``backward`` (autograd runs them with recording
+    off), and in a function whose every call in this file is made with recording off. True
+    under ``enable_grad``, and in code that nothing turns off. None where the mode is a
+    runtime value: under ``set_grad_enabled(flag)``, or in a file that sets it with a bare
+    ``torch.set_grad_enabled(...)`` call.
+    """
+    return _grad_enabled(names, node, frozenset())
+
+
+def _grad_enabled(names: NameIndex, node: cst.CSTNode, seen: frozenset[int]) -> bool | None:
+    for ancestor in names.ancestors(node):
+        if isinstance(ancestor, cst.With):
+            for item in ancestor.items:
+                if disables_grad(names, item.item):
+                    return False
+                if names.qualified_name(_target(item.item)) in ENABLES_GRAD:
+                    return True
+                if sets_grad_mode(names, item.item):
+                    return _literal_flag(item.item)
+        if isinstance(ancestor, cst.FunctionDef):
+            if id(ancestor) in seen:
+                return None  # mutual recursion: no answer
+            return _function_grad_enabled(names, ancestor, seen | {id(ancestor)})
+    return None if _sets_mode_by_call(names) else True
+
+
+def _function_grad_enabled(names: NameIndex, function: cst.FunctionDef,
+                           seen: frozenset[int]) -> bool | None:
+    for decorator in function.decorators:
+        if disables_grad(names, decorator.decorator):
+            return False
+        if names.qualified_name(_target(decorator.decorator)) in ENABLES_GRAD:
+            return True
+        if sets_grad_mode(names, decorator.decorator):
+            return None
+    owner = names.parent(names.parent(function) or function)
+    if isinstance(owner, cst.ClassDef) and function.name.value in _AUTOGRAD_FUNCTION_METHODS and \
+            any(names.qualified_name(base.value) in _AUTOGRAD_FUNCTIONS for base in owner.bases):
+        return False
+    if _sets_mode_by_call(names):
+        return None
+    calls = _calls_of(names, function)
+    if calls and all(_grad_enabled(names, call, seen) is False for call in calls):
+        return False
+    return True
+
+
+def _literal_flag(expr: cst.BaseExpression) -> bool | None:
+    """``set_grad_enabled(False)`` -> False; a runtime flag -> None."""
+    if isinstance(expr, cst.Call) and len(expr.args) == 1:
+        return literal_bool(expr.args[0].value)
+    return None
+
+
+def _calls_of(names: NameIndex, function: cst.FunctionDef) -> list[cst.Call]:
+    """Calls of a module-level function by its name in this file (none for methods)."""
+    scope = names.scope_of(function)
+    if scope is not names.module_scope or len(scope.bindings.get(function.name.value, [])) != 1:
+        return []
+    calls = []
+    for read in names.loads_in(scope, function.name.value):
+        parent = names.parent(read)
+        if not (isinstance(parent, cst.Call) and parent.func is read):
+            return []  # passed around (a callback): called from places this file does not show
+        if names.enclosing(parent, cst.FunctionDef) is function:
+            return []  # recursion
+        calls.append(parent)
+    return calls
+
+
+def _sets_mode_by_call(names: NameIndex) -> bool:
+    """The file calls ``torch.set_grad_enabled(...)`` outside a ``with`` (a global switch)."""
+    cached = names.cache.get("grad_mode.set_by_call")
+    if isinstance(cached, bool):
+        return cached
+    found = False
+    for scope in names.all_scopes:
+        for reads in scope.loads.values():
+            for read in reads:
+                parent = names.parent(read)
+                while isinstance(parent, cst.Attribute):
+                    parent = names.parent(parent)
+                if isinstance(parent, cst.Call) and \
+                        names.qualified_name(parent.func) in _SET_GRAD_ENABLED and \
+                        not isinstance(names.parent(parent), (cst.WithItem, cst.Decorator)):
+                    found = True
+    names.cache["grad_mode.set_by_call"] = found
+    return found
