@@ -46,6 +46,8 @@ CATALOG: tuple[RuleEntry, ...] = (
     RuleEntry("TFC203", "eval-not-restored", "inference_mode"),
     RuleEntry("TFC204", "direct-forward", "direct_forward"),
     RuleEntry("TFC301", "data-parallel", "data_parallel"),
+    RuleEntry("TFC302", "dataloader-workers-without-main-guard", "dataloader_processes"),
+    RuleEntry("TFC303", "cuda-in-dataloader-worker", "dataloader_processes"),
     RuleEntry("TFC401", "cuda-amp", "deprecated_amp"),
     RuleEntry("TFC402", "functional-aliases", "functional_aliases"),
     RuleEntry("TFC403", "legacy-reduction", "legacy_reduction"),

@@ -41,7 +41,7 @@ def _inspects(call: cst.Call) -> bool:
     return isinstance(call.func, cst.Name) and call.func.value in _INSPECTING
 
 
-def _iterates_or_passes(names: NameIndex, read: cst.Name) -> bool:
+def iterates_or_passes(names: NameIndex, read: cst.Name) -> bool:
     """Whether ``read`` is (inside) a ``for`` loop's iterable or a call argument."""
     child: cst.CSTNode = read
     for ancestor in names.ancestors(read):
@@ -72,7 +72,7 @@ def epoch_loop(names: NameIndex, scope: Scope, loader: str) -> cst.For | None:
     """The one ``for`` loop in ``scope`` that runs an epoch over ``loader``, or None."""
     found: dict[int, cst.For] = {}
     for read in names.loads_in(scope, loader):
-        if names.scope_of(read) is not scope or not _iterates_or_passes(names, read):
+        if names.scope_of(read) is not scope or not iterates_or_passes(names, read):
             continue
         loop = _innermost_for_with_in_body(names, read)
         if loop is not None and names.scope_of(loop) is scope:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from torchfix_codemods.analysis.callees import local_function
 from torchfix_codemods.analysis.names import NameIndex
 from torchfix_codemods.analysis.optimizers import optimizer_of_step
 from torchfix_codemods.analysis.syntax import code_of
@@ -54,7 +55,7 @@ def loop_facts(names: NameIndex, loop: cst.For | cst.While) -> LoopFacts:
                 if any(isinstance(a, (cst.If, cst.IfExp)) and _inside(names, a, loop)
                        for a in names.ancestors(node)):
                     facts.conditional_step = True
-            called = _local_function(names, node)
+            called = local_function(names, node)
             if called is not None and any(m in code_of(called) for m in _ZERO_MARKERS):
                 facts.zeroes_grads = True
         elif isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
@@ -65,12 +66,3 @@ def loop_facts(names: NameIndex, loop: cst.For | cst.While) -> LoopFacts:
 
 def _inside(names: NameIndex, node: cst.CSTNode, container: cst.CSTNode) -> bool:
     return any(a is container for a in names.ancestors(node))
-
-
-def _local_function(names: NameIndex, call: cst.Call) -> cst.FunctionDef | None:
-    if isinstance(call.func, cst.Name):
-        binding = names.binding_of(call.func)
-        if binding is not None and binding.kind == "def" and \
-                isinstance(binding.node, cst.FunctionDef):
-            return binding.node
-    return None
