@@ -17,14 +17,19 @@ from torchfix_codemods.analysis.names import NameIndex
 _MAX_DEPTH = 4
 
 
-def defined_function(names: NameIndex, expr: cst.BaseExpression) -> cst.FunctionDef | None:
-    """The ``def`` of this file that the name ``expr`` is bound to alone."""
+def _defined(names: NameIndex, expr: cst.BaseExpression, kind: str) -> cst.CSTNode | None:
+    """The ``def``/``class`` statement the name ``expr`` is bound to alone."""
     if isinstance(expr, cst.Name):
         binding = names.binding_of(expr)
-        if binding is not None and binding.kind == "def" and \
-                isinstance(binding.node, cst.FunctionDef):
+        if binding is not None and binding.kind == kind:
             return binding.node
     return None
+
+
+def defined_function(names: NameIndex, expr: cst.BaseExpression) -> cst.FunctionDef | None:
+    """The ``def`` of this file that the name ``expr`` is bound to alone."""
+    found = _defined(names, expr, "def")
+    return found if isinstance(found, cst.FunctionDef) else None
 
 
 def local_function(names: NameIndex, call: cst.Call) -> cst.FunctionDef | None:
@@ -34,12 +39,8 @@ def local_function(names: NameIndex, call: cst.Call) -> cst.FunctionDef | None:
 
 def local_class(names: NameIndex, expr: cst.BaseExpression) -> cst.ClassDef | None:
     """The class of this file that the name ``expr`` is bound to alone."""
-    if isinstance(expr, cst.Name):
-        binding = names.binding_of(expr)
-        if binding is not None and binding.kind == "class" and \
-                isinstance(binding.node, cst.ClassDef):
-            return binding.node
-    return None
+    found = _defined(names, expr, "class")
+    return found if isinstance(found, cst.ClassDef) else None
 
 
 def class_of_instance(names: NameIndex, expr: cst.BaseExpression,

@@ -32,10 +32,6 @@ from torchfix_codemods.analysis.names import NameIndex
 from torchfix_codemods.analysis.walk import walk_local
 
 DATALOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
-DATASET_BASES = frozenset({"torch.utils.data.Dataset", "torch.utils.data.IterableDataset",
-                           "torch.utils.data.dataset.Dataset",
-                           "torch.utils.data.dataset.IterableDataset"})
-"""What ``class MyData(...)`` subclasses to be a torch dataset."""
 WORKER_CODE_METHODS = ("__getitem__", "__getitems__", "__iter__", "__next__")
 """Methods of a dataset that a loader runs in its worker processes."""
 
@@ -76,31 +72,6 @@ def start_method(names: NameIndex, call: cst.Call) -> str | None:
 def dataset_argument(call: cst.Call) -> cst.BaseExpression | None:
     found = argument(call, "dataset", 0)
     return found.value if found is not None else None
-
-
-def dataset_classes(names: NameIndex) -> dict[str, cst.ClassDef]:
-    """Classes of this file that subclass a torch ``Dataset`` (directly or through each other)."""
-    cached = names.cache.get("dataloaders.dataset_classes")
-    if cached is not None:
-        return cached  # type: ignore[return-value]
-    assert names.module_scope is not None
-    classes = {name: bindings[0].node for name, bindings in names.module_scope.bindings.items()
-               if len(bindings) == 1 and bindings[0].kind == "class"}
-    found: dict[str, cst.ClassDef] = {}
-    changed = True
-    while changed:
-        changed = False
-        for name, node in classes.items():
-            if name in found or not isinstance(node, cst.ClassDef):
-                continue
-            for base in node.bases:
-                local = base.value.value if isinstance(base.value, cst.Name) else None
-                if names.qualified_name(base.value) in DATASET_BASES or local in found:
-                    found[name] = node
-                    changed = True
-                    break
-    names.cache["dataloaders.dataset_classes"] = found
-    return found
 
 
 def worker_methods(names: NameIndex, cls: cst.ClassDef) -> list[cst.FunctionDef]:

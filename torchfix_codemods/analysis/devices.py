@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchfix_codemods.analysis.calls import argument, keyword_arg
+from torchfix_codemods.analysis.calls import argument, calls_by_name, keyword_arg
 from torchfix_codemods.analysis.names import NameIndex
 from torchfix_codemods.analysis.walk import children, walk_local
 
@@ -107,28 +107,14 @@ def has_cpu_fallback(names: NameIndex) -> bool:
     cached = names.cache.get("devices.fallback")
     if isinstance(cached, bool):
         return cached
-    found = False
-    for scope in names.all_scopes:
-        for reads in scope.loads.values():
-            for read in reads:
-                call = _call_of(names, read)
-                if call is None:
-                    continue
-                if names.qualified_name(call.func) in _FALLBACK_CALLS or _device_option(call):
-                    found = True
+    found = any(names.qualified_name(call.func) in _FALLBACK_CALLS or _device_option(call)
+                for call in calls_by_name(names))
     if not found:
         assert names.module_scope is not None
         found = any(isinstance(node, cst.IfExp) and _names_cpu(node)
                     for node in walk_local(names.module_scope.node))
     names.cache["devices.fallback"] = found
     return found
-
-
-def _call_of(names: NameIndex, read: cst.Name) -> cst.Call | None:
-    node: cst.CSTNode | None = names.parent(read)
-    while isinstance(node, cst.Attribute):
-        node = names.parent(node)
-    return node if isinstance(node, cst.Call) else None
 
 
 def _device_option(call: cst.Call) -> bool:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchfix_codemods.analysis.calls import calls_by_name
 from torchfix_codemods.analysis.names import NameIndex
 from torchfix_codemods.analysis.syntax import literal_bool
 
@@ -94,12 +95,8 @@ def _grad_enabled(names: NameIndex, node: cst.CSTNode, seen: frozenset[int]) -> 
     for ancestor in names.ancestors(node):
         if isinstance(ancestor, cst.With):
             for item in ancestor.items:
-                if disables_grad(names, item.item):
-                    return False
-                if names.qualified_name(_target(item.item)) in ENABLES_GRAD:
-                    return True
                 if sets_grad_mode(names, item.item):
-                    return _literal_flag(item.item)
+                    return _mode_set_by(names, item.item)
         if isinstance(ancestor, cst.FunctionDef):
             if id(ancestor) in seen:
                 return None  # mutual recursion: no answer
@@ -110,12 +107,8 @@ def _grad_enabled(names: NameIndex, node: cst.CSTNode, seen: frozenset[int]) -> 
 def _function_grad_enabled(names: NameIndex, function: cst.FunctionDef,
                            seen: frozenset[int]) -> bool | None:
     for decorator in function.decorators:
-        if disables_grad(names, decorator.decorator):
-            return False
-        if names.qualified_name(_target(decorator.decorator)) in ENABLES_GRAD:
-            return True
         if sets_grad_mode(names, decorator.decorator):
-            return None
+            return _mode_set_by(names, decorator.decorator)
     owner = names.parent(names.parent(function) or function)
     if isinstance(owner, cst.ClassDef) and function.name.value in _AUTOGRAD_FUNCTION_METHODS and \
             any(names.qualified_name(base.value) in _AUTOGRAD_FUNCTIONS for base in owner.bases):
@@ -128,8 +121,13 @@ def _function_grad_enabled(names: NameIndex, function: cst.FunctionDef,
     return True
 
 
-def _literal_flag(expr: cst.BaseExpression) -> bool | None:
-    """``set_grad_enabled(False)`` -> False; a runtime flag -> None."""
+def _mode_set_by(names: NameIndex, expr: cst.BaseExpression) -> bool | None:
+    """The mode a ``with`` item or decorator that sets it leaves: off for ``no_grad``, on for
+    ``enable_grad``, ``set_grad_enabled(False)``'s literal, None for a runtime flag."""
+    if disables_grad(names, expr):
+        return False
+    if names.qualified_name(_target(expr)) in ENABLES_GRAD:
+        return True
     if isinstance(expr, cst.Call) and len(expr.args) == 1:
         return literal_bool(expr.args[0].value)
     return None
@@ -156,16 +154,8 @@ def _sets_mode_by_call(names: NameIndex) -> bool:
     cached = names.cache.get("grad_mode.set_by_call")
     if isinstance(cached, bool):
         return cached
-    found = False
-    for scope in names.all_scopes:
-        for reads in scope.loads.values():
-            for read in reads:
-                parent = names.parent(read)
-                while isinstance(parent, cst.Attribute):
-                    parent = names.parent(parent)
-                if isinstance(parent, cst.Call) and \
-                        names.qualified_name(parent.func) in _SET_GRAD_ENABLED and \
-                        not isinstance(names.parent(parent), (cst.WithItem, cst.Decorator)):
-                    found = True
+    found = any(names.qualified_name(call.func) in _SET_GRAD_ENABLED and
+                not isinstance(names.parent(call), (cst.WithItem, cst.Decorator))
+                for call in calls_by_name(names))
     names.cache["grad_mode.set_by_call"] = found
     return found

@@ -42,6 +42,27 @@ def statement_line(names: NameIndex, node: cst.CSTNode) -> cst.SimpleStatementLi
     return None
 
 
+def own_line(names: NameIndex, node: cst.CSTNode) -> cst.SimpleStatementLine | None:
+    """The line that ``node`` makes up alone, else None: a call that is a whole statement,
+    an assignment (or its one target), an augmented assignment; on a line of its own (no
+    ``;``). What a fix can wrap in a block without moving anything else into it."""
+    statement: cst.CSTNode | None = node
+    if isinstance(node, cst.Call):
+        statement = names.parent(node)
+        if not isinstance(statement, cst.Expr):
+            return None
+    elif isinstance(node, cst.AssignTarget):
+        statement = names.parent(node)
+        if not isinstance(statement, cst.Assign) or len(statement.targets) != 1:
+            return None
+    elif not isinstance(node, (cst.Assign, cst.AugAssign)):
+        return None
+    line = names.parent(statement) if statement is not None else None
+    if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1:
+        return line
+    return None
+
+
 def next_statement(names: NameIndex, statement: cst.BaseStatement) -> cst.BaseStatement | None:
     """The statement right after ``statement`` in the same block, or None at its end."""
     parent = names.parent(statement)

@@ -13,7 +13,7 @@ import libcst as cst
 
 from torchfix_codemods.analysis.grad_mode import in_no_grad
 from torchfix_codemods.analysis.imports import ImportUnavailable
-from torchfix_codemods.analysis.statements import consecutive_runs
+from torchfix_codemods.analysis.statements import consecutive_runs, own_line
 from torchfix_codemods.analysis.syntax import is_zero_index
 from torchfix_codemods.analysis.tensors import data_use, provenance, scalar_reason, written_later
 from torchfix_codemods.edits.expressions import method_call
@@ -226,7 +226,7 @@ class DataInplace(Rule):
         found = provenance(self.names, node.value)
         if not found.is_tensor:
             return
-        self._pending.append((node, _whole_statement(self, outer), found.reason))
+        self._pending.append((node, own_line(self.names, outer), found.reason))
 
     def leave_Module(self, original_node: cst.Module) -> None:
         whole: list[tuple[cst.Attribute, cst.SimpleStatementLine, str]] = []
@@ -267,26 +267,6 @@ class DataInplace(Rule):
         fix = Fix(Safety.UNSAFE, description, replacements, imports=imports)  # type: ignore[arg-type]
         for node, _, reason in group:
             self.report(node, fix=fix, reason=reason)
-
-
-def _whole_statement(rule: Rule, outer: cst.CSTNode) -> cst.SimpleStatementLine | None:
-    """The one-statement line that ``outer`` makes up entirely, else None."""
-    statement = rule.names.parent(outer)
-    if isinstance(outer, cst.Call):
-        if not isinstance(statement, cst.Expr):
-            return None
-    elif isinstance(outer, cst.AssignTarget):
-        statement = rule.names.parent(outer)
-        if not isinstance(statement, cst.Assign) or len(statement.targets) != 1:
-            return None
-    elif isinstance(outer, cst.AugAssign):
-        statement = outer
-    else:
-        return None
-    line = rule.names.parent(statement)  # type: ignore[arg-type]
-    if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1:
-        return line
-    return None
 
 
 class _DropData(cst.CSTTransformer):

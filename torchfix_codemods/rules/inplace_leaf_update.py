@@ -7,7 +7,7 @@ import libcst as cst
 from torchfix_codemods.analysis.grad_mode import grad_enabled
 from torchfix_codemods.analysis.imports import ImportUnavailable
 from torchfix_codemods.analysis.leaves import leaf_requiring_grad
-from torchfix_codemods.analysis.statements import consecutive_runs
+from torchfix_codemods.analysis.statements import consecutive_runs, own_line
 from torchfix_codemods.edits.statements import wrapped_in_with
 from torchfix_codemods.findings import Safety
 from torchfix_codemods.rules.base import Example, Fix, Rule
@@ -134,17 +134,17 @@ class InplaceLeafUpdate(Rule):
             return
         if self.qualified_name(func) is not None:
             return  # `torch.nn.init.zeros_(w)`: a function, which writes under no_grad itself
-        self._consider(node, func.value, node)
+        self._consider(node, func.value)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._consider(node, node.target, node)
+        self._consider(node, node.target)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Subscript):
-            self._consider(node, node.targets[0].target, node)
+            self._consider(node, node.targets[0].target)
 
-    def _consider(self, node: cst.CSTNode, receiver: cst.BaseExpression,
-                  statement: cst.CSTNode) -> None:
+    def _consider(self, node: cst.CSTNode, receiver: cst.BaseExpression) -> None:
+        """``node`` updates ``receiver`` (or a view of it, ``receiver[i]``) in place."""
         view = isinstance(receiver, cst.Subscript)
         if view:
             receiver = receiver.value  # type: ignore[union-attr]
@@ -153,7 +153,7 @@ class InplaceLeafUpdate(Rule):
             return
         if view:
             reason = f"a view of {reason}"
-        self._pending.append((node, _own_line(self, statement), reason))
+        self._pending.append((node, own_line(self.names, node), reason))
 
     def leave_Module(self, original_node: cst.Module) -> None:
         whole: list[tuple[cst.CSTNode, cst.SimpleStatementLine, str]] = []
@@ -179,19 +179,6 @@ class InplaceLeafUpdate(Rule):
                   imports=(reference.needs,) if reference.needs else ())
         for node, _, reason in run:
             self.report(node, fix=fix, reason=reason)
-
-
-def _own_line(rule: Rule, node: cst.CSTNode) -> cst.SimpleStatementLine | None:
-    """The line ``node`` makes up alone (a call statement, ``x -= ...``, ``x[i] = ...``)."""
-    statement = node
-    if isinstance(node, cst.Call):
-        statement = rule.names.parent(node)  # type: ignore[assignment]
-        if not isinstance(statement, cst.Expr):
-            return None
-    line = rule.names.parent(statement)
-    if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1:
-        return line
-    return None
 
 
 RULES = [InplaceLeafUpdate]
