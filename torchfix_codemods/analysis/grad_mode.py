@@ -85,8 +85,9 @@ def grad_enabled(names: NameIndex, node: cst.CSTNode) -> bool | None:
     ``torch.autograd.Function``'s ``forward``/``backward`` (autograd runs them with recording
     off), and in a function whose every call in this file is made with recording off. True
     under ``enable_grad``, and in code that nothing turns off. None where the mode is a
-    runtime value: under ``set_grad_enabled(flag)``, or in a file that sets it with a bare
-    ``torch.set_grad_enabled(...)`` call.
+    runtime value: under ``set_grad_enabled(flag)``, in a function with a decorator that may
+    set it (anything but ``staticmethod``, ``property``, ``override``...), or in a file that
+    sets it with a bare ``torch.set_grad_enabled(...)`` call.
     """
     return _grad_enabled(names, node, frozenset())
 
@@ -109,6 +110,8 @@ def _function_grad_enabled(names: NameIndex, function: cst.FunctionDef,
     for decorator in function.decorators:
         if sets_grad_mode(names, decorator.decorator):
             return _mode_set_by(names, decorator.decorator)
+        if not _keeps_grad_mode(names, decorator.decorator):
+            return None  # torch's own optimizers wrap `step` in `_use_grad_for_differentiable`
     owner = names.parent(names.parent(function) or function)
     if isinstance(owner, cst.ClassDef) and function.name.value in _AUTOGRAD_FUNCTION_METHODS and \
             any(names.qualified_name(base.value) in _AUTOGRAD_FUNCTIONS for base in owner.bases):
@@ -119,6 +122,21 @@ def _function_grad_enabled(names: NameIndex, function: cst.FunctionDef,
     if calls and all(_grad_enabled(names, call, seen) is False for call in calls):
         return False
     return True
+
+
+_MODE_KEEPING_DECORATORS = frozenset({"staticmethod", "classmethod", "property"})
+_MODE_KEEPING_QUALIFIED = frozenset({"typing.override", "typing_extensions.override",
+                                     "abc.abstractmethod", "functools.cache",
+                                     "functools.lru_cache", "functools.wraps"})
+
+
+def _keeps_grad_mode(names: NameIndex, decorator: cst.BaseExpression) -> bool:
+    """A decorator known to leave the grad mode alone (any other may set it)."""
+    target = _target(decorator)
+    if isinstance(target, cst.Name) and target.value in _MODE_KEEPING_DECORATORS and \
+            not names.bindings_of(target):
+        return True
+    return names.qualified_name(target) in _MODE_KEEPING_QUALIFIED
 
 
 def _mode_set_by(names: NameIndex, expr: cst.BaseExpression) -> bool | None:

@@ -71,9 +71,10 @@ class InplaceLeafUpdate(Rule):
     `torch.nn` layer, the loop variable over `.parameters()` or an optimizer's
     `group["params"]`. No finding under `no_grad`/`inference_mode` (a block or
     a decorator), in a custom `torch.autograd.Function`'s `forward`/`backward`,
-    in a function this file only calls under `no_grad`, under
-    `set_grad_enabled(flag)`, or in a file that switches the mode with a bare
-    `torch.set_grad_enabled(...)` call. Writes through `.data` are TFC103;
+    in a function this file only calls under `no_grad`, in a function with a
+    decorator that may set the mode (torch's own optimizers wrap `step` in
+    `_use_grad_for_differentiable`), under `set_grad_enabled(flag)`, or in a
+    file that switches the mode with a bare `torch.set_grad_enabled(...)` call. Writes through `.data` are TFC103;
     `nn.init.*_` functions write under `no_grad` themselves and are fine. An
     update nested in a larger expression or sharing its line is reported
     without a fix.
