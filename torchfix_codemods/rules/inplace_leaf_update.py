@@ -74,10 +74,10 @@ class InplaceLeafUpdate(Rule):
     in a function this file only calls under `no_grad`, in a function with a
     decorator that may set the mode (torch's own optimizers wrap `step` in
     `_use_grad_for_differentiable`), under `set_grad_enabled(flag)`, or in a
-    file that switches the mode with a bare `torch.set_grad_enabled(...)` call. Writes through `.data` are TFC103;
-    `nn.init.*_` functions write under `no_grad` themselves and are fine. An
-    update nested in a larger expression or sharing its line is reported
-    without a fix.
+    file that switches the mode with a bare `torch.set_grad_enabled(...)` call.
+    Writes through `.data` are TFC103; `nn.init.*_` functions write under
+    `no_grad` themselves and are fine. An update nested in a larger expression
+    or sharing its line is reported without a fix.
 
     ## References
     - [Autograd mechanics: in-place operations](https://docs.pytorch.org/docs/stable/notes/autograd.html)
