@@ -8,7 +8,11 @@ must not add it again.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import libcst as cst
+
+from torchfix_codemods.analysis.names import NameIndex
 
 
 def keyword_arg(call: cst.Call, name: str) -> cst.Arg | None:
@@ -39,3 +43,18 @@ def argument(call: cst.Call, name: str, position: int | None) -> cst.Arg | None:
     if has_star_args(call) and len(positional) <= position:
         return None
     return positional[position] if len(positional) > position else None
+
+
+def calls_by_name(names: NameIndex) -> Iterator[cst.Call]:
+    """Every call in the file whose function is a (dotted) name, ``f(...)`` or ``a.b.f(...)``:
+    the calls a file-wide question about ``torch.set_grad_enabled`` or
+    ``torch.cuda.is_available`` needs, found from the name index without a walk."""
+    for scope in names.all_scopes:
+        for reads in scope.loads.values():
+            for read in reads:
+                child: cst.CSTNode = read
+                parent = names.parent(read)
+                while isinstance(parent, cst.Attribute) and parent.value is child:
+                    child, parent = parent, names.parent(parent)
+                if isinstance(parent, cst.Call) and parent.func is child:
+                    yield parent

@@ -26,8 +26,9 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from torchfix_codemods.analysis.calls import calls_by_name
 from torchfix_codemods.analysis.names import NameIndex, dotted_name
-from torchfix_codemods.analysis.syntax import literal_bool
+from torchfix_codemods.analysis.syntax import code_of, literal_bool
 
 DISABLES_GRAD = frozenset({
     "torch.no_grad", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad",
@@ -73,8 +74,10 @@ def in_no_grad(names: NameIndex, node: cst.CSTNode) -> bool:
 ENABLES_GRAD = frozenset({"torch.enable_grad", "torch.autograd.enable_grad",
                           "torch.autograd.grad_mode.enable_grad"})
 _SET_GRAD_ENABLED = frozenset({"torch.set_grad_enabled", "torch.autograd.set_grad_enabled",
-                               "torch.autograd.grad_mode.set_grad_enabled"})
+                               "torch.autograd.grad_mode.set_grad_enabled",
+                               "torch._C._set_grad_enabled"})
 _AUTOGRAD_FUNCTIONS = frozenset({"torch.autograd.Function", "torch.autograd.function.Function"})
+_AUTOGRAD_FUNCTION_METHODS = frozenset({"forward", "backward", "setup_context", "jvp", "vjp"})
 
 
 @dataclass(frozen=True)
@@ -139,8 +142,11 @@ def _function_mode(names: NameIndex, function: cst.FunctionDef, decorators: froz
         mode = _context_mode(names, decorator.decorator, decorators)
         if mode is not None:
             return mode
+        if not _keeps_grad_mode(names, decorator.decorator):
+            # torch's own optimizers wrap `step` in `_use_grad_for_differentiable`
+            return GradMode(None, f"`@{code_of(decorator.decorator)}` may set the grad mode")
     owner = names.parent(names.parent(function) or function)
-    if isinstance(owner, cst.ClassDef) and function.name.value in ("forward", "backward") and \
+    if isinstance(owner, cst.ClassDef) and function.name.value in _AUTOGRAD_FUNCTION_METHODS and \
             any(names.qualified_name(base.value) in _AUTOGRAD_FUNCTIONS for base in owner.bases):
         return GradMode(False, f"in `{owner.name.value}.{function.name.value}`, which autograd "
                                "runs with recording off")
@@ -156,6 +162,28 @@ def _function_mode(names: NameIndex, function: cst.FunctionDef, decorators: froz
     return GradMode(True, "nothing turns autograd off here")
 
 
+def grad_enabled(names: NameIndex, node: cst.CSTNode) -> bool | None:
+    """Whether autograd records at ``node``, as far as this file shows: the ``enabled`` of
+    :func:`grad_mode_at` (False off, True on, None a runtime value or a decorator that may
+    set it)."""
+    return grad_mode_at(names, node).enabled
+
+
+_MODE_KEEPING_DECORATORS = frozenset({"staticmethod", "classmethod", "property"})
+_MODE_KEEPING_QUALIFIED = frozenset({"typing.override", "typing_extensions.override",
+                                     "abc.abstractmethod", "functools.cache",
+                                     "functools.lru_cache", "functools.wraps"})
+
+
+def _keeps_grad_mode(names: NameIndex, decorator: cst.BaseExpression) -> bool:
+    """A decorator known to leave the grad mode alone (any other may set it)."""
+    target = _target(decorator)
+    if isinstance(target, cst.Name) and target.value in _MODE_KEEPING_DECORATORS and \
+            not names.bindings_of(target):
+        return True
+    return names.qualified_name(target) in _MODE_KEEPING_QUALIFIED
+
+
 def _calls_of(names: NameIndex, function: cst.FunctionDef) -> list[cst.Call]:
     """Calls of a module-level function by its name in this file; none when the function is
     also passed around (a callback runs where this file does not show)."""
@@ -166,7 +194,9 @@ def _calls_of(names: NameIndex, function: cst.FunctionDef) -> list[cst.Call]:
     for read in names.loads_in(scope, function.name.value):
         parent = names.parent(read)
         if not (isinstance(parent, cst.Call) and parent.func is read):
-            return []
+            return []  # passed around (a callback): called from places this file does not show
+        if names.enclosing(parent, cst.FunctionDef) is function:
+            return []  # recursion
         calls.append(parent)
     return calls
 
@@ -176,16 +206,8 @@ def _sets_mode_by_call(names: NameIndex) -> bool:
     cached = names.cache.get("grad_mode.set_by_call")
     if isinstance(cached, bool):
         return cached
-    found = False
-    for scope in names.all_scopes:
-        for reads in scope.loads.values():
-            for read in reads:
-                parent = names.parent(read)
-                while isinstance(parent, cst.Attribute):
-                    parent = names.parent(parent)
-                if isinstance(parent, cst.Call) and \
-                        names.qualified_name(parent.func) in _SET_GRAD_ENABLED and \
-                        not isinstance(names.parent(parent), (cst.WithItem, cst.Decorator)):
-                    found = True
+    found = any(names.qualified_name(call.func) in _SET_GRAD_ENABLED and
+                not isinstance(names.parent(call), (cst.WithItem, cst.Decorator))
+                for call in calls_by_name(names))
     names.cache["grad_mode.set_by_call"] = found
     return found

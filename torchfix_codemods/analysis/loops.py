@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchfix_codemods.analysis.callees import local_function
 from torchfix_codemods.analysis.names import NameIndex, Scope
 
 _SCOPE_NODES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
@@ -47,7 +48,7 @@ def _inspects(call: cst.Call) -> bool:
     return isinstance(call.func, cst.Name) and call.func.value in _INSPECTING
 
 
-def _iterates_or_passes(names: NameIndex, read: cst.Name) -> bool:
+def iterates_or_passes(names: NameIndex, read: cst.Name) -> bool:
     """Whether ``read`` is (inside) a ``for`` loop's iterable or a call argument."""
     child: cst.CSTNode = read
     for ancestor in names.ancestors(read):
@@ -78,7 +79,7 @@ def epoch_loop(names: NameIndex, scope: Scope, loader: str) -> cst.For | None:
     """The one ``for`` loop in ``scope`` that runs an epoch over ``loader``, or None."""
     found: dict[int, cst.For] = {}
     for read in names.loads_in(scope, loader):
-        if names.scope_of(read) is not scope or not _iterates_or_passes(names, read):
+        if names.scope_of(read) is not scope or not iterates_or_passes(names, read):
             continue
         loop = _innermost_for_with_in_body(names, read)
         if loop is not None and names.scope_of(loop) is scope:
@@ -86,3 +87,54 @@ def epoch_loop(names: NameIndex, scope: Scope, loader: str) -> cst.For | None:
     if len(found) != 1:
         return None
     return next(iter(found.values()))
+
+
+def loops_over(names: NameIndex, target: cst.Name, follow_calls: bool = True) -> list[cst.For]:
+    """The ``for`` loops that iterate the value bound to ``target`` (``for x in loader``,
+    ``enumerate(loader)``, ``tqdm(loader)``), in its scope and, with ``follow_calls``, in the
+    functions of this file it is handed to (``train(model, loader)``: the loops over the
+    matching parameter)."""
+    scope = names.scope_of(target)
+    found: list[cst.For] = []
+    for read in names.loads_in(scope, target.value):
+        loop = _loop_iterating(names, read)
+        if loop is not None:
+            found.append(loop)
+        elif follow_calls:
+            parameter = _parameter_receiving(names, read)
+            if parameter is not None:
+                found += loops_over(names, parameter, follow_calls=False)
+    return found
+
+
+def _loop_iterating(names: NameIndex, read: cst.Name) -> cst.For | None:
+    """The ``for`` whose iterable holds ``read`` directly or wrapped in calls."""
+    child: cst.CSTNode = read
+    for ancestor in names.ancestors(read):
+        if isinstance(ancestor, cst.For):
+            return ancestor if ancestor.iter is child else None
+        if not isinstance(ancestor, (cst.Arg, cst.Call)):
+            return None
+        child = ancestor
+    return None
+
+
+def _parameter_receiving(names: NameIndex, read: cst.Name) -> cst.Name | None:
+    """For ``f(a, read)`` with ``f`` a function of this file: the parameter ``read`` binds."""
+    arg = names.parent(read)
+    call = names.parent(arg) if isinstance(arg, cst.Arg) else None
+    if not isinstance(arg, cst.Arg) or not isinstance(call, cst.Call) or arg.star:
+        return None
+    function = local_function(names, call)
+    if function is None:
+        return None
+    params = [*function.params.posonly_params, *function.params.params]
+    if arg.keyword is not None:
+        matching = [p for p in (*params, *function.params.kwonly_params)
+                    if p.name.value == arg.keyword.value]
+        return matching[0].name if matching else None
+    positional = [a for a in call.args if a.keyword is None]
+    index = next(i for i, a in enumerate(positional) if a is arg)
+    if any(a.star for a in positional[:index]) or index >= len(params):
+        return None
+    return params[index].name

@@ -18,12 +18,15 @@ Two questions rules keep asking:
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection, Sequence
+from typing import TypeVar
 
 import libcst as cst
 
 from torchfix_codemods.analysis.names import NameIndex, dotted_name
 from torchfix_codemods.analysis.walk import children, names_in, walk_local
+
+T = TypeVar("T")
 
 
 def enclosing_statement(names: NameIndex, node: cst.CSTNode) -> cst.BaseStatement | None:
@@ -41,6 +44,27 @@ def statement_line(names: NameIndex, node: cst.CSTNode) -> cst.SimpleStatementLi
             return ancestor
         if isinstance(ancestor, (cst.BaseCompoundStatement, cst.SimpleStatementSuite, cst.Lambda)):
             return None
+    return None
+
+
+def own_line(names: NameIndex, node: cst.CSTNode) -> cst.SimpleStatementLine | None:
+    """The line that ``node`` makes up alone, else None: a call that is a whole statement,
+    an assignment (or its one target), an augmented assignment; on a line of its own (no
+    ``;``). What a fix can wrap in a block without moving anything else into it."""
+    statement: cst.CSTNode | None = node
+    if isinstance(node, cst.Call):
+        statement = names.parent(node)
+        if not isinstance(statement, cst.Expr):
+            return None
+    elif isinstance(node, cst.AssignTarget):
+        statement = names.parent(node)
+        if not isinstance(statement, cst.Assign) or len(statement.targets) != 1:
+            return None
+    elif not isinstance(node, (cst.Assign, cst.AugAssign)):
+        return None
+    line = names.parent(statement) if statement is not None else None
+    if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1:
+        return line
     return None
 
 
@@ -264,3 +288,18 @@ def nodes_between(names: NameIndex, scope: cst.CSTNode, after: int, before: int
 
     visit(scope)
     return found
+
+
+def consecutive_runs(names: NameIndex, items: Sequence[T],
+                     line_of: Callable[[T], cst.BaseStatement]) -> list[list[T]]:
+    """``items`` (in source order) split into runs whose lines follow each other in one block
+    (items on the same line share a run): what one ``with`` block can wrap."""
+    runs: list[list[T]] = []
+    for item in items:
+        line = line_of(item)
+        last = line_of(runs[-1][-1]) if runs else None
+        if last is not None and (last is line or next_statement(names, last) is line):
+            runs[-1].append(item)
+        else:
+            runs.append([item])
+    return runs

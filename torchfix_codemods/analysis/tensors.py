@@ -693,8 +693,9 @@ _VIEW_METHODS = frozenset({"view", "view_as", "reshape", "t", "transpose", "perm
                            "unfold", "diagonal", "as_strided", "movedim", "unflatten"})
 
 
-def data_use(names: NameIndex, node: cst.Attribute) -> tuple[DataUse, cst.CSTNode]:
-    """How ``x.data`` at ``node`` is used, and the outermost node of that use.
+def data_use(names: NameIndex, node: cst.BaseExpression) -> tuple[DataUse, cst.CSTNode]:
+    """How ``x.data`` at ``node`` (or any tensor expression) is used, and the outermost node
+    of that use.
 
     ``inplace``: written through (an in-place method, possibly after views;
     a subscript or augmented assignment; the first argument of a function whose
@@ -774,3 +775,15 @@ def written_later(names: NameIndex, value: cst.BaseExpression) -> bool | None:
         if use != "read":
             return True
     return False
+
+
+def name_written_in_place(names: NameIndex, name: cst.Name) -> bool:
+    """Whether the variable ``name`` reads is written in place anywhere in its scope
+    (``x.add_(...)``, ``x[i] = v``, ``x += d``, ``fill_(x)``), under any of its bindings."""
+    found = names.lookup(name.value, names.scope_of(name))
+    if found is None:
+        return False
+    scope, bindings = found
+    if any(binding.kind == "augassign" for binding in bindings):
+        return True
+    return any(data_use(names, read)[0] == "inplace" for read in names.loads_in(scope, name.value))

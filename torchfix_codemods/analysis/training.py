@@ -30,6 +30,7 @@ from typing import Literal
 
 import libcst as cst
 
+from torchfix_codemods.analysis.callees import local_function
 from torchfix_codemods.analysis.grad_mode import disables_grad
 from torchfix_codemods.analysis.inference import (
     EVAL_TOKENS,
@@ -94,7 +95,7 @@ def loop_facts(names: NameIndex, loop: cst.For | cst.While) -> LoopFacts:
                 if any(isinstance(a, (cst.If, cst.IfExp)) and _inside(names, a, loop)
                        for a in names.ancestors(node)):
                     facts.conditional_step = True
-            called = _local_function(names, node)
+            called = local_function(names, node)
             if called is not None and any(m in code_of(called) for m in _ZERO_MARKERS):
                 facts.zeroes_grads = True
         elif isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
@@ -105,15 +106,6 @@ def loop_facts(names: NameIndex, loop: cst.For | cst.While) -> LoopFacts:
 
 def _inside(names: NameIndex, node: cst.CSTNode, container: cst.CSTNode) -> bool:
     return any(a is container for a in names.ancestors(node))
-
-
-def _local_function(names: NameIndex, call: cst.Call) -> cst.FunctionDef | None:
-    if isinstance(call.func, cst.Name):
-        binding = names.binding_of(call.func)
-        if binding is not None and binding.kind == "def" and \
-                isinstance(binding.node, cst.FunctionDef):
-            return binding.node
-    return None
 
 
 # ------------------------------------------------------------- one iteration, in order
@@ -269,7 +261,7 @@ def _grad_reads(names: NameIndex, scope: cst.CSTNode) -> list[cst.CSTNode]:
         if _reads_grad(names, node):
             reads.append(node)
         elif isinstance(node, cst.Call):
-            called = _local_function(names, node)
+            called = local_function(names, node)
             if called is not None and any(_reads_grad(names, n) for n in walk_local(called.body)):
                 reads.append(node)
     return reads

@@ -115,3 +115,39 @@ def move_statement(
         replacements.append((following, following.with_changes(
             leading_lines=[*blanks, *getattr(following, "leading_lines", ())])))
     return replacements
+
+
+def wrapped_in_with(lines: Sequence[cst.SimpleStatementLine], item: cst.BaseExpression,
+                    rewritten: Sequence[cst.SimpleStatementLine] | None = None,
+                    ) -> list[tuple[cst.CSTNode, cst.CSTNode | cst.RemovalSentinel]]:
+    """Replacements that put consecutive ``lines`` of one block into one ``with item:`` block
+    (holding ``rewritten``, the lines as a fix changes them, when given).
+
+    The comments and blank lines above the first line stay above the ``with``; comments
+    between the lines move into the block with them.
+    """
+    body = list(rewritten if rewritten is not None else lines)
+    block = cst.With(
+        items=[cst.WithItem(item)],
+        body=cst.IndentedBlock(body=[body[0].with_changes(leading_lines=[]), *body[1:]]),
+        leading_lines=lines[0].leading_lines,
+    )
+    replacements: list[tuple[cst.CSTNode, cst.CSTNode | cst.RemovalSentinel]] = [(lines[0], block)]
+    replacements += [(line, cst.RemoveFromParent()) for line in lines[1:]]
+    return replacements
+
+
+def guarded_by_main(statements: Sequence[cst.BaseStatement],
+                    ) -> list[tuple[cst.CSTNode, cst.CSTNode | cst.RemovalSentinel]]:
+    """Replacements that move consecutive top-level ``statements`` under
+    ``if __name__ == "__main__":``; the comments and blank lines above the first stay above
+    the ``if``, and the statements keep their own text (LibCST re-indents them)."""
+    first = statements[0]
+    guard = cst.If(
+        test=cst.parse_expression('__name__ == "__main__"'),
+        body=cst.IndentedBlock(body=[first.with_changes(leading_lines=[]), *statements[1:]]),
+        leading_lines=getattr(first, "leading_lines", ()),
+    )
+    replacements: list[tuple[cst.CSTNode, cst.CSTNode | cst.RemovalSentinel]] = [(first, guard)]
+    replacements += [(statement, cst.RemoveFromParent()) for statement in statements[1:]]
+    return replacements

@@ -13,10 +13,11 @@ import libcst as cst
 
 from torchfix_codemods.analysis.grad_mode import in_no_grad
 from torchfix_codemods.analysis.imports import ImportUnavailable
-from torchfix_codemods.analysis.statements import next_statement
+from torchfix_codemods.analysis.statements import consecutive_runs, own_line
 from torchfix_codemods.analysis.syntax import is_zero_index
 from torchfix_codemods.analysis.tensors import data_use, provenance, scalar_reason, written_later
 from torchfix_codemods.edits.expressions import method_call
+from torchfix_codemods.edits.statements import wrapped_in_with
 from torchfix_codemods.findings import Safety
 from torchfix_codemods.rules.base import Example, Fix, Rule
 
@@ -227,22 +228,17 @@ class DataInplace(Rule):
         found = provenance(self.names, node.value)
         if not found.is_tensor:
             return
-        self._pending.append((node, _whole_statement(self, outer), found.reason))
+        self._pending.append((node, own_line(self.names, outer), found.reason))
 
     def leave_Module(self, original_node: cst.Module) -> None:
-        groups: list[list[tuple[cst.Attribute, cst.SimpleStatementLine, str]]] = []
+        whole: list[tuple[cst.Attribute, cst.SimpleStatementLine, str]] = []
         for node, line, reason in self._pending:
             if line is None:
                 self.report(node, self.message + "; the write is part of a larger expression, "
                             "so no fix: move it to its own statement", reason=reason)
-                continue
-            last = groups[-1][-1][1] if groups else None
-            if last is not None and (last is line or next_statement(self.names, last) is line) \
-                    and in_no_grad(self.names, line) == in_no_grad(self.names, last):
-                groups[-1].append((node, line, reason))
             else:
-                groups.append([(node, line, reason)])
-        for group in groups:
+                whole.append((node, line, reason))
+        for group in consecutive_runs(self.names, whole, lambda item: item[1]):
             self._fix_group(group)
 
     def _fix_group(self, group: list[tuple[cst.Attribute, cst.SimpleStatementLine, str]]) -> None:
@@ -268,38 +264,11 @@ class DataInplace(Rule):
                     self.report(node, self.message + f" (no fix: {error})", reason=reason)
                 return
             imports = (reference.needs,) if reference.needs else ()
-            block = cst.With(
-                items=[cst.WithItem(cst.Call(func=reference.expression))],
-                body=cst.IndentedBlock(body=[line.with_changes(leading_lines=[])
-                                             for line in rewritten]),
-                leading_lines=first.leading_lines,
-            )
-            replacements = [(first, block)]
-            replacements += [(line, cst.RemoveFromParent()) for line in lines[1:]]
+            replacements = wrapped_in_with(lines, cst.Call(func=reference.expression), rewritten)
             description = "write under `torch.no_grad()` instead of through `.data`"
         fix = Fix(Safety.UNSAFE, description, replacements, imports=imports)  # type: ignore[arg-type]
         for node, _, reason in group:
             self.report(node, fix=fix, reason=reason)
-
-
-def _whole_statement(rule: Rule, outer: cst.CSTNode) -> cst.SimpleStatementLine | None:
-    """The one-statement line that ``outer`` makes up entirely, else None."""
-    statement = rule.names.parent(outer)
-    if isinstance(outer, cst.Call):
-        if not isinstance(statement, cst.Expr):
-            return None
-    elif isinstance(outer, cst.AssignTarget):
-        statement = rule.names.parent(outer)
-        if not isinstance(statement, cst.Assign) or len(statement.targets) != 1:
-            return None
-    elif isinstance(outer, cst.AugAssign):
-        statement = outer
-    else:
-        return None
-    line = rule.names.parent(statement)  # type: ignore[arg-type]
-    if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1:
-        return line
-    return None
 
 
 class _DropData(cst.CSTTransformer):

@@ -23,6 +23,7 @@ from torchfix_codemods.analysis.calls import (
     has_star_kwargs,
     positional_args,
 )
+from torchfix_codemods.analysis.dataloaders import DATALOADERS
 from torchfix_codemods.analysis.imports import ImportRequest, ImportUnavailable
 from torchfix_codemods.analysis.loops import epoch_loop
 from torchfix_codemods.analysis.names import NameIndex, Scope
@@ -42,7 +43,6 @@ DATA_PARALLEL = frozenset({
 })
 DDP = "torch.nn.parallel.DistributedDataParallel"
 DDP_NAMES = frozenset({DDP, "torch.nn.parallel.distributed.DistributedDataParallel"})
-DATA_LOADER = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 SAMPLER = "torch.utils.data.DistributedSampler"
 DEVICE_CHECKS = frozenset({"torch.cuda.device_count", "torch.cuda.is_available"})
 HELPERS = ("_ddp_setup", "_ddp_is_main", "_ddp_wrap", "_ddp_cleanup")
@@ -278,7 +278,7 @@ class DataParallelToDDP(Rule):
             # This rule's own helpers (a file migrated earlier) are not the user's DDP path.
             if not self._in_helper(node):
                 self._distributed = True
-        elif qualified in DATA_LOADER:
+        elif qualified in DATALOADERS:
             self._loaders.append(node)
         elif qualified == "torch.save" or self._is_builtin(node.func, "print"):
             self._outputs.append(node)

@@ -5,9 +5,8 @@ from __future__ import annotations
 import libcst as cst
 
 from torchfix_codemods.analysis.calls import argument
+from torchfix_codemods.analysis.dataloaders import DATALOADERS
 from torchfix_codemods.rules.base import Example, Rule
-
-DATALOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 
 
 class DataLoaderWithoutWorkers(Rule):
