@@ -544,8 +544,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         chosen = [repos[name] for name in (options.repo or repos)]
         tool = shlex.split(options.tool)
         ruff = shlex.split(options.ruff)
-        if subprocess.run([*ruff, "--version"], capture_output=True).returncode != 0:
-            raise UsageError(f"cannot run ruff as `{options.ruff}` (pip install ruff, or pass --ruff)")
+        ruff_checked = False
         by_repo: dict[str, list[Label]] = defaultdict(list)
         for label in labels:
             by_repo[label.repo].append(label)
@@ -553,6 +552,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         for repo in chosen:
             print(f"scoring {repo.name} @ {repo.commit[:12]} ...", file=sys.stderr)
             source, missing = materialise(repo, options.mirrors, options.cache)
+            if not ruff_checked:  # after the mirror: a missing mirror is the first thing to say
+                try:
+                    works = subprocess.run([*ruff, "--version"], capture_output=True).returncode == 0
+                except OSError:
+                    works = False
+                if not works:
+                    raise UsageError(f"cannot run ruff as `{options.ruff}` "
+                                     "(pip install ruff, or pass --ruff)")
+                ruff_checked = True
             scratch = options.cache / repo.slug / repo.commit / "scratch"
             result = score_repo(repo, by_repo[repo.name], source, scratch, tool, ruff, codes,
                                 options.jobs)
