@@ -132,6 +132,14 @@ class NumpyOnTensor(Rule):
     (`nn.Parameter(...).numpy()` works under `no_grad`/`inference_mode`): a
     conversion that itself runs with autograd off cannot fail for grad.
 
+    The facts must also *show* one of the two risks: the value requires grad (a
+    module's output with autograd on, a parameter, `requires_grad=True`), lives
+    on an accelerator (`.cuda()`, `device="cuda"`), or was moved to a device
+    chosen at run time (`.to(device)`, a module's device). A value the analysis
+    knows nothing about (a function parameter no call in the file explains) is
+    not a finding: on the labelled real code (19 repositories), every such
+    `.numpy()` received values computed under `no_grad` or already on the CPU.
+
     ## Fix safety
     Safe when the receiver is known to be a torch tensor (the finding's reason
     says why): a CPU tensor without grad gives the same array sharing the same
@@ -167,6 +175,8 @@ class NumpyOnTensor(Rule):
         "import numpy as np\nimport torch\nt = torch.from_numpy(np.ones(3))\ny = t.numpy()\n",
         "import torch\nimport torch.nn as nn\nnet = nn.Linear(3, 2)\n"
         "ids = net(torch.randn(1, 3)).argmax(1).cpu().numpy()\n",
+        # nothing shows a risk: a parameter no call in the file explains
+        "import torch\ndef f(out):\n    return out.numpy()\n",
     )
     invalid = (
         Example(
@@ -192,8 +202,8 @@ class NumpyOnTensor(Rule):
             "ids = net(torch.randn(1, 3).cuda()).argmax(1).cpu().numpy()\n",
         ),
         Example(
-            "import torch\ndef f(out):\n    return out.numpy()\n",
-            "import torch\ndef f(out):\n    return out.detach().cpu().numpy()\n",
+            "import torch\ndef f(out, device):\n    return out.to(device).numpy()\n",
+            "import torch\ndef f(out, device):\n    return out.to(device).detach().cpu().numpy()\n",
             unsafe=True,
         ),
     )
