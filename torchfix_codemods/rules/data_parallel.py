@@ -228,6 +228,7 @@ class DataParallelToDDP(Rule):
     message = "`nn.DataParallel` is slower than `DistributedDataParallel`; migrate and launch with torchrun"
     safety = Safety.UNSAFE
     triggers = ("DataParallel",)
+    project_facts = ("module-classes",)  # a training DataLoader returned by another file
     valid = (
         "import torch\nfrom torch import nn\nm = nn.parallel.DistributedDataParallel(nn.Linear(2, 2))\n",
         "class DataParallel:\n    def __init__(self, m):\n        self.module = m\n"
@@ -569,6 +570,10 @@ class _Migration:
         lines = positions_of(self.context.module, [n for n in (self.loader, self.loop) if n])
         if self.loader is not None:
             where = f"the training DataLoader (line {lines[id(self.loader)].start.line})"
+        elif self.loaders:
+            found = positions_of(self.context.module, self.loaders)
+            where = "the training DataLoader (one of lines " + ", ".join(
+                str(found[id(c)].start.line) for c in self.loaders) + ")"
         else:
             where = self._loader_elsewhere() or "the training DataLoader (not in this file)"
         epoch = (f"at the top of the epoch loop (line {lines[id(self.loop)].start.line})"
@@ -586,7 +591,7 @@ class _Migration:
         for function in self._called_functions():
             facts = self.context.project.returns(function)
             if facts is not None and facts.kind == "dataloader":
-                return f"the DataLoader `{function}` returns ({facts.reason})"
+                return f"the DataLoader built by `{function}()` ({facts.reason})"
         return None
 
     def _called_functions(self) -> list[str]:
@@ -815,6 +820,11 @@ class _Migration:
             return shuffled[0]
         if not shuffled and len(self.loaders) == 1:
             return self.loaders[0]
+        if not shuffled:
+            # `trainloader` and `testloader`, both unshuffled: the one not named for evaluation.
+            training = [c for c in self.loaders if not _named_for_evaluation(self.names, c)]
+            if len(training) == 1:
+                return training[0]
         if not self.loaders:
             raise _DataSide("no DataLoader in this file")
         raise _DataSide("cannot tell which DataLoader is the training one")
@@ -931,6 +941,12 @@ class _Migration:
         statements = [s.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
                       for s in cst.parse_module(text).body]
         return statements, [ref.needs for ref in refs.values() if ref.needs is not None]
+
+
+def _named_for_evaluation(names: NameIndex, loader: cst.Call) -> bool:
+    target = assigned_name(names, loader)
+    return target is not None and any(word in target.value.lower()
+                                      for word in ("test", "val", "eval"))
 
 
 def _names_a_device(node: cst.BaseExpression) -> bool:
