@@ -41,7 +41,7 @@ from torchfix_codemods.noqa import is_silenced, noqa_lines
 from torchfix_codemods.options import FileOptions
 from torchfix_codemods.rules.base import Fix, NodeFinding, Rule, RuleContext
 from torchfix_codemods.rules.registry import rule_by_code
-from torchfix_codemods.source import SourceUnit, UndecodableSource
+from torchfix_codemods.source import SourceUnit, UndecodableSource, load_source
 from torchfix_codemods.validation import check_rewrite
 
 MAX_FIX_ROUNDS = 8
@@ -417,8 +417,10 @@ def _to_findings(
 
 
 def read_unit(path: str, data: bytes) -> SourceUnit | Finding:
-    """Decode a file's bytes, or a TFC000 finding saying why it cannot be read."""
+    """A file's bytes as a unit (:func:`~torchfix_codemods.source.load_source`), or a TFC000
+    finding saying why they cannot be decoded; a notebook that cannot be read raises
+    :class:`~torchfix_codemods.notebooks.NotebookError`."""
     try:
-        return SourceUnit.from_bytes(path, data)
+        return load_source(path, data)
     except UndecodableSource as error:
         return _syntax_finding(path, 1, 1, str(error))
