@@ -7,7 +7,6 @@ modules below it. Exit codes: 0 nothing found or everything fixed,
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -18,6 +17,7 @@ from rich.table import Table
 
 from torchfix_codemods import __version__
 from torchfix_codemods.catalog import UnknownRuleCode
+from torchfix_codemods.commands import check_command
 from torchfix_codemods.configuration import Configuration
 from torchfix_codemods.discovery import DiscoveryError, discover
 from torchfix_codemods.findings import FileResult, Safety
@@ -223,17 +223,9 @@ def check(
     exit_zero: ExitZeroOpt = False,
 ) -> None:
     """Report findings; exit 1 when there are any. Writes nothing but its cache."""
-    overrides = _overrides(select, ignore, extend_select, output_format, target_torch, jobs,
-                           exclude, extend_exclude, config)
-    if no_cache:
-        overrides = dataclasses.replace(overrides, cache=False)
-    files, settings = _prepare(paths, overrides)
-    _check_statistics_format(statistics, settings.output_format)
-    results = run_paths(files, settings, Mode.CHECK)
-    _emit(results, settings.output_format, fixing=False, unsafe_fixes=settings.unsafe_fixes,
-          statistics=statistics, show_fixes=show_fixes)
-    summary = summarize(results)
-    raise _exit(bool(summary.findings or summary.errors), exit_zero)
+    raise typer.Exit(check_command(
+        paths, select, ignore, extend_select, output_format, target_torch, jobs, exclude,
+        extend_exclude, config, no_cache, statistics, show_fixes, exit_zero))
 
 
 @app.command()
