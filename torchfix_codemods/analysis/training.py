@@ -36,10 +36,10 @@ from torchfix_codemods.analysis.inference import (
     EVAL_TOKENS,
     FunctionFacts,
     InferenceAnalysis,
-    name_tokens,
 )
 from torchfix_codemods.analysis.loops import innermost_loop
 from torchfix_codemods.analysis.names import NameIndex, dotted_name
+from torchfix_codemods.analysis.naming import name_tokens
 from torchfix_codemods.analysis.optimizers import (
     is_distributed_optimizer,
     is_grad_scaler,

@@ -24,6 +24,7 @@ from torchfix_codemods.analysis.walk import names_in, walk_local
 from torchfix_codemods.edits.modes import in_eval_mode
 from torchfix_codemods.edits.statements import insert_before, parse_statement
 from torchfix_codemods.findings import Safety
+from torchfix_codemods.prefilter import Needs
 from torchfix_codemods.rules.base import Example, Fix, Rule
 
 _MODE_TRIGGERS = ("eval", "valid", "test", "predict", "infer", "score", "Eval", "Valid", "Test",
@@ -113,6 +114,7 @@ class MissingEval(Rule):
     _specific = "inference runs `{model}` in train mode: call `{model}.eval()` first"
     safety = Safety.UNSAFE
     triggers = _MODE_TRIGGERS
+    needs = Needs.any_of(fragments=_MODE_TRIGGERS)
     valid = (
         "import torch\ndef evaluate(model, x):\n    model.eval()\n    with torch.no_grad():\n"
         "        return model(x)\n",
@@ -299,6 +301,7 @@ class MissingNoGrad(Rule):
     message = "inference runs the model with gradient tracking: wrap it in `torch.no_grad()`"
     safety = Safety.SAFE
     triggers = _MODE_TRIGGERS
+    needs = Needs.any_of(fragments=_MODE_TRIGGERS)
     valid = (
         "import torch\n@torch.no_grad()\ndef evaluate(model, x):\n    model.eval()\n"
         "    return model(x)\n",
@@ -466,6 +469,7 @@ class EvalNotRestored(Rule):
     message = "`.eval()` inside a training loop is never undone: later iterations train in eval mode"
     safety = Safety.NONE
     triggers = (".eval()",)
+    needs = Needs.any_of(".eval")
     valid = (
         "import torch\ndef fit(model, opt, loader):\n    for epoch in range(3):\n"
         "        model.train()\n        for x in loader:\n            model(x).sum().backward()\n"
