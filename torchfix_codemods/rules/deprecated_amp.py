@@ -73,7 +73,7 @@ class CudaAmp(TableRule):
     message = "deprecated `torch.cuda.amp`/`torch.cpu.amp` API: use `torch.amp` with a device"
     safety = Safety.SAFE
     triggers = ("amp",)
-    needs = Needs.any_of(fragments=("amp",))
+    needs = Needs.any_of("amp")  # `torch.cuda.amp` as an attribute or in an import
     report_imports = False
     valid = (
         "import torch\nwith torch.amp.autocast('cuda'):\n    pass\n",

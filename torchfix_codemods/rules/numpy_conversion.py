@@ -157,7 +157,7 @@ class NumpyOnTensor(Rule):
                "use `.detach().cpu().numpy()`")
     safety = Safety.SAFE
     triggers = ("numpy", "asarray", "array")
-    needs = Needs.any_of(fragments=("numpy", "asarray", "array"))
+    needs = Needs.any_of("numpy", "asarray", "array")  # `.numpy()`, or numpy imported
     valid = (
         "import torch\ny = torch.randn(3).detach().cpu().numpy()\n",
         "import torch\ny = torch.randn(3).numpy(force=True)\n",
