@@ -284,3 +284,26 @@ def test_reloading_a_saved_file_is_reported() -> None:
             "    model.module.load_state_dict(torch.load('best.pt'))\n")
     assert not _migrates(body)
     assert "barrier" in _message(body)
+
+
+def test_a_refused_migration_leaves_the_file_alone() -> None:
+    """Issue 15 item 1 (Lightning fabric dp.py): the wrap was reported without a rewrite, yet
+    --unsafe-fixes widened the file's isinstance checks: an edit that migrates nothing."""
+    body = ("def main(ds):\n    loader = DataLoader(ds, batch_size=8)\n"
+            "    model = nn.DataParallel(nn.Linear(2, 2))\n"
+            "    critic = nn.DataParallel(nn.Linear(2, 2))\n"
+            "    for epoch in range(2):\n        for b in loader:\n            model(b)\n"
+            "    return isinstance(model, nn.DataParallel)\n")
+    assert not _migrates(body)
+    assert fixed_text(PREFIX + body, ["TFC301"], unsafe=True) == PREFIX + body
+    codes = [f.code for f in findings(PREFIX + body, ["TFC301"])]
+    assert codes == ["TFC301"] * 3  # both wraps and the check are still reported
+
+
+def test_the_check_is_widened_with_the_migration_of_its_file() -> None:
+    body = ("def main(ds):\n    loader = DataLoader(ds, batch_size=8)\n"
+            "    model = nn.DataParallel(nn.Linear(2, 2))\n"
+            "    for epoch in range(2):\n        for b in loader:\n            model(b)\n"
+            "    ok = isinstance(model, nn.DataParallel)\n")
+    fixed = fixed_text(PREFIX + body, ["TFC301"], unsafe=True)
+    assert "isinstance(model, (nn.DataParallel, nn.parallel.DistributedDataParallel))" in fixed

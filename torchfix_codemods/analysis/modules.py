@@ -16,11 +16,17 @@ from dataclasses import dataclass
 import libcst as cst
 
 from torchfix_codemods.analysis.names import NameIndex
-from torchfix_codemods.analysis.torch_classes import is_module_class, is_module_factory
+from torchfix_codemods.analysis.torch_classes import (
+    CHAINABLE_METHODS,
+    MODE_CONTAINERS,
+    MODE_DEPENDENT_LAYERS,
+    MODE_FUNCTIONS,
+    is_module_class,
+    is_module_factory,
+)
 from torchfix_codemods.analysis.walk import walk
 
-_CHAINABLE = frozenset({"to", "cuda", "cpu", "eval", "train", "half", "float", "double",
-                        "bfloat16", "requires_grad_", "to_empty"})
+_CHAINABLE = CHAINABLE_METHODS
 _MAX_DEPTH = 6
 # Functions that return the module they are given, reparametrized.
 _WRAPPERS = frozenset({
@@ -340,24 +346,13 @@ def init_assignment(cls: cst.ClassDef, attr: str) -> cst.BaseExpression | None:
 
 
 # --------------------------------------------------------------------- train/eval mode
-_MODE_DEPENDENT = frozenset({
-    "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout",
-    "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LazyBatchNorm1d", "LazyBatchNorm2d",
-    "LazyBatchNorm3d", "SyncBatchNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
-    "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d", "RNN", "LSTM", "GRU",
-    "Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer",
-    "TransformerDecoderLayer", "MultiheadAttention", "RReLU",
-})
-"""``torch.nn`` layers whose forward depends on ``training``: dropout (also inside recurrent,
-transformer and attention layers), batch statistics (instance norm when it tracks running
-statistics), RReLU's random slopes."""
-_CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict"})
+_MODE_DEPENDENT = MODE_DEPENDENT_LAYERS
+_CONTAINERS = MODE_CONTAINERS
 _TRACERS = frozenset({"torch.jit.trace", "torch.jit.trace_module"})
 """A traced module replays the operations recorded in the mode it was traced in: ``eval()``
 changes nothing (measured on torch 2.13: a Dropout traced in train mode still drops after
 ``.eval()``; a scripted one does not)."""
-_MODE_FUNCTIONS = ("dropout", "batch_norm", "instance_norm", "rrelu")
-"""``torch.nn.functional`` calls that take ``training=``/read batch statistics."""
+_MODE_FUNCTIONS = MODE_FUNCTIONS
 
 
 def _strip_chain(expr: cst.BaseExpression) -> cst.BaseExpression:

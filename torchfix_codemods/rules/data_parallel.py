@@ -30,7 +30,7 @@ from torchfix_codemods.analysis.names import NameIndex, Scope
 from torchfix_codemods.analysis.statements import statement_line
 from torchfix_codemods.analysis.syntax import is_docstring, is_none, literal_bool
 from torchfix_codemods.analysis.usage import assigned_name
-from torchfix_codemods.analysis.walk import children
+from torchfix_codemods.analysis.walk import children, walk_local
 from torchfix_codemods.edits.arguments import add_keyword, keyword
 from torchfix_codemods.edits.composer import NestedEdits
 from torchfix_codemods.edits.expressions import as_left_operand
@@ -196,7 +196,14 @@ class DataParallelToDDP(Rule):
     `torch.load` after it saves (rank-0-only saving would race other ranks).
     `isinstance(m, DataParallel)` becomes `isinstance(m, (DataParallel,
     DistributedDataParallel))` (unsafe: DDP-wrapped models are now unwrapped
-    too, which is what such checks are for).
+    too, which is what such checks are for) only together with the migration
+    of the file's wrap: without one the edit changes what the check does for
+    DDP models and migrates nothing, so it is reported instead. A negated check
+    (`assert not isinstance(m, DataParallel)`) rejects DataParallel on purpose
+    and is left alone. Code that implements DataParallel support (a function
+    annotated with `DataParallel`, a class with such a method, a subclass of
+    `DataParallel`: a library's strategy or wrapper) is not a mistake and gets
+    no finding.
 
     ## References
     - [`torch.nn.DataParallel`](https://docs.pytorch.org/docs/stable/generated/torch.nn.DataParallel.html)
@@ -218,6 +225,16 @@ class DataParallelToDDP(Rule):
         "model = DataParallel(object())\n",
         "import torch\nfrom torch import nn\n"
         "ok = isinstance(m, (nn.DataParallel, nn.parallel.DistributedDataParallel))\n",
+        # a library's DataParallel strategy implements the feature (Lightning fabric dp.py)
+        "from torch.nn import DataParallel, Module\n\n\nclass DataParallelStrategy:\n"
+        "    def setup_module(self, module: Module) -> DataParallel:\n"
+        "        return DataParallel(module=module, device_ids=self.parallel_devices)\n\n"
+        "    def get_module_state_dict(self, module):\n"
+        "        if isinstance(module, DataParallel):\n            module = module.module\n"
+        "        return module.state_dict()\n",
+        # rejects DataParallel on purpose (detectron2's AMPTrainer)
+        "from torch.nn import DataParallel\n\n\ndef check(model):\n"
+        "    assert not isinstance(model, DataParallel), 'AMPTrainer does not support DP'\n",
     )
     invalid = (
         Example(
@@ -246,14 +263,10 @@ class DataParallelToDDP(Rule):
             "    _ddp_cleanup()\n",
             unsafe=True,
         ),
+        # No wrap migrated in this file: reported, not widened (the widening goes with a migration).
         Example(
             "import torch\nfrom torch import nn\n\n\ndef unwrap(m):\n"
-            "    return m.module if isinstance(m, nn.DataParallel) else m\n",
-            "import torch\nfrom torch import nn\n\n\ndef unwrap(m):\n"
-            "    return m.module if isinstance(m, (nn.DataParallel, "
-            "nn.parallel.DistributedDataParallel)) else m\n",
-            unsafe=True,
-        ),
+            "    return m.module if isinstance(m, nn.DataParallel) else m\n"),
         Example("import torch\nfrom torch import nn\nmodel = nn.DataParallel(build())\n"),
         Example(
             "import torch\nfrom torch import nn\nimport torch.distributed as dist\n"
@@ -275,7 +288,8 @@ class DataParallelToDDP(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         qualified = self.qualified_name(node.func)
         if qualified in DATA_PARALLEL:
-            self._wraps.append(node)
+            if not self._implements_data_parallel(node):
+                self._wraps.append(node)
         elif qualified in DDP_NAMES or (qualified or "").startswith(
                 ("torch.distributed.init_process_group", "torch.distributed.run")):
             # This rule's own helpers (a file migrated earlier) are not the user's DDP path.
@@ -290,8 +304,43 @@ class DataParallelToDDP(Rule):
             self._reloads = True
         elif self._is_builtin(node.func, "isinstance"):
             classes = argument(node, "class_or_tuple", 1)
-            if classes is not None and self._needs_ddp(classes.value):
+            if classes is not None and self._needs_ddp(classes.value) and \
+                    not self._negated(node) and not self._implements_data_parallel(node):
                 self._isinstance.append((node, classes))
+
+    def _implements_data_parallel(self, node: cst.CSTNode) -> bool:
+        """Code that offers DataParallel as a feature rather than a user's training set-up:
+        a function whose parameters or return are annotated ``DataParallel`` (Lightning's
+        ``DataParallelStrategy.setup_module(...) -> DataParallel``), anything in a class
+        with such a method, or in a subclass of ``DataParallel``. Issue: a library's
+        strategy is not a mistake to migrate; its checks unwrap its own wrapper."""
+        for ancestor in self.names.ancestors(node):
+            if isinstance(ancestor, cst.FunctionDef) and self._annotated_data_parallel(ancestor):
+                return True
+            if isinstance(ancestor, cst.ClassDef):
+                if any(self.qualified_name(base.value) in DATA_PARALLEL for base in ancestor.bases):
+                    return True
+                if any(isinstance(s, cst.FunctionDef) and self._annotated_data_parallel(s)
+                       for s in ancestor.body.body):
+                    return True
+        return False
+
+    def _annotated_data_parallel(self, function: cst.FunctionDef) -> bool:
+        annotations = [p.annotation for p in (*function.params.params,
+                                              *function.params.kwonly_params,
+                                              *function.params.posonly_params)
+                       if p.annotation is not None]
+        if function.returns is not None:
+            annotations.append(function.returns)
+        return any(self.qualified_name(n) in DATA_PARALLEL
+                   for a in annotations for n in (a.annotation, *walk_local(a.annotation))
+                   if isinstance(n, (cst.Name, cst.Attribute)))
+
+    def _negated(self, call: cst.Call) -> bool:
+        """``not isinstance(m, DataParallel)`` (detectron2's ``assert not isinstance(...)``
+        rejects DataParallel on purpose): widening it would reject every DDP model too."""
+        parent = self.names.parent(call)
+        return isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not)
 
     def _in_helper(self, node: cst.CSTNode) -> bool:
         return any(isinstance(a, cst.FunctionDef) and a.name.value in HELPERS
@@ -309,23 +358,34 @@ class DataParallelToDDP(Rule):
 
     # ---------------------------------------------------------------- reports
     def leave_Module(self, original_node: cst.Module) -> None:
-        launch = launch_line(self.context.path)
+        migrated = self._report_wraps() or self._migrated_earlier()
         for call, classes in self._isinstance:
-            self._report_isinstance(call, classes)
+            self._report_isinstance(call, classes, migrated)
+
+    def _migrated_earlier(self) -> bool:
+        """The file holds this rule's helper block: its wrap was migrated (in an earlier
+        round of this run, when the check sat inside a statement the migration rewrote)."""
+        scope = self.names.module_scope
+        return scope is not None and any(
+            binding.kind == "def" for binding in scope.bindings.get("_ddp_wrap", []))
+
+    def _report_wraps(self) -> bool:
+        """Reports every wrap; True when the file's one wrap gets the migration fix."""
+        launch = launch_line(self.context.path)
         if not self._wraps:
-            return
+            return False
         if self._distributed:
             for call in self._wraps:
                 self.report(call, f"`nn.DataParallel` next to a DistributedDataParallel/process-"
                             f"group path in the same file: no rewrite; make DDP the only path, "
                             f"launched with `{launch}` (DDP's batch_size is per process)")
-            return
+            return False
         if len(self._wraps) > 1:
             for call in self._wraps:
                 self.report(call, f"{self.message} (`{launch}`; DDP's batch_size is per process); "
                             "several models are wrapped, so "
                             f"no automatic rewrite: {CHECKLIST}")
-            return
+            return False
         call = self._wraps[0]
         migration = _Migration(self.context, self._loaders, self._outputs, self._reloads, launch)
         try:
@@ -333,15 +393,19 @@ class DataParallelToDDP(Rule):
         except (_Irregular, ImportUnavailable) as why:
             self.report(call, f"{self.message} (`{launch}`; DDP's batch_size is per process); "
                         f"no automatic rewrite: {why}; {CHECKLIST}")
-            return
+            return False
         self.report(call, f"{self.message}: `{launch}`; DDP's batch_size is per process "
                     "(the fix divides it by the world size to keep the global batch)", fix=fix)
+        return True
 
-    def _report_isinstance(self, call: cst.Call, classes: cst.Arg) -> None:
+    def _report_isinstance(self, call: cst.Call, classes: cst.Arg, migrated: bool) -> None:
+        """Widened only together with this file's migration: on its own the edit changes
+        what the check does for DDP-wrapped models and migrates nothing."""
         message = ("`isinstance(..., DataParallel)` misses models wrapped in "
                    "`DistributedDataParallel`; check for both wrappers")
-        if self._distributed:
-            self.report(call, message)
+        if not migrated:
+            self.report(call, message + " when the models it sees are migrated (no fix: this "
+                        "file's DataParallel wrap, if any, is not migrated in this change)")
             return
         try:
             ddp = self.context.imports.reference(DDP, call, "torch.nn.parallel")
