@@ -205,3 +205,25 @@ def test_summaries_made_in_worker_processes_equal_those_made_here(tmp_path: Path
     assert {p: f.summary for p, f in alone.files.items()} == \
         {p: f.summary for p, f in pooled.files.items()}
     assert alone.fingerprint(work[0][0]) == pooled.fingerprint(work[0][0])
+
+
+SUPER_RESOLUTION = {
+    # pytorch/examples super_resolution: Net (Conv2d, ReLU, PixelShuffle) lives in model.py
+    "model.py": "import torch.nn as nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n"
+                "        super().__init__()\n        self.conv = nn.Conv2d(1, 4, 3)\n"
+                "        self.shuffle = nn.PixelShuffle(2)\n\n\nclass Dropping(nn.Module):\n"
+                "    def __init__(self):\n        super().__init__()\n"
+                "        self.body = nn.Sequential(nn.Conv2d(1, 4, 3), nn.Dropout(0.5))\n",
+    "main.py": "import torch\nfrom model import Net\n\nmodel = Net()\n\n\ndef test(loader):\n"
+               "    with torch.no_grad():\n        for x, y in loader:\n            model(x)\n",
+}
+
+
+def test_eval_is_not_asked_of_an_imported_model_it_would_not_change(tmp_path: Path) -> None:
+    """TFC201 on a model whose class, in another file, has no layer that depends on the
+    mode: `eval()` changes nothing there (the index reads the class body)."""
+    _write(tmp_path, SUPER_RESOLUTION)
+    assert _codes(_check(tmp_path, "--no-cache", "--select", "TFC201"), "main.py") == []
+    dropping = SUPER_RESOLUTION["main.py"].replace("Net", "Dropping")
+    _write(tmp_path, {**SUPER_RESOLUTION, "main.py": dropping})
+    assert _codes(_check(tmp_path, "--no-cache", "--select", "TFC201"), "main.py") == ["TFC201"]

@@ -24,6 +24,7 @@ from typing import Literal
 
 import libcst as cst
 
+from torchfix_codemods.analysis.callees import local_function
 from torchfix_codemods.analysis.frameworks import foreign_framework
 from torchfix_codemods.analysis.modules import (
     ModuleEvidence,
@@ -32,6 +33,7 @@ from torchfix_codemods.analysis.modules import (
 )
 from torchfix_codemods.analysis.modules import self_assignments as method_self_assignments
 from torchfix_codemods.analysis.names import Binding, NameIndex, dotted_name
+from torchfix_codemods.analysis.walk import walk_local
 
 Kind = Literal["tensor", "not-tensor", "unknown"]
 _MAX_DEPTH = 10
@@ -627,6 +629,9 @@ def _scalar_call(names: NameIndex, call: cst.Call, depth: int) -> str | None:
                                                               "axis", "keepdim")
            for arg in call.args):
         return None
+    local = local_function(names, call)
+    if local is not None:
+        return _scalar_return(names, local, depth)
     qualified = names.qualified_name(call.func)
     if qualified is not None:
         last = qualified.split(".")[-1]
@@ -644,6 +649,18 @@ def _scalar_call(names: NameIndex, call: cst.Call, depth: int) -> str | None:
     if module is not None and module.is_loss and _loss_reduces(names, func):
         return f"output of a loss module ({module.reason})"
     return None
+
+
+def _scalar_return(names: NameIndex, function: cst.FunctionDef, depth: int) -> str | None:
+    """Why every ``return`` of a function of this file gives a 0-dim tensor
+    (RL-Adventure's ``compute_td_loss`` returns its ``.mean()`` loss), or None."""
+    returns = [node for node in walk_local(function.body) if isinstance(node, cst.Return)]
+    if not returns or any(r.value is None for r in returns):
+        return None
+    reasons = [scalar_reason(names, r.value, depth + 1) for r in returns]  # type: ignore[arg-type]
+    if any(reason is None for reason in reasons):
+        return None
+    return f"returned by `{function.name.value}`: {reasons[0]}"
 
 
 def _loss_reduces(names: NameIndex, func: cst.BaseExpression) -> bool:

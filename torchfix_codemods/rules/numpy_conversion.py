@@ -13,8 +13,10 @@ from torchfix_codemods.analysis.frameworks import imports_torch
 from torchfix_codemods.analysis.syntax import code_of
 from torchfix_codemods.analysis.tensors import Provenance, provenance
 from torchfix_codemods.analysis.values import TensorFacts, conversion_facts
+from torchfix_codemods.analysis.walk import walk_local
 from torchfix_codemods.edits.expressions import method_call
 from torchfix_codemods.findings import Safety
+from torchfix_codemods.prefilter import Needs
 from torchfix_codemods.rules.base import Example, Fix, Rule
 
 _DETACHED = frozenset({"detach", "data"})
@@ -164,6 +166,7 @@ class NumpyOnTensor(Rule):
                "use `.detach().cpu().numpy()`")
     safety = Safety.SAFE
     triggers = ("numpy", "asarray", "array")
+    needs = Needs.any_of("numpy", "asarray", "array")  # `.numpy()`, or numpy imported
     valid = (
         "import torch\ny = torch.randn(3).detach().cpu().numpy()\n",
         "import torch\ny = torch.randn(3).numpy(force=True)\n",
@@ -234,6 +237,8 @@ class NumpyOnTensor(Rule):
         facts = self._facts(receiver)
         if not facts.numpy_can_fail:
             return
+        if facts.requires_grad.is_no and self._other_branch_moves_to_cpu(call, receiver):
+            return
         new, added = _conversion(receiver, facts)
         fix = Fix(tier, f"call {added} before `.numpy()`",
                   [(call, new.with_changes(lpar=call.lpar, rpar=call.rpar))])
@@ -241,6 +246,25 @@ class NumpyOnTensor(Rule):
         if tier is Safety.UNSAFE:
             message += " (unsafe: the receiver is not known to be a torch tensor)"
         self.report(call, message, fix=fix, reason=_why(found, facts))
+
+    def _other_branch_moves_to_cpu(self, call: cst.Call, receiver: cst.BaseExpression) -> bool:
+        """``t.numpy() if not on_gpu else t.cpu().numpy()`` (or the same as an ``if``
+        statement): the code already chose the branch by device, so the device is no risk
+        here (udacity's CIFAR notebook)."""
+        written = code_of(receiver)
+        for ancestor in self.names.ancestors(call):
+            if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                return False
+            if isinstance(ancestor, (cst.IfExp, cst.If)):
+                branches: list[cst.CSTNode] = [ancestor.body]
+                if ancestor.orelse is not None:
+                    branches.append(ancestor.orelse)
+                others = [b for b in branches if not any(a is b for a in self.names.ancestors(call))
+                          and b is not call]
+                return any(isinstance(node, cst.Call) and _is_cpu_call(node) and
+                           code_of(node.func.value) == written  # type: ignore[attr-defined]
+                           for branch in others for node in (branch, *walk_local(branch)))
+        return False
 
     def _numpy_function(self, call: cst.Call, value: cst.BaseExpression, *, copy: bool) -> None:
         if _chain_detached(value):
