@@ -147,9 +147,13 @@ class DataParallelToDDP(Rule):
     """## What it does
     Finds `nn.DataParallel(model)` (any spelling: `torch.nn.DataParallel`,
     `torch.nn.parallel.DataParallel`, an aliased `from torch.nn import
-    DataParallel as DP`, with `device_ids=`/`output_device=`, under
-    `if torch.cuda.device_count() > 1:`) and migrates the script to
-    `DistributedDataParallel`, launched with `torchrun --nproc_per_node=N script.py`.
+    DataParallel as DP`, with `device_ids=`/`output_device=`, followed by
+    `.cuda()`/`.to(device)`, under any condition: a GPU count, `device == "cuda"`,
+    a flag, a GPU list) and migrates the script to `DistributedDataParallel`,
+    launched with `torchrun --nproc_per_node=N script.py`. The model may be built
+    by a function or in another module and wrapped in a helper; the training
+    `DataLoader` may be built inline, returned by a function of the file, or read
+    by a `train(epoch)` function that the epoch loop calls.
     Also finds `isinstance(m, nn.DataParallel)` checks, which must recognise
     both wrappers once a model is wrapped in DDP.
 
@@ -197,14 +201,42 @@ class DataParallelToDDP(Rule):
     `WORLD_SIZE`, so `python script.py` trains to the same weights as before,
     and `.module` keeps working. BatchNorm statistics become per process (use
     `SyncBatchNorm` on GPU for global ones); `device_ids=`/`output_device=` are
-    dropped (one device per process). Report only, with the launch line and
-    the checklist, when the file already has a DDP or process-group path, when
-    several models are wrapped, when the wrap is under a condition other than a
-    GPU count check or inside a loop, when the training `DataLoader`, its
-    epoch loop (in the same function as the wrap) or a place for the helpers
-    cannot be found with certainty, when the training function returns a
-    value that may outlive the process group, or when the file loads with
-    `torch.load` after it saves (rank-0-only saving would race other ranks).
+    dropped (one device per process). Under a condition, the wrap gets its own:
+    `if _ddp_setup()[2] > 1:` (world size > 1), because under `torchrun` on CPU
+    a GPU-count or device check is false, yet every process must wrap or the
+    ranks train separate copies; the rest of the branch (a print,
+    `cudnn.benchmark = True`) keeps its original condition. A `.cuda()`/
+    `.to(device)` on the wrapper is dropped (`_ddp_wrap` moves the model to this
+    process's device) and `"cuda:0"` becomes `"cuda"` (this process's GPU after
+    `set_device(local_rank)`; GPU 0 in a one-process run, as before).
+    `os.mkdir`/`os.makedirs` run on rank 0 with the saves. When the training
+    `DataLoader` cannot be placed (none in the file, one built in another
+    module, no single epoch loop), only the model side is migrated and a second
+    finding names the data side's edit (where the loader is built, from the
+    project index when another file returns it; the epoch loop for
+    `set_epoch`); it stays reported on the migrated file until `set_epoch` is
+    called there. Measured with torch 2.13 (tests/test_ddp_shapes.py,
+    tests/test_ddp_migration.py): seven DataParallel scripts of different
+    shapes (a module-level tutorial script with a GPU-count guard,
+    pytorch-cifar's device guard and `train(epoch)`, a flag guard with an
+    aliased import, `device_ids`, `.cuda()` and an inline dataset, factory
+    functions, a multi-file project whose loader is in another module, and the
+    two round-1 scripts), migrated and run under `torchrun --standalone
+    --nproc_per_node=2` (gloo, CPU) and as plain `python`, end with the original
+    one-process weights (rtol 1e-5; no shuffle, no BatchNorm); the
+    model-side-only project matches too, since every process reads the whole
+    data and DDP averages identical gradients. With `shuffle=True` each rank
+    reads exactly `randperm(64, seed=epoch)[rank::2]`, a new order each epoch.
+    Report only, with the launch line and the checklist, when the file already
+    has a DDP or process-group path, when several models are wrapped (each
+    wrap, or a loop over models), when the wrap is inside a loop, an `else`
+    branch, a nested block or a larger expression
+    (`DataParallel(m).to(torch.float64)`), when a place for the helpers cannot
+    be found, when the training function returns a value that may outlive the
+    process group, or when the file loads with `torch.load` after it saves
+    (rank-0-only saving would race other ranks). A file with no backward and no
+    optimizer that evaluates (`.eval()`, `no_grad`) is told that no migration is
+    needed: DDP synchronises gradients, and there are none.
     `isinstance(m, DataParallel)` becomes `isinstance(m, (DataParallel,
     DistributedDataParallel))` (unsafe: DDP-wrapped models are now unwrapped
     too, which is what such checks are for) only together with the migration
