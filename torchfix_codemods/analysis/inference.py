@@ -24,7 +24,6 @@ fix, a differentiating path means no finding at all.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -39,6 +38,7 @@ from torchfix_codemods.analysis.modules import (
     named_like_model,
 )
 from torchfix_codemods.analysis.names import NameIndex, dotted_name
+from torchfix_codemods.analysis.naming import TRAINING_TOKENS, name_tokens
 from torchfix_codemods.analysis.optimizers import updates_parameters
 from torchfix_codemods.analysis.statements import enclosing_statement
 from torchfix_codemods.analysis.syntax import code_of, is_false, is_main_guard
@@ -49,9 +49,6 @@ EVAL_TOKENS = frozenset({"evaluate", "evaluation", "eval", "validate", "validati
 """Names whose result is a metric: a caller never differentiates it."""
 PREDICT_TOKENS = frozenset({"predict", "prediction", "infer", "inference", "score", "scoring"})
 """Names that may be library APIs whose result other files could differentiate."""
-_TRAINING_TOKENS = frozenset({"train", "training", "fit", "step", "update", "optimize", "backward",
-                              "hook", "forward", "loss", "grad", "attack", "adversarial",
-                              "saliency", "adapt"})
 _DIFF_FUNCTIONS = frozenset({"torch.autograd.grad", "torch.autograd.backward",
                              "torch.autograd.functional.jacobian",
                              "torch.autograd.functional.hessian", "torch.func.grad",
@@ -68,12 +65,6 @@ def is_pytest_file(path: str) -> bool:
     """
     base = path.replace("\\", "/").split("/")[-1]
     return base.startswith("test_") or base.endswith("_test.py") or base == "conftest.py"
-
-
-def name_tokens(name: str) -> list[str]:
-    """``evalEpoch``/``eval_epoch`` -> ``["eval", "epoch"]``."""
-    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
-    return [token for token in spaced.lower().split("_") if token]
 
 
 @dataclass
@@ -585,7 +576,7 @@ class InferenceAnalysis:
             return True
         if name in ("forward", "__call__") or name.startswith("on_"):
             return True
-        if any(token in _TRAINING_TOKENS for token in tokens):
+        if any(token in TRAINING_TOKENS for token in tokens):
             return True
         if facts.cls is not None:
             for base in facts.cls.bases:

@@ -16,6 +16,7 @@ from torchfix_codemods.analysis.values import TensorFacts, conversion_facts
 from torchfix_codemods.analysis.walk import walk_local
 from torchfix_codemods.edits.expressions import method_call
 from torchfix_codemods.findings import Safety
+from torchfix_codemods.prefilter import Needs
 from torchfix_codemods.rules.base import Example, Fix, Rule
 
 _DETACHED = frozenset({"detach", "data"})
@@ -165,6 +166,7 @@ class NumpyOnTensor(Rule):
                "use `.detach().cpu().numpy()`")
     safety = Safety.SAFE
     triggers = ("numpy", "asarray", "array")
+    needs = Needs.any_of("numpy", "asarray", "array")  # `.numpy()`, or numpy imported
     valid = (
         "import torch\ny = torch.randn(3).detach().cpu().numpy()\n",
         "import torch\ny = torch.randn(3).numpy(force=True)\n",
