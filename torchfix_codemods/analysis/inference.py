@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from torchfix_codemods.analysis.frameworks import imports_torch
-from torchfix_codemods.analysis.grad_mode import sets_grad_mode
+from torchfix_codemods.analysis.grad_mode import grad_mode_at, sets_grad_mode
 from torchfix_codemods.analysis.modules import (
     mode_changes_output,
     module_classes,
@@ -676,7 +676,7 @@ class InferenceAnalysis:
                 models[use.code] = use
         callers = self.callers(facts)
         already_no_grad = self.decorated_no_grad(facts) or bool(facts.grad_mode_calls) or \
-            all(site.grad_mode_set for site, _ in uses)
+            all(site.grad_mode_set for site, _ in uses) or self._called_without_grad(facts)
         already_eval = self._evaluated(facts, callers)
         from_training = any(
             caller is not None and self.differentiates(caller) for _, caller in callers)
@@ -685,6 +685,14 @@ class InferenceAnalysis:
         return InferenceFunction(
             facts, kind, [] if unknown else list(models.values()), [s for s, _ in uses],
             already_no_grad, already_eval, callers, from_training, differentiated)
+
+    def _called_without_grad(self, facts: FunctionFacts) -> bool:
+        """Every call of this module-level function in the file runs with autograd off, and it
+        is never passed around (udacity's ``fc_model.validation``, called only from ``train``
+        inside ``with torch.no_grad():``): its caller already decided the grad mode. The
+        answer is :func:`~torchfix_codemods.analysis.grad_mode.grad_mode_at` at its body."""
+        return grad_mode_at(self.names, facts.node.body, tuple(sorted(self.decorators))) \
+            .enabled is False
 
     def _evaluated(self, facts: FunctionFacts,
                    callers: list[tuple[cst.Call, FunctionFacts | None]]) -> bool:

@@ -22,7 +22,9 @@ Evidence (measured on torch 2.13, see the rules' "Fix safety"):
 * from other files of the run, through the project index
   (:meth:`~torchfix_codemods.analysis.project.ProjectFacts.returns`): a function
   that returns a detached CPU tensor, or a CPU tensor.
-* *accelerator: no* — ``.cpu()``, ``.to("cpu")``, ``torch.from_numpy``, factories
+* *accelerator: no* — ``.cpu()``, ``.to("cpu")`` (also through a name bound once to
+  ``torch.device("cpu")``, or a ``self.<attr>`` the class and its bases in this file
+  assign once, as detectron2's ``self._cpu_device``), ``torch.from_numpy``, factories
   without ``device=`` (unless the file changes the default device), DataLoader
   batches (collated on the CPU; unless a ``collate_fn`` or a ``TensorDataset``
   of such tensors says otherwise); shape and dtype ops keep the device.
@@ -51,6 +53,7 @@ import libcst as cst
 
 from torchfix_codemods.analysis.flow import reaching_bindings
 from torchfix_codemods.analysis.grad_mode import grad_mode_at
+from torchfix_codemods.analysis.modules import self_assignments
 from torchfix_codemods.analysis.names import Binding, NameIndex, dotted_name
 from torchfix_codemods.analysis.syntax import literal_bool
 from torchfix_codemods.analysis.tensors import module_reason, provenance
@@ -535,7 +538,9 @@ class _Values:
 
     def _device_literal(self, device: cst.BaseExpression, depth: int = 0) -> str | None:
         """``"cpu"``, ``"cuda:0"``, ``torch.device("cpu")``, or a name bound once to one of
-        these: the device as written, else None."""
+        these, or ``self.<attr>`` that the class's methods assign exactly once, to one of these
+        (detectron2's evaluators: ``self._cpu_device = torch.device("cpu")``): the device as
+        written, else None."""
         if isinstance(device, cst.SimpleString):
             value = device.evaluated_value
             return value if isinstance(value, str) else None
@@ -547,7 +552,31 @@ class _Values:
             if len(bindings) == 1 and bindings[0].kind == "assign" and \
                     bindings[0].value is not None:
                 return self._device_literal(bindings[0].value, depth + 1)
+        if isinstance(device, cst.Attribute) and isinstance(device.value, cst.Name) and \
+                device.value.value == "self" and depth < 3:
+            values = [value for owner in self._class_and_local_bases(device)
+                      for method in owner.body.body if isinstance(method, cst.FunctionDef)
+                      for value in self_assignments(method, device.attr.value)]
+            if len(values) == 1 and values[0] is not None:
+                return self._device_literal(values[0], depth + 1)
         return None
+
+    def _class_and_local_bases(self, node: cst.CSTNode) -> list[cst.ClassDef]:
+        """The class around ``node`` and its bases defined in this file, transitively."""
+        owner = self.names.enclosing(node, cst.ClassDef)
+        found: list[cst.ClassDef] = []
+        pending = [owner] if owner is not None else []
+        while pending and len(found) < 8:
+            current = pending.pop()
+            if any(current is seen for seen in found):
+                continue
+            found.append(current)
+            for base in current.bases:
+                if isinstance(base.value, cst.Name):
+                    binding = self.names.binding_of(base.value)
+                    if binding is not None and isinstance(binding.node, cst.ClassDef):
+                        pending.append(binding.node)
+        return found
 
     def _dtype_integer(self, dtype: cst.BaseExpression) -> Fact | None:
         qualified = self.names.qualified_name(dtype) or ""

@@ -280,7 +280,10 @@ class MissingNoGrad(Rule):
     on the function's path differentiates (saliency maps, adversarial attacks,
     test-time adaptation: those are not inference), nor where a caller's
     differentiated loss is built from its result, directly or through
-    assignments.
+    assignments. Nor on a module-level function whose every call in the file
+    is made with autograd off and which is never passed around (udacity's
+    `fc_model.validation`, called only from `train` inside
+    `with torch.no_grad():`): there is no graph to stop.
 
     ## Fix safety
     Values are identical under `no_grad`; only `requires_grad`/`grad_fn` of
