@@ -518,6 +518,31 @@ def test_no_module_arguments_when_one_caller_passes_something_else(tmp_path: Pat
     assert view(index, tmp_path, "utils.py").module_arguments("evaluate") is None
 
 
+def test_a_function_handed_to_apply_in_another_file_receives_submodules(tmp_path: Path) -> None:
+    index = project(tmp_path, {
+        "utils.py": "def init_weights(m, std=0.02):\n    m.weight.data.normal_(0, std)\n",
+        "models.py": "import torch.nn as nn\nfrom utils import init_weights\n"
+                     "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+                     "        self.convs = nn.ModuleList([nn.Conv1d(1, 1, 1)])\n"
+                     "        self.convs.apply(init_weights)\n",
+    })
+    found = view(index, tmp_path, "utils.py").module_arguments("init_weights")
+    assert found is not None and set(found) == {"m"}
+    assert "`.apply()`" in found["m"] and "models.py" in found["m"]
+
+
+def test_a_name_bound_twice_passes_a_module_only_when_every_binding_is_one(tmp_path: Path) -> None:
+    utils = "def evaluate(m):\n    return m(1)\n"
+    rebuilt = ("from models import Net, build\nfrom utils import evaluate\nmodel = Net()\n"
+               "model = build()\nevaluate(model)\n")
+    index = project(tmp_path, {"models.py": MODELS, "utils.py": utils, "train.py": rebuilt})
+    found = view(index, tmp_path, "utils.py").module_arguments("evaluate")
+    assert found is not None and "models.Net" in found["m"]
+    mixed = rebuilt.replace("model = build()", "model = {'x': 1}")
+    index = project(tmp_path, {"models.py": MODELS, "utils.py": utils, "train.py": mixed})
+    assert view(index, tmp_path, "utils.py").module_arguments("evaluate") is None
+
+
 # --- fingerprints and plain data ----------------------------------------------------------------
 
 def test_fingerprint_follows_what_a_file_can_read(tmp_path: Path) -> None:

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from torchfix_codemods.analysis.names import NameIndex
+from torchfix_codemods.analysis.calls import argument
+from torchfix_codemods.analysis.names import Binding, NameIndex, dotted_name
 from torchfix_codemods.analysis.torch_classes import (
     CHAINABLE_METHODS,
     MODE_CONTAINERS,
@@ -137,6 +138,8 @@ def module_evidence(names: NameIndex, expr: cst.BaseExpression,
     if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) \
             and expr.value.value == "self":
         return _submodule_evidence(names, expr, depth)
+    if isinstance(expr, cst.Attribute) and expr.attr.value not in ("weight", "bias"):
+        return _instance_attribute_evidence(names, expr, depth)
     return None
 
 
@@ -151,7 +154,25 @@ def _submodule_evidence(names: NameIndex, expr: cst.Attribute,
     owner = names.enclosing(expr, cst.ClassDef)
     if owner is None:
         return None
-    attr = expr.attr.value
+    return _class_attribute_evidence(names, owner, expr.attr.value, "self", depth)
+
+
+def _instance_attribute_evidence(names: NameIndex, expr: cst.Attribute,
+                                 depth: int) -> ModuleEvidence | None:
+    """``rnd_model.predictor`` where ``rnd_model`` is an instance of an nn.Module subclass of
+    this file whose ``__init__`` assigns ``self.predictor`` a module."""
+    instance = module_evidence(names, expr.value, depth + 1)
+    if instance is None or instance.built_from is None:
+        return None
+    owner = module_classes(names).get(instance.built_from)
+    if owner is None:
+        return None
+    shown = dotted_name(expr.value) or "..."
+    return _class_attribute_evidence(names, owner, expr.attr.value, shown, depth)
+
+
+def _class_attribute_evidence(names: NameIndex, owner: cst.ClassDef, attr: str, shown: str,
+                              depth: int) -> ModuleEvidence | None:
     values: list[tuple[str, cst.BaseExpression | None]] = []
     for statement in owner.body.body:
         if not isinstance(statement, cst.FunctionDef):
@@ -166,7 +187,8 @@ def _submodule_evidence(names: NameIndex, expr: cst.Attribute,
         if reason is None:
             return None
         reasons.append(reason)
-    return reasons[0].wrapped(f"`self.{attr}` of `{owner.name.value}`, assigned {reasons[0].reason}")
+    return reasons[0].wrapped(f"`{shown}.{attr}` of `{owner.name.value}`, assigned "
+                              f"{reasons[0].reason}")
 
 
 def self_assignments(function: cst.FunctionDef, attr: str) -> list[cst.BaseExpression | None]:
@@ -295,14 +317,25 @@ def _bindings_evidence(names: NameIndex, name: cst.Name, bindings: list,
             annotation = binding.annotation
             found = _annotation_evidence(names, annotation) if annotation is not None else None
             if found is None:
+                found = parameter_evidence(names, binding, depth)
+            if found is None:
                 return None
             reasons.append(found)
             continue
+        if binding.kind == "for" and len(bindings) == 1:
+            found = _loop_evidence(names, binding, name, depth)
+            if found is not None:
+                reasons.append(found)
+                continue
         if binding.kind in ("assign", "annassign") and binding.value is not None:
             if _is_torch_load(names, binding.value):
                 # `model = torch.load(path)` next to `model = Net()` reloads the same kind
                 # of object: it neither proves nor refutes, the other bindings decide.
                 continue
+            moved = _strip_chain(binding.value)
+            if moved is not binding.value and isinstance(moved, cst.Name) and \
+                    moved.value == name.value and len(bindings) > 1:
+                continue  # `model = model.cuda()`: the same object, the other bindings decide
             reason = module_evidence(names, binding.value, depth + 1)
             if reason is None:
                 return None
@@ -310,6 +343,121 @@ def _bindings_evidence(names: NameIndex, name: cst.Name, bindings: list,
             continue
         return None
     return reasons[0] if reasons else None
+
+
+# ------------------------------------------------------------ parameters and loops
+_ITERATES_MODULES = frozenset({"torch.nn.ModuleList", "torch.nn.Sequential"})
+"""Containers whose iteration yields their submodules (a ``ModuleDict`` yields keys)."""
+
+
+def passed_to_apply(names: NameIndex, function: str) -> bool:
+    """Whether ``something.apply(function)`` occurs in this file (``nn.Module.apply`` calls
+    it with every submodule)."""
+    assert names.module_scope is not None
+    for load in names.loads_in(names.module_scope, function):
+        arg = names.parent(load)
+        call = names.parent(arg) if isinstance(arg, cst.Arg) else None
+        if (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
+                and call.func.attr.value == "apply"):
+            return True
+    return False
+
+
+def parameter_evidence(names: NameIndex, binding: Binding,
+                       depth: int = 0) -> ModuleEvidence | None:
+    """Why the parameter ``binding`` of a function holds an ``nn.Module``: the function is
+    handed to ``.apply()`` (its first parameter), every call from another file of the run
+    passes one (the project index), or every call in this file does.
+
+    Calls in this file are followed only when the function is used by calling it (a
+    function also passed around as a value could be called with anything), and a method
+    only through ``self.method(...)`` inside its class.
+    """
+    function = names.enclosing(binding.node, cst.FunctionDef)
+    if function is None or depth > _MAX_DEPTH:
+        return None
+    positional = [p.name.value for p in (*function.params.posonly_params,
+                                         *function.params.params)]
+    owner = names.parent(names.parent(function) or function)
+    method = isinstance(owner, cst.ClassDef)
+    decorated = bool(function.decorators)
+    if method and (decorated or not positional or positional[0] != "self"):
+        return None  # static and class methods: the first parameter is not an instance
+    own = positional[1:] if method else positional
+    if binding.name not in own:
+        return None
+    index = own.index(binding.name)
+    name = function.name.value
+    module_level = isinstance(names.parent(function), cst.Module)
+    if module_level and index == 0 and passed_to_apply(names, name):
+        return ModuleEvidence(f"parameter of `{name}`, passed to `.apply()`")
+    passed = names.project.module_arguments(name) if module_level else None
+    if passed is not None and binding.name in passed:
+        return ModuleEvidence(passed[binding.name])
+    if passed is not None or decorated:
+        return None  # another file calls it with something else
+    calls = _calls_in_file(names, function, owner if method else None)
+    if not calls:
+        return None
+    found: ModuleEvidence | None = None
+    for call in calls:
+        arg = argument(call, binding.name, index)
+        if arg is None or arg.star:
+            return None
+        found = module_evidence(names, arg.value, depth + 1)
+        if found is None:
+            return None
+    assert found is not None
+    return ModuleEvidence(f"every call of `{name}` in this file passes a module "
+                          f"({found.reason})", found.built_from)
+
+
+def _calls_in_file(names: NameIndex, function: cst.FunctionDef,
+                   owner: cst.CSTNode | None) -> list[cst.Call] | None:
+    """The calls of ``function`` in this file, or None when it is also used otherwise."""
+    name = function.name.value
+    calls: list[cst.Call] = []
+    if isinstance(owner, cst.ClassDef):
+        for node in _class_nodes(owner):
+            if isinstance(node, cst.Attribute) and node.attr.value == name:
+                call = names.parent(node)
+                if not (isinstance(node.value, cst.Name) and node.value.value == "self"
+                        and isinstance(call, cst.Call) and call.func is node):
+                    return None
+                calls.append(call)
+        return calls
+    assert names.module_scope is not None
+    if len(names.module_scope.bindings.get(name, [])) != 1:
+        return None
+    for load in names.loads_in(names.module_scope, name):
+        call = names.parent(load)
+        if not (isinstance(call, cst.Call) and call.func is load):
+            return None
+        calls.append(call)
+    return calls
+
+
+def _loop_evidence(names: NameIndex, binding: Binding, name: cst.Name,
+                   depth: int) -> ModuleEvidence | None:
+    """``for layer in self.layers`` over an ``nn.ModuleList``/``nn.Sequential``, and
+    ``for m in model.modules()`` (or ``.children()``) of a module."""
+    loop = binding.node
+    if not isinstance(loop, (cst.For, cst.CompFor)) or not isinstance(loop.target, cst.Name) \
+            or loop.target.value != name.value:
+        return None
+    iterator = loop.iter
+    if isinstance(iterator, cst.Call) and isinstance(iterator.func, cst.Attribute) and \
+            iterator.func.attr.value in ("modules", "children") and not iterator.args:
+        owner = module_evidence(names, iterator.func.value, depth + 1)
+        if owner is not None:
+            return ModuleEvidence(f"loop variable over `.{iterator.func.attr.value}()` of a "
+                                  f"module ({owner.reason})")
+        return None
+    container = module_evidence(names, iterator, depth + 1)
+    if container is not None and container.built_from in _ITERATES_MODULES:
+        return ModuleEvidence(f"loop variable over a `{container.built_from}` "
+                              f"({container.reason})")
+    return None
 
 
 def _annotation_evidence(names: NameIndex,

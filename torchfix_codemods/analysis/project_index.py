@@ -345,6 +345,8 @@ class ProjectIndex:
             return _Content(False, True, "a numpy array")
         if kind == "namespace":
             return _Content(False, True, "an `argparse.Namespace`")
+        if kind == "submodule":
+            return _Content(False, None, "a submodule", "torch.nn.Module")
         if kind in ("dict", "seq", "any"):
             return self._combine([self.content(v, file, depth + 1) for v in value[1]],
                                  "a dict" if kind == "dict" else "a list or tuple")
@@ -606,15 +608,25 @@ class ProjectIndex:
         for index, param in enumerate(summary.params):
             reasons = []
             for caller, call in calls:
-                value = call.args.get(str(index), call.args.get(param))
-                content = self.content(value, caller) if value is not None else None
-                if content is None or content.module is None:
+                value = call.alternatives.get(str(index), call.alternatives.get(param)) or \
+                    call.args.get(str(index), call.args.get(param))
+                module = self._module_passed(value, caller) if value is not None else None
+                if module is None:
                     break
-                reasons.append(f"`{content.module}` from {caller.display}")
+                reasons.append(f"{module} from {caller.display}")
             else:
                 found[param] = "every call from another file passes an nn.Module (" + \
                     ", ".join(sorted(set(reasons))) + ")"
         return found or None
+
+    def _module_passed(self, value: Value, caller: IndexedFile) -> str | None:
+        """The module class an argument certainly passes (every alternative of a name bound
+        several times is one); None when one alternative may be something else."""
+        if value == ["submodule"]:
+            return "each submodule, through `.apply()`"
+        options = value[1] if value[0] == "any" else [value]
+        modules = [self.content(option, caller).module for option in options]
+        return f"`{modules[0]}`" if modules and None not in modules else None
 
     def returns(self, qualified: str, importer: IndexedFile) -> ReturnFacts | None:
         found = self.definition(qualified, importer)

@@ -29,6 +29,7 @@ a ``.state_dict()`` (``hint`` is ``"scaler"`` for a grad scaler's); ``["numpy"]`
 ``["any", [v...]]``: containers and alternatives; ``["call", dotted]``: what calling
 ``dotted`` returns (a class: an instance of it); ``["param", function, index, name]``: a
 parameter of a module-level function; ``["ref", dotted]``: an imported name;
+``["submodule"]``: what ``nn.Module.apply`` passes to the function it is given;
 ``["version"]``: a torch version value; ``["flag"]``: a torch version comparison, and
 ``["cmp", [refs]]``/``["flagged", [values]]`` for one that depends on imported names;
 ``["unknown"]``.
@@ -137,6 +138,11 @@ class CallSite:
     trains: bool
     """The calling function (or module-level code) trains: ``.backward()``, ``.step()``."""
     line: int
+    alternatives: dict[str, Value] = field(default_factory=dict)
+    """For an argument that is a name bound several times (a notebook's ``model`` rebuilt in
+    a later cell), every plain value it may hold (``["any", [...]]``), keyed like ``args``.
+    Only the question "does every call pass a module" reads it; ``args`` keeps ``unknown``
+    for such a name, so what a save writes is not decided by the first binding alone."""
 
 
 @dataclass
@@ -491,6 +497,9 @@ class _Summarizer:
     def _call(self, call: ast.Call, scope: _Scope, target: str | None = None,
               statement: ast.stmt | None = None) -> None:
         dotted = self.dotted(call.func, scope)
+        if isinstance(call.func, ast.Attribute) and call.func.attr == "apply" and \
+                len(call.args) == 1 and not call.keywords:
+            self._apply(call, scope)
         if dotted == "torch.save":
             self._save(call, scope)
         elif dotted == "torch.load":
@@ -498,11 +507,35 @@ class _Summarizer:
         elif dotted is not None and not dotted.startswith(("torch.", "numpy.")) \
                 and dotted.split(".")[0] not in _STDLIB_HINTS and \
                 (call.args or call.keywords):
-            args = {str(i): self.value(a, scope) for i, a in enumerate(call.args)
-                    if not isinstance(a, ast.Starred)}
-            args.update({k.arg: self.value(k.value, scope) for k in call.keywords if k.arg})
-            if any(v[0] in _PASSED_KINDS for v in args.values()):
-                self.summary.calls.append(CallSite(dotted, args, scope.trains, call.lineno))
+            passed = {str(i): a for i, a in enumerate(call.args) if not isinstance(a, ast.Starred)}
+            passed.update({k.arg: k.value for k in call.keywords if k.arg})
+            args = {key: self.value(a, scope) for key, a in passed.items()}
+            alternatives = {key: found for key, a in passed.items()
+                            if (found := self._alternatives(a, scope)) is not None}
+            if any(v[0] in _PASSED_KINDS for v in [*args.values(), *alternatives.values()]):
+                self.summary.calls.append(CallSite(dotted, args, scope.trains, call.lineno,
+                                                   alternatives))
+
+    def _apply(self, call: ast.Call, scope: _Scope) -> None:
+        """``model.apply(init_weights)`` with ``init_weights`` imported from another module:
+        ``nn.Module.apply`` calls it with every submodule, recorded as a call passing one."""
+        dotted = self.dotted(call.args[0], scope)
+        if dotted is not None and not dotted.startswith(("@.", "torch.", "numpy.")):
+            self.summary.calls.append(CallSite(dotted, {"0": ["submodule"]}, scope.trains,
+                                               call.lineno))
+
+    def _alternatives(self, expr: ast.expr, scope: _Scope) -> Value | None:
+        """A name bound several times, each time to a plain value: ``["any", [values]]``
+        (None for anything else)."""
+        if not isinstance(expr, ast.Name):
+            return None
+        owner = scope if not scope.module_level and expr.id in scope.bindings else (
+            self.module if expr.id not in scope.params and expr.id not in scope.imported
+            else None)
+        values = owner.bindings.get(expr.id, []) if owner is not None else []
+        if owner is None or len(values) < 2 or any(v is None for v in values):
+            return None
+        return ["any", [self.value(v, owner, 1) for v in values if v is not None]]
 
     def _save(self, call: ast.Call, scope: _Scope) -> None:
         obj = _argument(call, "obj", 0)
@@ -844,7 +877,8 @@ class _Summarizer:
         return None
 
 
-_PASSED_KINDS = frozenset({"call", "dict", "seq", "sd", "tensor", "numpy", "namespace", "str"})
+_PASSED_KINDS = frozenset({"call", "dict", "seq", "sd", "tensor", "numpy", "namespace", "str",
+                           "any"})
 """Arguments worth recording at a call: models, checkpoint contents, file names (not numbers)."""
 _VERSION_WRAPPERS = frozenset({"distutils.version.LooseVersion", "pkg_resources.parse_version"})
 _VERSION_BUILTINS = frozenset({"tuple", "list", "map", "str", "int", "sorted"})

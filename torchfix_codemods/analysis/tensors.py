@@ -25,11 +25,13 @@ from typing import Literal
 import libcst as cst
 
 from torchfix_codemods.analysis.callees import local_function
+from torchfix_codemods.analysis.flow import reaching_bindings
 from torchfix_codemods.analysis.frameworks import foreign_framework
 from torchfix_codemods.analysis.modules import (
     ModuleEvidence,
     module_classes,
     module_evidence,
+    passed_to_apply,
 )
 from torchfix_codemods.analysis.modules import self_assignments as method_self_assignments
 from torchfix_codemods.analysis.names import Binding, NameIndex, dotted_name
@@ -172,7 +174,7 @@ class _Analyzer:
     def __init__(self, names: NameIndex) -> None:
         self.names = names
         self.active: set[int] = set()
-        self.resolving: set[int] = set()
+        self.resolving: set[tuple[int, ...]] = set()
         # Answers are shared by every question about this module: without them a name
         # rebound in terms of itself (`x = x + y` a hundred times) costs exponential time.
         memo = names.cache.setdefault("tensors.memo", {})
@@ -180,15 +182,17 @@ class _Analyzer:
 
     # ------------------------------------------------------------- modules
     def module(self, expr: cst.BaseExpression, depth: int) -> ModuleEvidence | None:
+        if isinstance(expr, cst.Name):
+            # The nearest evidence first: `if isinstance(m, nn.Conv2d):` around the read.
+            guard = self._isinstance_guard(expr)
+            if guard is not None and guard[0] == "module":
+                return ModuleEvidence(guard[1])
         found = module_evidence(self.names, expr)
         if found is not None:
             return found
         if depth > _MAX_DEPTH:
             return None
         if isinstance(expr, cst.Name):
-            guard = self._isinstance_guard(expr)
-            if guard is not None and guard[0] == "module":
-                return ModuleEvidence(guard[1])
             bindings = self.names.bindings_of(expr)
             if len(bindings) == 1:
                 return self._module_binding(bindings[0], expr)
@@ -203,7 +207,7 @@ class _Analyzer:
                 return ModuleEvidence(f"loop variable over `.{iterator.func.attr.value}()`")
         if binding.kind == "param":
             function = self.names.enclosing(binding.node, cst.FunctionDef)
-            if function is not None and _passed_to_apply(self.names, function.name.value):
+            if function is not None and passed_to_apply(self.names, function.name.value):
                 return ModuleEvidence(f"parameter of `{function.name.value}`, passed to `.apply()`")
         return None
 
@@ -418,10 +422,12 @@ class _Analyzer:
         guard = self._isinstance_guard(name)
         if guard is not None and guard[0] == "tensor":
             return _tensor(guard[1])
-        bindings = self.names.bindings_of(name)
+        # Only the bindings that can reach this read (`dist = model(x)` then
+        # `dist = dist.gather(...)`: the second read sees the first binding only).
+        bindings = reaching_bindings(self.names, name)
         if not bindings:
             return _unknown(f"`{name.value}` is not bound in this file")
-        key = id(bindings)
+        key = tuple(id(binding) for binding in bindings)
         if key in self.resolving:
             return _unknown(f"`{name.value}` is defined in terms of itself")
         self.resolving.add(key)
@@ -535,18 +541,6 @@ def _second_of_pair(target: cst.BaseExpression, name: cst.Name) -> bool:
             and target.elements[1].value.value == name.value)
 
 
-def _passed_to_apply(names: NameIndex, function: str) -> bool:
-    """Whether ``something.apply(function)`` occurs at module level or anywhere."""
-    assert names.module_scope is not None
-    for load in names.loads_in(names.module_scope, function):
-        arg = names.parent(load)
-        call = names.parent(arg) if isinstance(arg, cst.Arg) else None
-        if (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
-                and call.func.attr.value == "apply"):
-            return True
-    return False
-
-
 def _subclasses_dataset(names: NameIndex, node: cst.CSTNode) -> bool:
     if not isinstance(node, cst.ClassDef):
         return False
@@ -621,6 +615,9 @@ def scalar_reason(names: NameIndex, expr: cst.BaseExpression, depth: int = 0) ->
         return None
     if isinstance(expr, cst.Attribute) and expr.attr.value == "data":
         return scalar_reason(names, expr.value, depth + 1)
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator,
+                                                          (cst.Minus, cst.Plus)):
+        return scalar_reason(names, expr.expression, depth + 1)
     return None
 
 
@@ -629,9 +626,6 @@ def _scalar_call(names: NameIndex, call: cst.Call, depth: int) -> str | None:
                                                               "axis", "keepdim")
            for arg in call.args):
         return None
-    local = local_function(names, call)
-    if local is not None:
-        return _scalar_return(names, local, depth)
     qualified = names.qualified_name(call.func)
     if qualified is not None:
         last = qualified.split(".")[-1]
@@ -648,19 +642,28 @@ def _scalar_call(names: NameIndex, call: cst.Call, depth: int) -> str | None:
     module = module_reason(names, func)
     if module is not None and module.is_loss and _loss_reduces(names, func):
         return f"output of a loss module ({module.reason})"
+    function = local_function(names, call)
+    if function is not None:
+        returned = _returned_scalar(names, function, depth)
+        if returned is not None:
+            return f"`{function.name.value}()` returns {returned}"
     return None
 
 
-def _scalar_return(names: NameIndex, function: cst.FunctionDef, depth: int) -> str | None:
-    """Why every ``return`` of a function of this file gives a 0-dim tensor
-    (RL-Adventure's ``compute_td_loss`` returns its ``.mean()`` loss), or None."""
-    returns = [node for node in walk_local(function.body) if isinstance(node, cst.Return)]
-    if not returns or any(r.value is None for r in returns):
-        return None
-    reasons = [scalar_reason(names, r.value, depth + 1) for r in returns]  # type: ignore[arg-type]
-    if any(reason is None for reason in reasons):
-        return None
-    return f"returned by `{function.name.value}`: {reasons[0]}"
+def _returned_scalar(names: NameIndex, function: cst.FunctionDef, depth: int) -> str | None:
+    """Why every ``return`` of ``function`` (a function of this file) is 0-dim."""
+    reasons = []
+    for node in walk_local(function.body):
+        if isinstance(node, (cst.Yield, cst.Await)):
+            return None
+        if isinstance(node, cst.Return):
+            if node.value is None:
+                return None
+            reason = scalar_reason(names, node.value, depth + 1)
+            if reason is None:
+                return None
+            reasons.append(reason)
+    return reasons[0] if reasons else None
 
 
 def _loss_reduces(names: NameIndex, func: cst.BaseExpression) -> bool:

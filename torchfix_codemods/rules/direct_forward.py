@@ -40,7 +40,12 @@ class DirectForward(Rule):
 
     Only a receiver proven to be an `nn.Module` is reported: built from a
     `torch.nn` class or a subclass in this file, `self` in such a class, a
-    submodule assigned one in its `__init__`. A name is not evidence: many
+    submodule assigned one in its `__init__` (and a module wherever else it is
+    reassigned, `self.model = nn.DataParallel(self.model)`), a loop variable
+    over an `nn.ModuleList`/`nn.Sequential`, a parameter that every call
+    passes a module to (calls in this file, or, through the project index,
+    calls from the run's other files: `train(model, ...)` in `fc_model.py`
+    called from a notebook with `fc_model.Network(...)`). A name is not evidence: many
     objects that are not modules have a `.forward()` (yolov5's
     `DetectMultiBackend` keeps an OpenCV `cv2.dnn.Net` in `self.net`, and
     `self.net.forward()` is its inference call; `self.net()` is a TypeError).
@@ -167,6 +172,11 @@ class DirectForward(Rule):
             value = init_assignment(owner, receiver.attr.value)
             if value is not None and module_evidence(self.names, value):
                 return f"`self.{receiver.attr.value}` is assigned a module in `__init__`", True
+            # Assigned more than once (`self.model = nn.DataParallel(self.model)`): every
+            # assignment must be a module.
+            evidence = module_evidence(self.names, receiver)
+            if evidence is not None:
+                return evidence.reason, True
         return None
 
     def _own_class(self, receiver: cst.Name) -> cst.ClassDef | None:

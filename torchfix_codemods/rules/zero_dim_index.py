@@ -38,7 +38,9 @@ class IndexZeroDim(Rule):
     ## Fix safety
     Safe: only applied where the receiver is known to be 0-dim (the output of
     a reducing loss, `F.*_loss` without `reduction='none'`, a full `.sum()` or
-    `.mean()`, or arithmetic of these with plain numbers), where the original
+    `.mean()`, arithmetic of these with plain numbers or a negation, or the
+    result of a function of this file every `return` of which is one of these:
+    `loss = compute_td_loss(batch_size)` in the RL notebooks), where the original
     always raises. Without that evidence nothing is reported.
 
     ## References
