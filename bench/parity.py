@@ -6,14 +6,15 @@
     python bench/parity.py fixes    # fix the corpus with both tools; which results compile
 
 TorchFix lives in its own virtualenv (its libcst pin must not touch ours):
-``python3 -m venv /work/tfvenv && /work/tfvenv/bin/pip install torchfix``; pass
-``--torchfix PATH`` for another location. CI has no TorchFix: tests/test_parity.py
-checks the committed recording instead.
+``python3 -m venv tfvenv && tfvenv/bin/pip install torchfix==0.7.0``; pass
+``--torchfix PATH`` or set ``TORCHFIX`` (default: ``torchfix`` on PATH). CI has no
+TorchFix: tests/test_parity.py checks the committed recording instead.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import shutil
 import subprocess
@@ -38,7 +39,7 @@ from torchfix_codemods.validation import undefined_names  # noqa: E402
 CORPUS = ROOT / "tests" / "parity" / "corpus"
 TABLE = ROOT / "tests" / "parity" / "torchfix_parity.toml"
 RECORDING = ROOT / "tests" / "parity" / "torchfix_findings.txt"
-DEFAULT_TORCHFIX = "/work/tfvenv/bin/torchfix"
+DEFAULT_TORCHFIX = os.environ.get("TORCHFIX", "torchfix")
 LINE = re.compile(r"^(?P<path>[^:\s]+\.py):(?P<line>\d+):(?P<col>\d+): (?P<code>TOR\d{3})")
 OUR_CODES = frozenset({"TFC001", *[f"TFC4{n:02d}" for n in range(1, 12)]})
 CORPUS_MAIN = ROOT / "tests" / "parity" / "corpus_main"

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from typer.testing import CliRunner
 
+from torchfix_codemods import cache
+from torchfix_codemods import runner as runner_module
 from torchfix_codemods.cli import app
+from torchfix_codemods.configuration import Configuration
+from torchfix_codemods.runner import Mode, run_paths
+from torchfix_codemods.settings import Overrides
 
 runner = CliRunner()
 SOURCE = "import torch\nstate = torch.load('m.pt')\n"
@@ -40,3 +46,96 @@ def test_cache_directory_ignores_itself_for_git(tmp_path: Path) -> None:
     (tmp_path / "m.py").write_text(SOURCE)
     _check(tmp_path)
     assert (tmp_path / ".torchfix_cache" / ".gitignore").read_text().strip().endswith("*")
+
+
+def test_a_hit_is_reported_under_the_path_given_now(tmp_path: Path, monkeypatch) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.torchfix-codemods]\n")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "m.py").write_text(SOURCE)
+    monkeypatch.chdir(tmp_path)
+
+    def paths_reported(argument: str) -> set[str]:
+        result = runner.invoke(app, ["check", "--format", "json", argument])
+        return {finding["path"] for finding in json.loads(result.output)["findings"]}
+
+    assert paths_reported("pkg") == {os.path.join("pkg", "m.py")}
+    assert paths_reported(str(tmp_path / "pkg")) == {str(tmp_path / "pkg" / "m.py")}
+    assert paths_reported("pkg") == {os.path.join("pkg", "m.py")}
+
+
+def _result_indexes(project: Path) -> list[Path]:
+    return list((project / ".torchfix_cache").rglob("results-*.json"))
+
+
+def test_one_index_file_per_options_and_deleted_files_leave_it(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.torchfix-codemods]\n")
+    for name in ("a.py", "b.py", "c.py"):
+        (tmp_path / name).write_text(SOURCE)
+    _check(tmp_path)
+    indexes = _result_indexes(tmp_path)
+    assert len(indexes) == 1
+    assert len(json.loads(indexes[0].read_text())["files"]) == 3
+    (tmp_path / "b.py").unlink()
+    (tmp_path / "c.py").write_text(SOURCE + "x = 1\n")  # a miss: the index is rewritten
+    _check(tmp_path)
+    assert sorted(Path(p).name for p in json.loads(indexes[0].read_text())["files"]) == [
+        "a.py", "c.py"]
+    _check(tmp_path, "--select", "TFC001")
+    assert len(_result_indexes(tmp_path)) == 2
+
+
+def _configuration(project: Path, *select: str) -> Configuration:
+    return Configuration(Overrides(select=select or None), cwd=str(project))
+
+
+def test_a_change_in_the_tool_invalidates_every_entry(tmp_path: Path, monkeypatch) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.torchfix-codemods]\n")
+    (tmp_path / "m.py").write_text(SOURCE)
+    configuration = _configuration(tmp_path, "TFC001")
+    run_paths([str(tmp_path / "m.py")], configuration, Mode.CHECK)
+    analysed: list[str] = []
+    real = runner_module.analyse
+    monkeypatch.setattr(runner_module, "analyse",
+                        lambda path, *rest: analysed.append(path) or real(path, *rest))
+    run_paths([str(tmp_path / "m.py")], configuration, Mode.CHECK)
+    assert analysed == []
+    monkeypatch.setattr(cache, "tool_fingerprint", lambda: "a rule changed")
+    again = run_paths([str(tmp_path / "m.py")], configuration, Mode.CHECK)
+    assert analysed == [str(tmp_path / "m.py")]
+    assert [f.code for f in again[0].findings] == ["TFC001"]
+
+
+def test_a_corrupt_index_means_misses_not_errors(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.torchfix-codemods]\n")
+    (tmp_path / "m.py").write_text(SOURCE)
+    fresh = _check(tmp_path, "--no-cache")
+    _check(tmp_path)
+    for index in (tmp_path / ".torchfix_cache").rglob("*.json"):
+        index.write_text('{"tool": "')
+    assert _check(tmp_path)["findings"] == fresh["findings"]
+    assert _check(tmp_path)["findings"] == fresh["findings"]
+
+
+def test_each_file_is_read_once_on_a_miss(tmp_path: Path, monkeypatch) -> None:
+    """One read and one hash per file: the project index and the engine get the bytes the
+    runner read (issue 14 item 5)."""
+    (tmp_path / "pyproject.toml").write_text("[tool.torchfix-codemods]\n")
+    source = tmp_path / "m.py"
+    source.write_text(SOURCE)
+    configuration = _configuration(tmp_path, "TFC001", "TFC002", "TFC003")
+    opened: list[str] = []
+    hashed: list[bytes] = []
+    real_open = open
+    real_digest = cache.content_digest
+
+    def counting_open(file, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if str(file) == str(source):
+            opened.append(str(file))
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr("builtins.open", counting_open)
+    monkeypatch.setattr(cache, "content_digest", lambda data: hashed.append(data) or real_digest(data))
+    results = run_paths([str(source)], configuration, Mode.CHECK)
+    assert sorted(f.code for f in results[0].findings) == ["TFC001", "TFC002"]
+    assert opened == [str(source)]
+    assert hashed == [SOURCE.encode()]

@@ -5,11 +5,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pathspec
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from torchfix_codemods.configuration import Configuration
-from torchfix_codemods.discovery import DiscoveryError, discover
-from torchfix_codemods.settings import Overrides
+from torchfix_codemods.discovery import DiscoveryError, _Excludes, discover
+from torchfix_codemods.settings import DEFAULT_EXCLUDES, Overrides
 
 
 def _files(root: Path, *paths: str, **overrides) -> list[str]:
@@ -85,3 +88,18 @@ def test_a_subproject_excludes_by_its_own_configuration(tmp_path: Path) -> None:
     assert _files(tmp_path) == ["generated/a.py", "sub/c.py"]
     assert _files(tmp_path, "sub", "generated") == _files(tmp_path, "generated", "sub") == [
         "generated/a.py", "sub/c.py"]
+
+
+_COMPONENTS = st.sampled_from(["build", "builder", ".git", "venv", "src", "docs", "a.py",
+                               "b.gen.py", "site-packages", "x", "__pycache__", "keep.py"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(parts=st.lists(_COMPONENTS, min_size=1, max_size=4), directory=st.booleans(),
+       extra=st.sampled_from([(), ("*.gen.py",), ("docs/",), ("!keep.py", "x"), ("src",)]))
+def test_exclude_matching_without_pathspec_agrees_with_pathspec(
+        parts: list[str], directory: bool, extra: tuple[str, ...]) -> None:
+    patterns = DEFAULT_EXCLUDES + extra
+    relative = "/".join(parts) + ("/" if directory else "")
+    expected = pathspec.GitIgnoreSpec.from_lines(patterns).match_file(relative)
+    assert _Excludes(patterns).match_file(relative) == expected

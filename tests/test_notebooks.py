@@ -8,7 +8,9 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from torchfix_codemods.cli import app
+from torchfix_codemods.findings import Finding
 from torchfix_codemods.notebooks import Notebook
+from torchfix_codemods.source import load_source
 
 runner = CliRunner()
 
@@ -117,3 +119,18 @@ def test_a_file_that_is_not_a_notebook_is_an_error_not_a_crash(tmp_path: Path) -
     assert result.exit_code == 1
     assert "broken.ipynb: error: not a readable notebook" in result.output
     assert "Traceback" not in result.output
+
+
+def test_one_loader_reads_notebooks_and_python_files_alike() -> None:
+    data = (json.dumps(NOTEBOOK, indent=1) + "\n").encode()
+    notebook = load_source("nb.ipynb", data)
+    assert notebook.notebook is not None and "torch.load('m.pt')" in notebook.text
+    assert notebook.encode(notebook.text) == data
+    joined_line = notebook.text.splitlines().index("model.load_state_dict(torch.load('m.pt'))") + 1
+    finding = Finding("nb.ipynb", joined_line, 23, joined_line, 40, "TFC001", "n", "m")
+    placed = notebook.place(finding)
+    assert (placed.cell, placed.line, placed.end_line) == (4, 1, 1)
+    module = load_source("m.py", b"\xef\xbb\xbfimport torch\r\n")
+    assert module.notebook is None and module.text == "import torch\r\n"
+    assert module.place(finding) is finding
+    assert module.encode(module.text) == b"\xef\xbb\xbfimport torch\r\n"

@@ -2,8 +2,10 @@
 
 TorchFix is not installed in CI, so its findings are committed: 0.7.0's on
 ``tests/parity/corpus`` in ``torchfix_findings.txt`` (``python bench/parity.py record``
-regenerates it; when TorchFix is installed at ``/work/tfvenv`` the recording is also
-checked to be current), and main's (past 0.7.0) on ``tests/parity/corpus_main`` in
+regenerates it; when the environment variable ``TORCHFIX`` names a TorchFix 0.7.0
+executable, the recording is also checked to be current: install it in its own
+virtualenv, ``python3 -m venv tfvenv && tfvenv/bin/pip install torchfix==0.7.0``, then
+``TORCHFIX=tfvenv/bin/torchfix``), and main's (past 0.7.0) on ``tests/parity/corpus_main`` in
 ``torchfix_main_findings.txt``. TorchFix main's own fixtures are not committed: their
 expectations (file, line, code) are, in ``torchfix_main_fixtures.txt``, and are
 checked against the fixtures themselves when a mirror of TorchFix is present.
@@ -41,7 +43,7 @@ RECORDING = PARITY / "torchfix_findings.txt"
 CORPUS_MAIN = PARITY / "corpus_main"
 RECORDING_MAIN = PARITY / "torchfix_main_findings.txt"
 FIXTURES_MAIN = PARITY / "torchfix_main_fixtures.txt"
-TORCHFIX = Path("/work/tfvenv/bin/torchfix")
+TORCHFIX = os.environ.get("TORCHFIX", "")
 TORCHFIX_MIRROR = Path(os.environ.get("TORCHFIX_MIRROR", "/work/.mirror/pytorch-labs+torchfix/repo"))
 OURS = frozenset({"TFC001", *[f"TFC4{n:02d}" for n in range(1, 12)]})
 ALL_CODES = tuple(entry.code for entry in CATALOG)
@@ -129,10 +131,13 @@ def test_non_literal_pretrained_keeps_the_file_s_findings() -> None:
     assert not any(f.internal_error for f in _findings(CORPUS / "vision_non_literal.py").findings)
 
 
-@pytest.mark.skipif(not TORCHFIX.exists(), reason="TorchFix is not installed at /work/tfvenv")
+@pytest.mark.skipif(not TORCHFIX, reason="set TORCHFIX to a TorchFix 0.7.0 executable to check "
+                    "the recording against it (see this module's docstring)")
 def test_recording_is_current() -> None:
+    if not Path(TORCHFIX).is_file():
+        pytest.fail(f"TORCHFIX={TORCHFIX!r} is not a file")
     files = [p.name for p in FILES]
-    done = subprocess.run([str(TORCHFIX), "--select", "ALL", *files], cwd=CORPUS,
+    done = subprocess.run([TORCHFIX, "--select", "ALL", *files], cwd=CORPUS,
                           capture_output=True, text=True, check=False)
     pattern = re.compile(r"^([^:\s]+\.py):(\d+):\d+: (TOR\d{3})")
     live = {(m[1], int(m[2]), m[3]) for m in map(pattern.match, done.stdout.splitlines()) if m}

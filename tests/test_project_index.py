@@ -154,6 +154,64 @@ def test_dataset_subclasses(tmp_path: Path) -> None:
     assert pairs is not None and pairs.is_dataset is True and pairs.is_module is False
 
 
+MODE_MODELS = """\
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+
+    class Net(nn.Module):  # pytorch/examples super_resolution/model.py: eval() changes nothing
+        def __init__(self, upscale_factor):
+            super().__init__()
+            self.relu = nn.ReLU()
+            self.conv1 = nn.Conv2d(1, 64, (5, 5), (1, 1), (2, 2))
+            self.pixel_shuffle = nn.PixelShuffle(upscale_factor)
+
+
+    class Dropper(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = nn.Sequential(nn.Linear(2, 2), nn.Dropout(0.5)).to("cpu")
+
+
+    class Wrapper(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner = Dropper()
+
+
+    class Child(Dropper):
+        pass
+
+
+    class Functional(nn.Module):
+        def forward(self, x):
+            return F.dropout(x, 0.5, self.training)
+
+
+    class Given(nn.Module):
+        def __init__(self, body):
+            super().__init__()
+            self.body = body
+"""
+
+
+def test_whether_eval_changes_a_class_of_another_file(tmp_path: Path) -> None:
+    index = project(tmp_path, {"models.py": MODE_MODELS, "train.py": "import models\n"})
+    facts = view(index, tmp_path, "train.py")
+
+    def mode(name: str) -> bool | None:
+        found = facts.class_facts(f"models.{name}")
+        assert found is not None
+        return found.changes_with_mode
+
+    assert mode("Net") is False
+    assert mode("Dropper") is True  # a Dropout inside a Sequential, through .to(...)
+    assert mode("Wrapper") is True  # a submodule built from a class of the run
+    assert mode("Child") is True  # a base of the run
+    assert mode("Functional") is True  # F.dropout and .training
+    assert mode("Given") is None  # a module passed in: cannot tell
+
+
 # --- version flags ----------------------------------------------------------------------------
 
 FLAGS = """\

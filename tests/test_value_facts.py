@@ -134,7 +134,18 @@ def test_evidence_that_it_may_require_grad(source: str, answer: str, reason: str
     assert reason in facts.requires_grad.reason, facts.requires_grad.reason
 
 
+_EVALUATOR = ("import torch\nclass Base:\n    def __init__(self):\n"
+              "        self._cpu_device = torch.device({device!r})\n{more}"
+              "class Evaluator(Base):\n    def process(self, out):\n"
+              "        probe = out.cuda().to(self._cpu_device)\n")
+
 ACCELERATOR = [
+    # detectron2's evaluators: `self._cpu_device`, assigned once in the class or its base
+    (_EVALUATOR.format(device="cpu", more=""), "no", "on `cpu`"),
+    (_EVALUATOR.format(device="cuda", more=""), "yes", "on `cuda`"),
+    (_EVALUATOR.format(device="cpu", more="    def move(self, d):\n"
+                                          "        self._cpu_device = d\n"),
+     "unknown", "moved with `.to(self._cpu_device)`"),
     (NET + "probe = net(x).cpu()\n", "no", "`.cpu()`"),
     (NET + "probe = net(x).to('cpu')\n", "no", "on `cpu`"),
     (NET + "probe = net(x).to(torch.device('cpu'))\n", "no", "on `cpu`"),

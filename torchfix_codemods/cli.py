@@ -7,7 +7,6 @@ modules below it. Exit codes: 0 nothing found or everything fixed,
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -18,22 +17,29 @@ from rich.table import Table
 
 from torchfix_codemods import __version__
 from torchfix_codemods.catalog import UnknownRuleCode
+from torchfix_codemods.commands import (
+    EXIT_CLEAN,
+    EXIT_FINDINGS,
+    EXIT_USAGE,
+    UsageError,
+    check_command,
+    emit,
+    exit_code,
+    overrides_for,
+    prepare,
+    statistics_format_error,
+)
 from torchfix_codemods.configuration import Configuration
-from torchfix_codemods.discovery import DiscoveryError, discover
-from torchfix_codemods.findings import FileResult, Safety
+from torchfix_codemods.findings import Safety
 from torchfix_codemods.migrate.model import DEFAULT_BRANCH
 from torchfix_codemods.report.diff import render_diff
-from torchfix_codemods.report.github import render_github
 from torchfix_codemods.report.json import render_json
-from torchfix_codemods.report.sarif import RuleInfo, render_sarif
 from torchfix_codemods.report.statistics import render_fixes, render_statistics
 from torchfix_codemods.report.summary import summarize
-from torchfix_codemods.report.text import render_summary, render_text
+from torchfix_codemods.report.text import render_summary
 from torchfix_codemods.rules.registry import all_rules, rule_by_code
 from torchfix_codemods.runner import Mode, run_paths
-from torchfix_codemods.settings import OUTPUT_FORMATS, ConfigError, Overrides
-
-EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+from torchfix_codemods.settings import OUTPUT_FORMATS, Overrides
 
 app = typer.Typer(
     name="torchfix-codemods",
@@ -137,71 +143,22 @@ ExitZeroOpt = Annotated[
 ]
 
 
-def _split(values: list[str] | None) -> tuple[str, ...] | None:
-    if values is None:
-        return None
-    return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
-
-
 def _prepare(paths: list[str] | None, overrides: Overrides) -> tuple[list[str], Configuration]:
-    given = paths or ["."]
-    for path in given:
-        if not Path(path).exists():
-            raise fail(f"{path}: no such file or directory")
     try:
-        settings = Configuration(overrides)
-        files = discover(given, settings)
-    except (ConfigError, DiscoveryError) as error:
+        return prepare(paths, overrides)
+    except UsageError as error:
         raise fail(str(error)) from None
-    return files, settings
-
-
-def _overrides(select: list[str] | None, ignore: list[str] | None,
-               extend_select: list[str] | None, output_format: str | None,
-               target_torch: str | None, jobs: int | None, exclude: list[str] | None,
-               extend_exclude: list[str] | None, config: str | None,
-               unsafe_fixes: bool | None = None) -> Overrides:
-    return Overrides(
-        select=_split(select), ignore=_split(ignore), extend_select=_split(extend_select),
-        exclude=tuple(exclude) if exclude else None,
-        extend_exclude=tuple(extend_exclude) if extend_exclude else None,
-        target_torch=target_torch, unsafe_fixes=unsafe_fixes, output_format=output_format,
-        jobs=jobs, config=config,
-    )
-
-
-def _rule_infos() -> list[RuleInfo]:
-    return [RuleInfo(r.code, r.name, r.message, r.documentation(), r.safety.value)
-            for r in all_rules()]
-
-
-def _emit(results: list[FileResult], output_format: str, *, fixing: bool,
-          unsafe_fixes: bool, statistics: bool = False, show_fixes: bool = False) -> None:
-    if statistics:
-        render_statistics(stdout, results, output_format)
-    elif output_format == "json":
-        stdout.file.write(render_json(results) + "\n")
-    elif output_format == "sarif":
-        stdout.file.write(render_sarif(results, _rule_infos()) + "\n")
-    elif output_format == "github":
-        text = render_github(results)
-        if text:
-            stdout.file.write(text + "\n")
-    else:
-        if fixing and show_fixes:
-            render_fixes(stdout, results, dry_run=False)
-        render_text(stdout, results, fixing=fixing, unsafe_fixes=unsafe_fixes,
-                    show_fixes=show_fixes and not fixing)
 
 
 def _check_statistics_format(statistics: bool, output_format: str) -> None:
-    if statistics and output_format not in ("text", "json"):
-        raise fail(f"--statistics: supports text and json output, got {output_format!r}")
+    problem = statistics_format_error(statistics, output_format)
+    if problem is not None:
+        raise fail(problem)
 
 
 def _exit(findings: bool, exit_zero: bool) -> typer.Exit:
     """1 when findings remain (or a diff is not empty), unless ``--exit-zero``."""
-    return typer.Exit(EXIT_FINDINGS if findings and not exit_zero else EXIT_CLEAN)
+    return typer.Exit(exit_code(findings, exit_zero))
 
 
 @app.command()
@@ -223,17 +180,9 @@ def check(
     exit_zero: ExitZeroOpt = False,
 ) -> None:
     """Report findings; exit 1 when there are any. Writes nothing but its cache."""
-    overrides = _overrides(select, ignore, extend_select, output_format, target_torch, jobs,
-                           exclude, extend_exclude, config)
-    if no_cache:
-        overrides = dataclasses.replace(overrides, cache=False)
-    files, settings = _prepare(paths, overrides)
-    _check_statistics_format(statistics, settings.output_format)
-    results = run_paths(files, settings, Mode.CHECK)
-    _emit(results, settings.output_format, fixing=False, unsafe_fixes=settings.unsafe_fixes,
-          statistics=statistics, show_fixes=show_fixes)
-    summary = summarize(results)
-    raise _exit(bool(summary.findings or summary.errors), exit_zero)
+    raise typer.Exit(check_command(
+        paths, select, ignore, extend_select, output_format, target_torch, jobs, exclude,
+        extend_exclude, config, no_cache, statistics, show_fixes, exit_zero))
 
 
 @app.command()
@@ -262,7 +211,7 @@ def fix(
     With --diff, print what would change (each hunk names its rule codes and their
     fix safety) and write nothing.
     """
-    overrides = _overrides(select, ignore, extend_select, output_format, target_torch, jobs,
+    overrides = overrides_for(select, ignore, extend_select, output_format, target_torch, jobs,
                            exclude, extend_exclude, config, unsafe_fixes or None)
     files, settings = _prepare(paths, overrides)
     fmt = settings.output_format
@@ -284,7 +233,7 @@ def fix(
                 render_summary(stderr, results, fixing=True, unsafe_fixes=unsafe, dry_run=True)
         # The README's exit-code table: 1 while the diff is not empty or findings remain.
         raise _exit(bool(summary.changed_files or summary.findings or summary.errors), exit_zero)
-    _emit(results, fmt, fixing=True, unsafe_fixes=unsafe, statistics=statistics,
+    emit(results, fmt, fixing=True, unsafe_fixes=unsafe, statistics=statistics,
           show_fixes=show_fixes)
     raise _exit(bool(summary.findings or summary.errors), exit_zero)
 
@@ -410,7 +359,7 @@ def migrate(
         raise fail("--open-pr needs --push REMOTE: the branch must be on the remote first")
     if config is not None:
         config = str(Path(config).resolve())
-    overrides = _overrides(select, ignore, extend_select, None, target_torch, jobs, exclude,
+    overrides = overrides_for(select, ignore, extend_select, None, target_torch, jobs, exclude,
                            extend_exclude, config, unsafe_fixes or None)
     options = MigrateOptions(
         overrides=overrides, branch=branch, commit_per=commit_per, test_cmd=test_cmd,

@@ -41,6 +41,7 @@ class Configuration:
         self._fixed: Settings | None = None
         self._by_config: dict[Path | None, Settings] = {}
         self._config_of: dict[Path, Path | None] = {}
+        self._config_of_text: dict[str, Path | None] = {}
         self._has_table: dict[Path, bool] = {}
         if overrides.config is not None:
             path = Path(self.cwd, overrides.config)
@@ -81,7 +82,17 @@ class Configuration:
         """The nearest pyproject.toml with our table at or above ``path``, or None."""
         if self._fixed is not None:
             return Path(self._fixed.config_path) if self._fixed.config_path else None
-        start = Path(self.cwd, path).resolve()
+        full = os.path.join(self.cwd, path)
+        if not os.path.islink(full) and not os.path.isdir(full):
+            # A file that is no link: its directory (as spelled) decides, resolved once for
+            # all its files rather than once per file (a warm run asks for every file).
+            directory = os.path.dirname(full)
+            known = self._config_of_text.get(directory, ...)
+            if known is ...:
+                known = self._config_of_text[directory] = self._config_of_directory(
+                    Path(directory).resolve())
+            return known  # type: ignore[return-value]
+        start = Path(full).resolve()
         if not start.is_dir():
             start = start.parent
         return self._config_of_directory(start)

@@ -13,13 +13,45 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import pathspec
+from typing import TYPE_CHECKING
 
 from torchfix_codemods.configuration import Configuration
 from torchfix_codemods.settings import Settings
 
+if TYPE_CHECKING:
+    import pathspec
+
 SOURCE_SUFFIXES = (".py", ".ipynb")
+_GLOB = frozenset("*?[]!\\/")
+
+
+class _Excludes:
+    """``exclude`` patterns as gitignore reads them, without pathspec for plain names.
+
+    From speed: a pattern with no slash and no glob character (every default: ``.git``,
+    ``build``, ``site-packages``...) matches any path with a component of that
+    name, which a set answers; pathspec (~20 ms to import) is loaded only for
+    the other patterns (all of them when one negates, as order then matters).
+    """
+
+    def __init__(self, patterns: tuple[str, ...]) -> None:
+        lines = [line.strip() for line in patterns]
+        negates = any(line.startswith("!") for line in lines)
+        self.names = frozenset(line for line in lines if line and not negates
+                               and not line.startswith("#") and not _GLOB & set(line))
+        rest = [line for line in lines if line and line not in self.names]
+        self.spec: pathspec.PathSpec | None = None
+        if rest:
+            import pathspec
+
+            self.spec = pathspec.GitIgnoreSpec.from_lines(rest)
+
+    def match_file(self, relative: str) -> bool:
+        if self.names and not self.names.isdisjoint(relative.rstrip("/").split("/")):
+            return True
+        return self.spec is not None and self.spec.match_file(relative)
+
+
 
 
 class DiscoveryError(Exception):
@@ -30,13 +62,14 @@ class DiscoveryError(Exception):
 class _Ignores:
     """The .gitignore files in force for one directory, outermost first."""
 
-    specs: list[tuple[Path, pathspec.PathSpec]] = field(default_factory=list)
+    specs: list[tuple[str, pathspec.PathSpec]] = field(default_factory=list)
+    """(real path of the directory holding the .gitignore, its patterns)."""
 
-    def ignored(self, path: Path, is_dir: bool) -> bool:
+    def ignored(self, real: str, is_dir: bool) -> bool:
+        """Whether the file or directory at real path ``real`` is ignored."""
         for base, spec in self.specs:
-            try:
-                relative = path.relative_to(base).as_posix()
-            except ValueError:
+            relative = _inside(real, base)
+            if relative is None:
                 continue
             if is_dir:
                 relative += "/"
@@ -48,7 +81,18 @@ class _Ignores:
         spec = _read_gitignore(directory)
         if spec is None:
             return self
-        return _Ignores([*self.specs, (directory, spec)])
+        return _Ignores([*self.specs, (str(directory), spec)])
+
+
+def _inside(real: str, base: str) -> str | None:
+    """``real`` relative to ``base`` in posix form, None when it is not below it."""
+    if real == base:
+        return "."
+    prefix = base if base.endswith(os.sep) else base + os.sep
+    if not real.startswith(prefix):
+        return None
+    relative = real[len(prefix):]
+    return relative if os.sep == "/" else relative.replace(os.sep, "/")
 
 
 def _read_gitignore(directory: Path) -> pathspec.PathSpec | None:
@@ -59,6 +103,8 @@ def _read_gitignore(directory: Path) -> pathspec.PathSpec | None:
         lines = candidate.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return None
+    import pathspec
+
     return pathspec.GitIgnoreSpec.from_lines(lines)
 
 
@@ -108,23 +154,27 @@ class _Rules:
     """The exclusion rules of one Settings, compiled once."""
 
     def __init__(self, settings: Settings) -> None:
-        self.exclude = pathspec.GitIgnoreSpec.from_lines(settings.excludes)
-        self.root = Path(settings.root).resolve()
+        self.exclude = _Excludes(settings.excludes)
+        self.root = str(Path(settings.root).resolve())
         self.gitignore = settings.respect_gitignore
 
-    def excluded(self, path: Path, is_dir: bool) -> bool:
-        name = path.name + ("/" if is_dir else "")
-        if self.exclude.match_file(name):
+    def excluded(self, name: str, real: str, is_dir: bool) -> bool:
+        suffix = "/" if is_dir else ""
+        if self.exclude.match_file(name + suffix):
             return True
-        try:
-            relative = path.resolve().relative_to(self.root).as_posix()
-        except ValueError:
-            return False
-        return self.exclude.match_file(relative + ("/" if is_dir else ""))
+        relative = _inside(real, self.root)
+        return relative is not None and self.exclude.match_file(relative + suffix)
 
 
 def _walk(top: Path, configuration: Configuration) -> list[str]:
-    real_top = top.resolve()
+    """Source files under ``top`` in walking order: a directory's files, then its subdirectories.
+
+    From speed: paths are kept as strings and real paths are derived by joining
+    names: a directory reached without crossing a symlink has its parent's real
+    path plus its name, so only symlinked files are resolved (resolving every path
+    cost two thirds of a warm ``check``).
+    """
+    real_top = str(top.resolve())
     files: list[str] = []
     compiled: dict[int, _Rules] = {}
 
@@ -135,36 +185,46 @@ def _walk(top: Path, configuration: Configuration) -> list[str]:
             found = compiled[id(settings)] = _Rules(settings)
         return found
 
-    start_ignores = _inherited_ignores(real_top)
-    ignores_by_dir: dict[str, _Ignores] = {}
-    for directory, dirnames, filenames in os.walk(top, followlinks=False):
-        current = Path(directory)
-        rules = rules_for(directory)
-        parent_ignores = ignores_by_dir.get(os.path.dirname(directory), start_ignores)
-        ignores = parent_ignores.extended(current.resolve())
-        ignores_by_dir[directory] = ignores
-        kept = []
-        for name in sorted(dirnames):
-            child = current / name
-            if child.is_symlink():
+    def visit(shown: str, real: str, ignores: _Ignores) -> None:
+        try:
+            with os.scandir(shown) as scan:
+                entries = sorted(scan, key=lambda entry: entry.name)
+        except OSError:
+            return  # unreadable: skipped, as os.walk does
+        rules = rules_for(shown)
+        ignores = ignores.extended(Path(real))
+        directories = []
+        for entry in entries:
+            name = entry.name
+            try:
+                is_dir = entry.is_dir()
+                is_link = entry.is_symlink()
+            except OSError:
                 continue
-            if rules.excluded(child, True):
+            if is_dir:
+                child_real = os.path.join(real, name)
+                if is_link or rules.excluded(name, child_real, True):
+                    continue
+                if rules.gitignore and ignores.ignored(child_real, True):
+                    continue
+                directories.append((os.path.join(shown, name), child_real))
                 continue
-            if rules.gitignore and ignores.ignored(child.resolve(), True):
-                continue
-            kept.append(name)
-        dirnames[:] = kept
-        for name in sorted(filenames):
             if not name.endswith(SOURCE_SUFFIXES):
                 continue
-            child = current / name
-            if child.is_symlink():
-                target = child.resolve()
-                if not target.is_file() or real_top not in target.parents:
+            if is_link:
+                target = Path(entry.path).resolve()
+                if not target.is_file() or real_top not in map(str, target.parents):
                     continue
-            if rules.excluded(child, False):
+                child_real = str(target)
+            else:
+                child_real = os.path.join(real, name)
+            if rules.excluded(name, child_real, False):
                 continue
-            if rules.gitignore and ignores.ignored(child.resolve(), False):
+            if rules.gitignore and ignores.ignored(child_real, False):
                 continue
-            files.append(os.path.normpath(str(child)))
+            files.append(os.path.normpath(os.path.join(shown, name)))
+        for shown_child, real_child in directories:
+            visit(shown_child, real_child, ignores)
+
+    visit(str(top), real_top, _inherited_ignores(Path(real_top)))
     return files

@@ -39,9 +39,10 @@ from torchfix_codemods.catalog import SYNTAX_ERROR_CODE
 from torchfix_codemods.findings import FileResult, Finding, FixInfo, Safety
 from torchfix_codemods.noqa import is_silenced, noqa_lines
 from torchfix_codemods.options import FileOptions
+from torchfix_codemods.prefilter import Selection, could_match
 from torchfix_codemods.rules.base import Fix, NodeFinding, Rule, RuleContext
 from torchfix_codemods.rules.registry import rule_by_code
-from torchfix_codemods.source import SourceUnit, UndecodableSource
+from torchfix_codemods.source import SourceUnit, UndecodableSource, load_source
 from torchfix_codemods.validation import check_rewrite
 
 MAX_FIX_ROUNDS = 8
@@ -137,19 +138,19 @@ def syntax_error(text: str, path: str) -> tuple[int, int, str] | None:
     return None
 
 
-def _prefilter(rules: Sequence[type[Rule]], text: str) -> list[type[Rule]]:
+USE_AST_PREFILTER = True
+"""The second stage of the prefilter (``Rule.needs``, read with ``ast``); tests switch it off
+to prove it changes no finding."""
+
+
+def _prefilter(rules: Sequence[type[Rule]], text: str) -> Selection:
     """Rules that could match this text; the file is parsed only if there is one.
 
-    A rule that matches torch names needs ``torch`` to appear in the file (every
-    import of a torch name spells it), and one of its own trigger strings.
+    See :mod:`torchfix_codemods.prefilter`: a rule's ``triggers`` (substrings, and
+    ``torch`` for rules that match torch names), then its ``needs`` (words of the code).
     """
-    mentions_torch = "torch" in text
-    return [
-        rule for rule in rules
-        if rule.code != SYNTAX_ERROR_CODE
-        and (mentions_torch or not rule.uses_torch_names)
-        and any(trigger in text for trigger in rule.triggers)
-    ]
+    candidates = [rule for rule in rules if rule.code != SYNTAX_ERROR_CODE]
+    return could_match(candidates, text, use_ast=USE_AST_PREFILTER)
 
 
 def process(unit: SourceUnit, options: FileOptions, *, apply_fixes: bool,
@@ -162,9 +163,11 @@ def process(unit: SourceUnit, options: FileOptions, *, apply_fixes: bool,
     rules = active_rules(options)
     result = FileResult(unit.path, original=unit.text)
     codes = {rule.code for rule in rules}
-    runnable = _prefilter(rules, unit.text)
+    selection = _prefilter(rules, unit.text)
+    runnable: list[type[Rule]] = selection.rules  # type: ignore[assignment]
     if not runnable:
-        if SYNTAX_ERROR_CODE in codes:
+        # ``ast`` already parsed the text when the prefilter read its words.
+        if SYNTAX_ERROR_CODE in codes and selection.parses is not True:
             error = syntax_error(unit.text, unit.path)
             if error is not None:
                 result.findings.append(_syntax_finding(unit.path, *error))
@@ -417,8 +420,10 @@ def _to_findings(
 
 
 def read_unit(path: str, data: bytes) -> SourceUnit | Finding:
-    """Decode a file's bytes, or a TFC000 finding saying why it cannot be read."""
+    """A file's bytes as a unit (:func:`~torchfix_codemods.source.load_source`), or a TFC000
+    finding saying why they cannot be decoded; a notebook that cannot be read raises
+    :class:`~torchfix_codemods.notebooks.NotebookError`."""
     try:
-        return SourceUnit.from_bytes(path, data)
+        return load_source(path, data)
     except UndecodableSource as error:
         return _syntax_finding(path, 1, 1, str(error))

@@ -39,21 +39,27 @@ def index_needed(work: Iterable[tuple[str, Settings]]) -> bool:
     return False
 
 
-def build_project(work: list[tuple[str, Settings]], run: Settings,
-                  jobs: int = 1) -> ProjectIndex:
+def build_project(work: list[tuple[str, Settings]], run: Settings, jobs: int = 1,
+                  contents: Mapping[str, tuple[bytes, str]] | None = None) -> ProjectIndex:
     """Summarise every file of the run (from the cache where its content was seen) and
     combine the summaries. ``run``: the run-wide settings (where the cache lives);
-    ``jobs``: processes for the files not in the cache, when there are enough of them."""
+    ``jobs``: processes for the files not in the cache, when there are enough of them;
+    ``contents``: each path's bytes and their digest, as the runner read and hashed them
+    once (a path missing from it is read here; one that cannot be read is left out)."""
     store = SummaryStore(run) if run.cache else None
     summaries: dict[str, FileSummary] = {}
     missing: list[tuple[str, bytes, str]] = []
     for path, _ in work:
-        try:
-            with open(path, "rb") as handle:
-                data = handle.read()
-        except OSError:
-            continue
-        digest = hashlib.sha256(data).hexdigest()
+        known = contents.get(path) if contents is not None else None
+        if known is not None:
+            data, digest = known
+        else:
+            try:
+                with open(path, "rb") as handle:
+                    data = handle.read()
+            except OSError:
+                continue
+            digest = hashlib.sha256(data).hexdigest()
         summary = store.get(digest) if store is not None else None
         if summary is None:
             missing.append((path, data, digest))
@@ -96,14 +102,11 @@ def project_of_bytes(files: Mapping[str, bytes]) -> ProjectIndex:
 
 def summarize_bytes(path: str, data: bytes) -> FileSummary:
     """The summary of a file's bytes (a notebook's code cells joined); empty when unreadable."""
-    from torchfix_codemods.notebooks import Notebook, NotebookError
-    from torchfix_codemods.source import SourceUnit, UndecodableSource
+    from torchfix_codemods.notebooks import NotebookError
+    from torchfix_codemods.source import UndecodableSource, load_source
 
     try:
-        if path.endswith(".ipynb"):
-            text = Notebook.parse(data).text
-        else:
-            text = SourceUnit.from_bytes(path, data).text
+        text = load_source(path, data).text
     except (NotebookError, UndecodableSource):
         return FileSummary(parsed=False)
     return summarize(text)
@@ -119,9 +122,9 @@ class SummaryStore:
     """Summaries by content digest: one JSON file read once and written once per run."""
 
     def __init__(self, settings: Settings) -> None:
-        from torchfix_codemods.cache import _tool_fingerprint, cache_root
+        from torchfix_codemods.cache import cache_root, tool_fingerprint
 
-        self.path = cache_root(settings) / f"summaries-{_tool_fingerprint()[:16]}.json"
+        self.path = cache_root(settings) / f"summaries-{tool_fingerprint()[:16]}.json"
         self._entries: dict[str, dict] | None = None
         self._used: set[str] = set()
         self._new = False
@@ -158,12 +161,12 @@ class SummaryStore:
         entries = self._load()
         if len(entries) > _MAX_ENTRIES:
             entries = {digest: entries[digest] for digest in self._used}
+        from torchfix_codemods.cache import ignore_for_git
+
         directory: Path = self.path.parent
         try:
             directory.mkdir(parents=True, exist_ok=True)
-            marker = directory.parent / ".gitignore"
-            if not marker.exists():
-                marker.write_text("# Created by torchfix-codemods\n*\n", encoding="utf-8")
+            ignore_for_git(directory.parent)
             fd, temporary = tempfile.mkstemp(dir=directory, suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 json.dump(entries, handle)

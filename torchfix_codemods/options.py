@@ -41,5 +41,10 @@ class FileOptions:
         object.__setattr__(self, "codes", tuple(sorted(set(self.codes))))
 
     def fingerprint(self) -> str:
-        """A stable text of every field, for cache keys."""
-        return json.dumps(dataclasses.asdict(self), sort_keys=True)
+        """A stable text of every field, for cache keys; computed once per instance (a
+        run asks it for every file, and ``asdict`` copies deeply)."""
+        known = self.__dict__.get("_fingerprint")
+        if known is None:
+            known = json.dumps(dataclasses.asdict(self), sort_keys=True)
+            object.__setattr__(self, "_fingerprint", known)
+        return known

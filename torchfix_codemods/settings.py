@@ -15,17 +15,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
-
-import pathspec
+from typing import TYPE_CHECKING, Any
 
 from torchfix_codemods.catalog import UnknownRuleCode, covered, resolve_selection
 from torchfix_codemods.options import FileOptions, RuleOptions
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib
+if TYPE_CHECKING:
+    import pathspec
 
 SECTION = "torchfix-codemods"
 OUTPUT_FORMATS = ("text", "json", "github", "sarif")
@@ -62,13 +58,11 @@ class Settings:
     config_path: str | None = None
 
     def options_for(self, path: str) -> FileOptions:
-        """What the engine needs for ``path``: its rules, the fix policy, the rules' options."""
-        return FileOptions(
-            codes=tuple(self.enabled - self.ignored_for(path)),
-            unsafe_fixes=self.unsafe_fixes,
-            target_torch=self.target_torch,
-            rules=RuleOptions(inference_decorators=self.inference_decorators),
-        )
+        """What the engine needs for ``path``: its rules, the fix policy, the rules' options.
+
+        One instance per settings and per-file ignores, so its fingerprint is computed once.
+        """
+        return _options(self, self.ignored_for(path))
 
     def ignored_for(self, path: str) -> frozenset[str]:
         """Codes that ``per-file-ignores`` switches off for ``path``."""
@@ -87,7 +81,19 @@ class Settings:
 
 
 @cache
+def _options(settings: Settings, ignored: frozenset[str]) -> FileOptions:
+    return FileOptions(
+        codes=tuple(settings.enabled - ignored),
+        unsafe_fixes=settings.unsafe_fixes,
+        target_torch=settings.target_torch,
+        rules=RuleOptions(inference_decorators=settings.inference_decorators),
+    )
+
+
+@cache
 def _spec(pattern: str) -> pathspec.PathSpec:
+    import pathspec  # only per-file ignores need it, and it costs ~20 ms to import
+
     return pathspec.GitIgnoreSpec.from_lines([pattern])
 
 
@@ -123,6 +129,11 @@ _KEYS = {
 
 
 def read_toml(path: Path) -> dict[str, Any]:
+    # Imported here: a run in a tree without pyproject.toml files need not pay for it.
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on Python 3.10 only
+        import tomli as tomllib
     try:
         with path.open("rb") as handle:
             return tomllib.load(handle)

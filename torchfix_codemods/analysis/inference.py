@@ -24,14 +24,13 @@ fix, a differentiating path means no finding at all.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import libcst as cst
 
 from torchfix_codemods.analysis.frameworks import imports_torch
-from torchfix_codemods.analysis.grad_mode import sets_grad_mode
+from torchfix_codemods.analysis.grad_mode import grad_mode_at, sets_grad_mode
 from torchfix_codemods.analysis.modules import (
     mode_changes_output,
     module_classes,
@@ -39,6 +38,7 @@ from torchfix_codemods.analysis.modules import (
     named_like_model,
 )
 from torchfix_codemods.analysis.names import NameIndex, dotted_name
+from torchfix_codemods.analysis.naming import TRAINING_TOKENS, name_tokens
 from torchfix_codemods.analysis.optimizers import updates_parameters
 from torchfix_codemods.analysis.statements import enclosing_statement
 from torchfix_codemods.analysis.syntax import code_of, is_false, is_main_guard
@@ -49,9 +49,6 @@ EVAL_TOKENS = frozenset({"evaluate", "evaluation", "eval", "validate", "validati
 """Names whose result is a metric: a caller never differentiates it."""
 PREDICT_TOKENS = frozenset({"predict", "prediction", "infer", "inference", "score", "scoring"})
 """Names that may be library APIs whose result other files could differentiate."""
-_TRAINING_TOKENS = frozenset({"train", "training", "fit", "step", "update", "optimize", "backward",
-                              "hook", "forward", "loss", "grad", "attack", "adversarial",
-                              "saliency", "adapt"})
 _DIFF_FUNCTIONS = frozenset({"torch.autograd.grad", "torch.autograd.backward",
                              "torch.autograd.functional.jacobian",
                              "torch.autograd.functional.hessian", "torch.func.grad",
@@ -68,12 +65,6 @@ def is_pytest_file(path: str) -> bool:
     """
     base = path.replace("\\", "/").split("/")[-1]
     return base.startswith("test_") or base.endswith("_test.py") or base == "conftest.py"
-
-
-def name_tokens(name: str) -> list[str]:
-    """``evalEpoch``/``eval_epoch`` -> ``["eval", "epoch"]``."""
-    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
-    return [token for token in spaced.lower().split("_") if token]
 
 
 @dataclass
@@ -585,7 +576,7 @@ class InferenceAnalysis:
             return True
         if name in ("forward", "__call__") or name.startswith("on_"):
             return True
-        if any(token in _TRAINING_TOKENS for token in tokens):
+        if any(token in TRAINING_TOKENS for token in tokens):
             return True
         if facts.cls is not None:
             for base in facts.cls.bases:
@@ -685,7 +676,7 @@ class InferenceAnalysis:
                 models[use.code] = use
         callers = self.callers(facts)
         already_no_grad = self.decorated_no_grad(facts) or bool(facts.grad_mode_calls) or \
-            all(site.grad_mode_set for site, _ in uses)
+            all(site.grad_mode_set for site, _ in uses) or self._called_without_grad(facts)
         already_eval = self._evaluated(facts, callers)
         from_training = any(
             caller is not None and self.differentiates(caller) for _, caller in callers)
@@ -694,6 +685,14 @@ class InferenceAnalysis:
         return InferenceFunction(
             facts, kind, [] if unknown else list(models.values()), [s for s, _ in uses],
             already_no_grad, already_eval, callers, from_training, differentiated)
+
+    def _called_without_grad(self, facts: FunctionFacts) -> bool:
+        """Every call of this module-level function in the file runs with autograd off, and it
+        is never passed around (udacity's ``fc_model.validation``, called only from ``train``
+        inside ``with torch.no_grad():``): its caller already decided the grad mode. The
+        answer is :func:`~torchfix_codemods.analysis.grad_mode.grad_mode_at` at its body."""
+        return grad_mode_at(self.names, facts.node.body, tuple(sorted(self.decorators))) \
+            .enabled is False
 
     def _evaluated(self, facts: FunctionFacts,
                    callers: list[tuple[cst.Call, FunctionFacts | None]]) -> bool:

@@ -138,3 +138,37 @@ def _parameter_receiving(names: NameIndex, read: cst.Name) -> cst.Name | None:
     if any(a.star for a in positional[:index]) or index >= len(params):
         return None
     return params[index].name
+
+
+def epoch_loop_of(names: NameIndex, target: cst.Name) -> cst.For | None:
+    """The one ``for`` loop that runs an epoch over the loader bound to ``target``, or None.
+
+    Wider than :func:`epoch_loop`: the loader may be read in a nested scope (a script's
+    ``train()`` iterating the module-level ``trainloader``), and when the function that
+    iterates it has no loop around its batch loop, the epoch loop is the one around the
+    calls of that function (``for epoch in ...: train(epoch)``, pytorch-cifar's shape).
+    Calls outside any loop (a warm-up ``train(0)``) say nothing about epochs.
+    """
+    found: dict[int, cst.For] = {}
+    for read in names.loads_in(names.scope_of(target), target.value):
+        if not iterates_or_passes(names, read):
+            continue
+        loop = _innermost_for_with_in_body(names, read)
+        if loop is not None:
+            found[id(loop)] = loop
+            continue
+        function = names.enclosing(read, cst.FunctionDef)
+        if function is None or names.enclosing(function, (cst.FunctionDef, cst.ClassDef)):
+            continue
+        module = names.module_scope
+        if module is None:
+            continue
+        for caller in names.loads_in(module, function.name.value):
+            call = names.parent(caller)
+            if isinstance(call, cst.Call) and call.func is caller:
+                around = innermost_loop(names, call)
+                if isinstance(around, cst.For):
+                    found[id(around)] = around
+    if len(found) != 1:
+        return None
+    return next(iter(found.values()))

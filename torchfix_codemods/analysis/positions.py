@@ -4,7 +4,8 @@ LibCST's ``PositionProvider`` records a range for every node in the module
 through a context manager per node; measured on a 290-file corpus it cost
 8.0 s against 1.05 s for plain code generation. Findings need positions for a
 handful of nodes, so this runs the same code generation and records only
-those, giving the same ranges (tests compare against ``PositionProvider``).
+those, giving the same ranges (tests compare against ``PositionProvider``),
+and stops as soon as the last of them is complete.
 """
 
 from __future__ import annotations
@@ -21,6 +22,10 @@ _NEWLINE = re.compile(r"\r\n?|\n")
 _NOTHING = contextlib.nullcontext()
 
 
+class _AllFound(Exception):
+    """Stops code generation once every target node has its range."""
+
+
 class _TargetedPositions(CodegenState):
     """Code generation that tracks line/column and records ranges for target nodes only."""
 
@@ -28,6 +33,7 @@ class _TargetedPositions(CodegenState):
         super().__init__(default_indent=module.default_indent,
                          default_newline=module.default_newline)
         self.targets = targets
+        self.missing = set(targets)
         self.found: dict[int, CodeRange] = {}
         self.line = 1
         self.column = 0
@@ -59,6 +65,9 @@ class _TargetedPositions(CodegenState):
             start = self._starts[id(node)].pop()
             if id(node) not in self.found:  # a syntactic range, if recorded, wins
                 self.found[id(node)] = CodeRange(start, CodePosition(self.line, self.column))
+            self.missing.discard(id(node))
+            if not self.missing:
+                raise _AllFound
 
     def record_syntactic_position(  # type: ignore[override]
         self,
@@ -70,8 +79,9 @@ class _TargetedPositions(CodegenState):
         if id(node) not in self.targets:
             return _NOTHING
         for hoisted in (start_node, end_node):
-            if hoisted is not None:
+            if hoisted is not None and id(hoisted) not in self.targets:
                 self.targets.add(id(hoisted))
+                self.missing.add(id(hoisted))
         return self._record(node, start_node, end_node)
 
     @contextlib.contextmanager
@@ -92,5 +102,10 @@ class _TargetedPositions(CodegenState):
 def positions_of(module: cst.Module, nodes: Collection[cst.CSTNode]) -> dict[int, CodeRange]:
     """``id(node) -> CodeRange`` for ``nodes`` (same ranges as ``PositionProvider``)."""
     state = _TargetedPositions(module, {id(node) for node in nodes})
-    module._codegen(state)
+    if not state.missing:
+        return {}
+    try:
+        module._codegen(state)
+    except _AllFound:
+        pass
     return state.found

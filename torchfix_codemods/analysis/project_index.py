@@ -284,12 +284,54 @@ class ProjectIndex:
             return False if absolute.startswith(("torch.", "torchvision.")) else None
         return self.class_kind(found, test, depth + 1)
 
+    def changes_with_mode(self, definition: _Definition, depth: int = 0) -> bool | None:
+        """Whether ``eval()`` changes the forward of a class of the run: its own body
+        (``FileSummary.class_modes``), the classes it builds submodules from, its bases."""
+        key = ("mode", definition.qualified, definition.file.path)
+        if key in self._memo:
+            return self._memo[key]  # type: ignore[return-value]
+        self._memo[key] = None  # a cycle answers "unknown"
+        summary = definition.file.summary
+        tokens = summary.class_modes.get(definition.name)
+        answer: bool | None = None if tokens is None else False
+        for token in tokens or ():
+            verdict = True if token == "yes" else None if token == "?" else \
+                self._referenced_mode(token.removeprefix("class:"), definition.file, depth)
+            if verdict:
+                answer = True
+                break
+            if verdict is None:
+                answer = None
+        if answer is not True:
+            for base in summary.classes.get(definition.name, []):
+                absolute = self.absolute(base, definition.file) if base != "?" else None
+                if absolute in ("torch.nn.Module", "torch.nn.modules.module.Module"):
+                    continue
+                verdict = None if absolute is None else self._referenced_mode(
+                    base, definition.file, depth)
+                if verdict:
+                    answer = True
+                    break
+                if verdict is None:
+                    answer = None
+        self._memo[key] = answer
+        return answer
+
+    def _referenced_mode(self, dotted: str, file: IndexedFile, depth: int) -> bool | None:
+        if depth > _MAX_DEPTH:
+            return None
+        found = self.definition(dotted, file)
+        if found is None or found.kind != "class":
+            return None
+        return self.changes_with_mode(found, depth + 1)
+
     def class_facts(self, qualified: str, importer: IndexedFile) -> ClassFacts | None:
         found = self.definition(qualified, importer)
         if found is None or found.kind != "class":
             return None
         return ClassFacts(found.qualified, found.file.path,
                           self.class_kind(found, is_module_class),
+                          changes_with_mode=self.changes_with_mode(found),
                           is_dataset=self.class_kind(found, is_dataset_class),
                           is_dataloader=self.class_kind(found, is_dataloader_class))
 

@@ -44,11 +44,18 @@ import os
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from torchfix_codemods.analysis.torch_classes import (
+    CHAINABLE_METHODS,
+    MODE_CONTAINERS,
+    MODE_DEPENDENT_LAYERS,
+    MODE_FUNCTIONS,
+)
 from torchfix_codemods.noqa import is_silenced, noqa_lines
 
 Value = list[Any]
 Key = list[str]
 UNKNOWN: Value = ["unknown"]
+_MAX_MODE_DEPTH = 4
 _MAX_DEPTH = 6
 
 _TENSOR_FACTORIES = frozenset({
@@ -154,6 +161,11 @@ class FileSummary:
     saves: list[SaveSite] = field(default_factory=list)
     loads: list[LoadSite] = field(default_factory=list)
     calls: list[CallSite] = field(default_factory=list)
+    class_modes: dict[str, list[str]] = field(default_factory=dict)
+    """Per class: what its own body says about ``eval()`` changing its forward: ``yes`` (a
+    Dropout/BatchNorm-like layer, a functional one, ``.training``), ``?`` (something this
+    file cannot tell: a module passed in, ``setattr``), ``class:<dotted>`` (a submodule
+    built from a class the index resolves); empty when nothing in it depends on the mode."""
     parsed: bool = True
 
     def to_json(self) -> dict[str, Any]:
@@ -169,6 +181,7 @@ class FileSummary:
             saves=[SaveSite(**s) for s in data["saves"]],
             loads=[LoadSite(**s) for s in data["loads"]],
             calls=[CallSite(**c) for c in data["calls"]],
+            class_modes={k: list(v) for k, v in data.get("class_modes", {}).items()},
             parsed=bool(data["parsed"]),
         )
 
@@ -371,6 +384,7 @@ class _Summarizer:
         for node in tree.body:
             if isinstance(node, ast.ClassDef):
                 self.summary.classes[node.name] = [self._base(b) for b in node.bases]
+                self.summary.class_modes[node.name] = self._class_mode(node)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 scope = self._functions[id(node)]
                 returns = [] if scope.generator else [
@@ -383,6 +397,69 @@ class _Summarizer:
         for name, values in self.module.bindings.items():
             if len(values) == 1 and values[0] is not None and name not in self.summary.imports:
                 self.summary.names[name] = self.value(values[0], self.module)
+
+    def _class_mode(self, cls: ast.ClassDef) -> list[str]:
+        """What ``cls``'s body says about train/eval mode (see ``FileSummary.class_modes``);
+        the ``ast`` twin of :func:`analysis.modules.changes_with_mode`, sharing its
+        vocabulary (:mod:`analysis.torch_classes`)."""
+        tokens: set[str] = set()
+        for node in ast.walk(cls):
+            if isinstance(node, ast.Attribute) and node.attr == "training":
+                return ["yes"]
+            if isinstance(node, ast.Call):
+                dotted = self.dotted(node.func, self.module) or ""
+                if dotted.startswith("torch.") and \
+                        dotted.rsplit(".", 1)[-1].startswith(MODE_FUNCTIONS):
+                    return ["yes"]
+                if (isinstance(node.func, ast.Name) and node.func.id == "setattr") or (
+                        isinstance(node.func, ast.Attribute) and node.func.attr in (
+                            "add_module", "register_module", "update")):
+                    tokens.add("?")
+            targets: list[ast.expr] = []
+            value: ast.expr | None = None
+            if isinstance(node, ast.Assign):
+                targets, value = node.targets, node.value
+            elif isinstance(node, ast.AnnAssign) and node.value is not None:
+                targets, value = [node.target], node.value
+            for target in targets:
+                if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and \
+                        target.value.id == "self":
+                    tokens |= self._submodule_mode(value, 0)
+                elif isinstance(target, (ast.Tuple, ast.List)):
+                    tokens.add("?")
+        return ["yes"] if "yes" in tokens else sorted(tokens)
+
+    def _submodule_mode(self, value: ast.expr | None, depth: int) -> set[str]:
+        if value is None or depth > _MAX_MODE_DEPTH:
+            return {"?"}
+        if isinstance(value, (ast.Constant, ast.BinOp, ast.Compare, ast.BoolOp, ast.UnaryOp,
+                              ast.JoinedStr)):
+            return set()
+        while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and \
+                value.func.attr in CHAINABLE_METHODS:
+            value = value.func.value
+        if not isinstance(value, ast.Call):
+            return {"?"}
+        dotted = self.dotted(value.func, self.module)
+        if dotted is None:
+            return {"?"}
+        last = dotted.rsplit(".", 1)[-1]
+        if dotted.startswith("torch.nn.") and last[:1].isupper():
+            if last in MODE_DEPENDENT_LAYERS:
+                return {"yes"}
+            if last in MODE_CONTAINERS:
+                found: set[str] = set()
+                for arg in value.args:
+                    members = arg.elts if isinstance(arg, (ast.List, ast.Tuple)) else [arg]
+                    if isinstance(arg, ast.Starred):
+                        return {"?"}
+                    for member in members:
+                        found |= self._submodule_mode(member, depth + 1)
+                return found
+            return set()
+        if dotted.startswith("torch."):
+            return {"?"}
+        return {f"class:{dotted}"}
 
     def _base(self, base: ast.expr) -> str:
         """A base class as a dotted name (``builtins.object`` for a builtin, ``?`` unknown)."""

@@ -29,6 +29,24 @@ DATASET_CLASSES = frozenset({
     "torch.utils.data.TensorDataset", "torch.utils.data.dataset.Dataset",
     "torch.utils.data.dataset.IterableDataset", "torch.utils.data.dataset.TensorDataset",
 })
+MODE_DEPENDENT_LAYERS = frozenset({
+    "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout",
+    "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LazyBatchNorm1d", "LazyBatchNorm2d",
+    "LazyBatchNorm3d", "SyncBatchNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
+    "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d", "RNN", "LSTM", "GRU",
+    "Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer",
+    "TransformerDecoderLayer", "MultiheadAttention", "RReLU",
+})
+"""``torch.nn`` layers whose forward depends on ``training``: dropout (also inside recurrent,
+transformer and attention layers), batch statistics (instance norm when it tracks running
+statistics), RReLU's random slopes."""
+MODE_CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict"})
+MODE_FUNCTIONS = ("dropout", "batch_norm", "instance_norm", "rrelu")
+"""``torch.nn.functional`` calls that take ``training=``/read batch statistics."""
+CHAINABLE_METHODS = frozenset({"to", "cuda", "cpu", "eval", "train", "half", "float", "double",
+                               "bfloat16", "requires_grad_", "to_empty"})
+"""Methods that return the module they are called on."""
+
 DATALOADER_CLASSES = frozenset({"torch.utils.data.DataLoader",
                                 "torch.utils.data.dataloader.DataLoader"})
 

@@ -24,6 +24,7 @@ Three more questions live here, each answered for every rule that asks:
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Literal
@@ -36,10 +37,10 @@ from torchfix_codemods.analysis.inference import (
     EVAL_TOKENS,
     FunctionFacts,
     InferenceAnalysis,
-    name_tokens,
 )
 from torchfix_codemods.analysis.loops import innermost_loop
 from torchfix_codemods.analysis.names import NameIndex, dotted_name
+from torchfix_codemods.analysis.naming import name_tokens
 from torchfix_codemods.analysis.optimizers import (
     is_distributed_optimizer,
     is_grad_scaler,
@@ -59,14 +60,25 @@ class LoopFacts:
     loop: cst.For | cst.While
     backwards: list[cst.Call] = field(default_factory=list)
     steps: list[tuple[cst.Call, cst.BaseExpression]] = field(default_factory=list)
-    zeroes_grads: bool = False
+    resets: bool = False
+    """A ``zero_grad()``/``zero_()`` call in the loop."""
     conditional_step: bool = False
     distributed_autograd: bool = False
     """Gradients go to a per-iteration distributed autograd context (see the module doc)."""
+    maybe_resets: list[cst.CSTNode] = field(default_factory=list)
+    """Assignments, and local functions the loop calls, whose code may reset gradients."""
 
     @property
     def optimizers(self) -> set[str]:
         return {code_of(optimizer) for _, optimizer in self.steps}
+
+    @functools.cached_property
+    def zeroes_grads(self) -> bool:
+        """Whether the loop resets gradients. Generating the code of every candidate was most
+        of a cold run's time in training scripts, so it is done on first use only (from
+        speed)."""
+        return self.resets or any(marker in code_of(node) for node in self.maybe_resets
+                                  for marker in _ZERO_MARKERS)
 
 
 _DISTRIBUTED_AUTOGRAD = "torch.distributed.autograd."
@@ -86,7 +98,7 @@ def loop_facts(names: NameIndex, loop: cst.For | cst.While) -> LoopFacts:
             elif isinstance(func, cst.Attribute) and func.attr.value == "backward":
                 facts.backwards.append(node)
             if isinstance(func, cst.Attribute) and func.attr.value in ("zero_grad", "zero_"):
-                facts.zeroes_grads = True
+                facts.resets = True
             optimizer = optimizer_of_step(names, node)
             if optimizer is not None:
                 facts.steps.append((node, optimizer))
@@ -96,11 +108,10 @@ def loop_facts(names: NameIndex, loop: cst.For | cst.While) -> LoopFacts:
                        for a in names.ancestors(node)):
                     facts.conditional_step = True
             called = local_function(names, node)
-            if called is not None and any(m in code_of(called) for m in _ZERO_MARKERS):
-                facts.zeroes_grads = True
+            if called is not None:
+                facts.maybe_resets.append(called)
         elif isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
-            if any(marker in code_of(node) for marker in _ZERO_MARKERS):
-                facts.zeroes_grads = True
+            facts.maybe_resets.append(node)
     return facts
 
 

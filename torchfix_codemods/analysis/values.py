@@ -22,7 +22,9 @@ Evidence (measured on torch 2.13, see the rules' "Fix safety"):
 * from other files of the run, through the project index
   (:meth:`~torchfix_codemods.analysis.project.ProjectFacts.returns`): a function
   that returns a detached CPU tensor, or a CPU tensor.
-* *accelerator: no* — ``.cpu()``, ``.to("cpu")``, ``torch.from_numpy``, factories
+* *accelerator: no* — ``.cpu()``, ``.to("cpu")`` (also through a name bound once to
+  ``torch.device("cpu")``, or a ``self.<attr>`` the class and its bases in this file
+  assign once, as detectron2's ``self._cpu_device``), ``torch.from_numpy``, factories
   without ``device=`` (unless the file changes the default device), DataLoader
   batches (collated on the CPU; unless a ``collate_fn`` or a ``TensorDataset``
   of such tensors says otherwise); shape and dtype ops keep the device.
@@ -51,6 +53,7 @@ import libcst as cst
 
 from torchfix_codemods.analysis.flow import reaching_bindings
 from torchfix_codemods.analysis.grad_mode import grad_mode_at
+from torchfix_codemods.analysis.modules import self_assignments
 from torchfix_codemods.analysis.names import Binding, NameIndex, dotted_name
 from torchfix_codemods.analysis.syntax import literal_bool
 from torchfix_codemods.analysis.tensors import module_reason, provenance
@@ -66,10 +69,18 @@ class Fact:
 
     answer: Answer
     reason: str
+    suspected: bool = False
+    """For "unknown": something points at the risk (a move to a device chosen at run time, a
+    module's device, a runtime ``requires_grad`` flag), as opposed to knowing nothing."""
 
     @property
     def is_no(self) -> bool:
         return self.answer == "no"
+
+    @property
+    def evidenced(self) -> bool:
+        """The risk is shown (yes) or pointed at (suspected), not merely not excluded."""
+        return self.answer == "yes" or (self.answer == "unknown" and self.suspected)
 
 
 def _yes(reason: str) -> Fact:
@@ -82,6 +93,10 @@ def _no(reason: str) -> Fact:
 
 def _unknown(reason: str) -> Fact:
     return Fact("unknown", reason)
+
+
+def _suspected(reason: str) -> Fact:
+    return Fact("unknown", reason, suspected=True)
 
 
 @dataclass(frozen=True)
@@ -97,8 +112,11 @@ class TensorFacts:
 
     @property
     def numpy_can_fail(self) -> bool:
-        """``.numpy()`` may raise: it may require grad or live on an accelerator."""
-        return not (self.requires_grad.is_no and self.accelerator.is_no)
+        """``.numpy()`` may raise: it may require grad or live on an accelerator, and the code
+        shows one of the two (a value the analysis knows nothing about is not a finding:
+        report only what can go wrong)."""
+        return not (self.requires_grad.is_no and self.accelerator.is_no) and (
+            self.requires_grad.evidenced or self.accelerator.evidenced)
 
     def risks(self) -> list[str]:
         """Why ``.numpy()`` may fail on it, as a reviewer reads it (empty when it cannot)."""
@@ -160,6 +178,9 @@ def _any(facts: Iterable[Fact], empty: Fact) -> Fact:
         return empty
     for fact in facts:
         if fact.answer == "yes":
+            return fact
+    for fact in facts:
+        if fact.answer == "unknown" and fact.suspected:
             return fact
     for fact in facts:
         if fact.answer == "unknown":
@@ -383,7 +404,7 @@ class _Values:
                 grad = _no(f"output of a module computed {self._grad_off(call)}")
             else:
                 grad = _yes(f"output of a module ({module.reason}) with autograd on")
-            return TensorFacts(grad, _unknown("on the device of the module's parameters"),
+            return TensorFacts(grad, _suspected("on the device of the module's parameters"),
                                _unknown("a module's output"))
         local = self._local_function(func)
         if local is not None:
@@ -478,14 +499,14 @@ class _Values:
         elif literal_bool(requested) is True:
             grad, leaf = _yes(f"made by `{qualified}` with `requires_grad=True`"), True
         else:
-            grad = _unknown(f"`{qualified}(..., requires_grad=...)` with a runtime flag")
+            grad = _suspected(f"`{qualified}(..., requires_grad=...)` with a runtime flag")
         device = keywords.get("device")
         if device is not None:
             accelerator = self._device(device)
         elif source is not None:
             accelerator = source.accelerator
         elif self._default_device_changed():
-            accelerator = _unknown("the file changes the default device")
+            accelerator = _suspected("the file changes the default device")
         else:
             accelerator = _no(f"made by `{qualified}` without `device=` (on the CPU)")
         dtype = keywords.get("dtype")
@@ -508,16 +529,18 @@ class _Values:
     def _device(self, device: cst.BaseExpression) -> Fact:
         text = self._device_literal(device)
         if text is None:
-            return _unknown("made on a device chosen at run time")
+            return _suspected("made on a device chosen at run time")
         if text.split(":")[0] == _CPU:
             return _no(f"on `{text}`")
         if text.split(":")[0] in _ACCELERATORS:
             return _yes(f"on `{text}`")
-        return _unknown(f"on `{text}`")
+        return _suspected(f"on `{text}`")
 
     def _device_literal(self, device: cst.BaseExpression, depth: int = 0) -> str | None:
         """``"cpu"``, ``"cuda:0"``, ``torch.device("cpu")``, or a name bound once to one of
-        these: the device as written, else None."""
+        these, or ``self.<attr>`` that the class's methods assign exactly once, to one of these
+        (detectron2's evaluators: ``self._cpu_device = torch.device("cpu")``): the device as
+        written, else None."""
         if isinstance(device, cst.SimpleString):
             value = device.evaluated_value
             return value if isinstance(value, str) else None
@@ -529,7 +552,31 @@ class _Values:
             if len(bindings) == 1 and bindings[0].kind == "assign" and \
                     bindings[0].value is not None:
                 return self._device_literal(bindings[0].value, depth + 1)
+        if isinstance(device, cst.Attribute) and isinstance(device.value, cst.Name) and \
+                device.value.value == "self" and depth < 3:
+            values = [value for owner in self._class_and_local_bases(device)
+                      for method in owner.body.body if isinstance(method, cst.FunctionDef)
+                      for value in self_assignments(method, device.attr.value)]
+            if len(values) == 1 and values[0] is not None:
+                return self._device_literal(values[0], depth + 1)
         return None
+
+    def _class_and_local_bases(self, node: cst.CSTNode) -> list[cst.ClassDef]:
+        """The class around ``node`` and its bases defined in this file, transitively."""
+        owner = self.names.enclosing(node, cst.ClassDef)
+        found: list[cst.ClassDef] = []
+        pending = [owner] if owner is not None else []
+        while pending and len(found) < 8:
+            current = pending.pop()
+            if any(current is seen for seen in found):
+                continue
+            found.append(current)
+            for base in current.bases:
+                if isinstance(base.value, cst.Name):
+                    binding = self.names.binding_of(base.value)
+                    if binding is not None and isinstance(binding.node, cst.ClassDef):
+                        pending.append(binding.node)
+        return found
 
     def _dtype_integer(self, dtype: cst.BaseExpression) -> Fact | None:
         qualified = self.names.qualified_name(dtype) or ""
@@ -573,7 +620,7 @@ class _Values:
                 grad = self._computed(call, _yes("`Distribution.rsample()` keeps the graph"))
             else:
                 grad = _no("`Distribution.sample()` runs without grad")
-            return TensorFacts(grad, _unknown("on the distribution's device"),
+            return TensorFacts(grad, _suspected("on the distribution's device"),
                                _unknown("the distribution's dtype"))
         if module_reason(self.names, receiver) is not None:
             return None
@@ -645,7 +692,7 @@ class _Values:
                         provenance(self.names, arg.value).is_tensor:
                     accelerator = self.of(arg.value, 0).accelerator
                 else:
-                    accelerator = _unknown(f"moved with `.to({dotted_name(arg.value) or '...'})`")
+                    accelerator = _suspected(f"moved with `.to({dotted_name(arg.value) or '...'})`")
         return self._derived(call, source, accelerator=accelerator, integer=integer)
 
     def _is_distribution(self, receiver: cst.BaseExpression, depth: int) -> bool:
@@ -800,10 +847,17 @@ class _Values:
         if batch is not None:
             return batch
         if isinstance(iterator, cst.Call) and isinstance(iterator.func, cst.Attribute) and \
+                iterator.func.attr.value == "named_parameters" and \
+                isinstance(target, cst.Tuple) and len(target.elements) == 2 and \
+                _position(target.elements[1].value, name) is not None:
+            return TensorFacts(_yes("a parameter (loop over `.named_parameters()`)"),
+                               _suspected("on the module's device"), _no("a parameter"),
+                               leaf=True)
+        if isinstance(iterator, cst.Call) and isinstance(iterator.func, cst.Attribute) and \
                 iterator.func.attr.value in ("parameters", "buffers"):
             if iterator.func.attr.value == "parameters":
                 return TensorFacts(_yes("a parameter (loop over `.parameters()`)"),
-                                   _unknown("on the module's device"), _no("a parameter"),
+                                   _suspected("on the module's device"), _no("a parameter"),
                                    leaf=True)
         if isinstance(target, cst.Name):
             elements = self._list_elements(iterator, depth)
@@ -944,7 +998,7 @@ class _Values:
             return _UNKNOWN_FACTS
         if attr in ("weight", "bias") and module_reason(self.names, expr.value) is not None:
             return TensorFacts(_yes(f"a parameter (`.{attr}` of a module)"),
-                               _unknown("on the module's device"), _no("a parameter"), leaf=True)
+                               _suspected("on the module's device"), _no("a parameter"), leaf=True)
         if attr == "data":
             source = self.of(expr.value, depth)
             return TensorFacts(_no("`.data` (detached)"), source.accelerator, source.integer)

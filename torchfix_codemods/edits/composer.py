@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-Rewrite = Callable[[cst.CSTNode], cst.CSTNode]
+Rewrite = Callable[[cst.CSTNode], cst.CSTNode | cst.FlattenSentinel]
 
 
 @dataclass
@@ -29,9 +29,11 @@ class _Edit:
 
     def render(self, updated: cst.CSTNode) -> cst.CSTNode | cst.FlattenSentinel:
         for rewrite in self.rewrites:
-            updated = rewrite(updated)
-        if self.before or self.after:
-            return cst.FlattenSentinel([*self.before, updated, *self.after])  # type: ignore[list-item]
+            updated = rewrite(updated)  # type: ignore[assignment]
+        # A statement's last rewrite may split it in several (a FlattenSentinel).
+        nodes = list(updated.nodes) if isinstance(updated, cst.FlattenSentinel) else [updated]
+        if self.before or self.after or len(nodes) != 1:
+            return cst.FlattenSentinel([*self.before, *nodes, *self.after])  # type: ignore[list-item]
         return updated
 
 
@@ -74,6 +76,11 @@ class NestedEdits:
     def rewrite(self, node: cst.CSTNode, function: Rewrite) -> None:
         """Replace ``node`` by ``function(node)``, where ``node`` has its inner edits applied."""
         self._get(node).rewrites.append(function)
+
+    def inserts_around(self, node: cst.CSTNode) -> bool:
+        """Whether statements are inserted before or after ``node``."""
+        edit = self._edits.get(id(node))
+        return edit is not None and bool(edit.before or edit.after)
 
     def nodes(self) -> list[cst.CSTNode]:
         """Every node that has an edit, in the order edits were first made."""

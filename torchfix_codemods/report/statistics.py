@@ -5,11 +5,15 @@ from __future__ import annotations
 import json
 from collections import Counter, defaultdict
 from dataclasses import dataclass
-
-from rich.console import Console
+from typing import TYPE_CHECKING
 
 from torchfix_codemods.findings import FileResult, Finding, Safety
 from torchfix_codemods.report.summary import remaining
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from torchfix_codemods.report.console import PlainConsole
 
 
 @dataclass(frozen=True)
@@ -42,7 +46,7 @@ def code_counts(results: list[FileResult]) -> list[CodeCount]:
     return rows
 
 
-def render_statistics(console: Console, results: list[FileResult], output_format: str) -> None:
+def render_statistics(console: Console | PlainConsole, results: list[FileResult], output_format: str) -> None:
     """ruff's table: ``count<TAB>code<TAB>mark name``, or a JSON list of the same."""
     rows = code_counts(results)
     if output_format == "json":
@@ -57,7 +61,7 @@ def render_statistics(console: Console, results: list[FileResult], output_format
             console.file.write(f"{result.path}: error: {result.error}\n")
 
 
-def render_fixes(console: Console, results: list[FileResult], *, dry_run: bool) -> None:
+def render_fixes(console: Console | PlainConsole, results: list[FileResult], *, dry_run: bool) -> None:
     """Every applied (or, for ``--diff``, would-be applied) fix, counted per file and code."""
     fixed: dict[str, Counter[tuple[str, str, str]]] = {}
     for result in results:

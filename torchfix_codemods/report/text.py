@@ -6,11 +6,15 @@ Marks: ``[*]`` a safe fix is available, ``[~]`` an unsafe fix is available
 
 from __future__ import annotations
 
-from rich.console import Console
-from rich.markup import escape
+from typing import TYPE_CHECKING
 
 from torchfix_codemods.findings import FileResult, Finding, Safety
 from torchfix_codemods.report.summary import remaining, summarize
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from torchfix_codemods.report.console import PlainConsole
 
 
 def _mark(finding: Finding) -> str:
@@ -43,11 +47,14 @@ def _plain_finding(finding: Finding, show_fix: bool = False) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_finding(console: Console, finding: Finding, show_fix: bool = False) -> None:
+def render_finding(console: Console | PlainConsole, finding: Finding,
+                   show_fix: bool = False) -> None:
     if not console.is_terminal:
         # Piped output has no colour, and rich's markup parsing costs ~1 ms a line.
         console.file.write(_plain_finding(finding, show_fix))
         return
+    from rich.markup import escape
+
     cell = f"cell {finding.cell}:" if finding.cell is not None else ""
     location = f"{finding.path}:{cell}{finding.line}:{finding.column}:"
     mark = _mark(finding)
@@ -66,7 +73,7 @@ def render_finding(console: Console, finding: Finding, show_fix: bool = False) -
         console.print(f"[cyan]{escape(fix_line)}[/]", highlight=False, soft_wrap=True)
 
 
-def render_text(console: Console, results: list[FileResult], *, fixing: bool,
+def render_text(console: Console | PlainConsole, results: list[FileResult], *, fixing: bool,
                 unsafe_fixes: bool, show_fixes: bool = False) -> None:
     """Findings still open (fixed ones are counted, not listed), then the summary.
 
@@ -75,13 +82,17 @@ def render_text(console: Console, results: list[FileResult], *, fixing: bool,
     for result in results:
         for finding in sorted(remaining(result.findings), key=Finding.sort_key):
             render_finding(console, finding, show_fixes)
-        if result.error:
+        if result.error and not console.is_terminal:
+            console.file.write(f"{result.path}: error: {result.error}\n")
+        elif result.error:
+            from rich.markup import escape
+
             console.print(f"[bold]{escape(result.path)}:[/] [red]error:[/] {escape(result.error)}",
                           highlight=False, soft_wrap=True)
     render_summary(console, results, fixing=fixing, unsafe_fixes=unsafe_fixes)
 
 
-def render_summary(console: Console, results: list[FileResult], *, fixing: bool,
+def render_summary(console: Console | PlainConsole, results: list[FileResult], *, fixing: bool,
                    unsafe_fixes: bool, dry_run: bool = False) -> None:
     summary = summarize(results)
     if dry_run:

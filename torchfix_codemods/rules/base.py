@@ -27,6 +27,7 @@ from torchfix_codemods.analysis.names import NameIndex
 from torchfix_codemods.analysis.project import ProjectFact, ProjectFacts
 from torchfix_codemods.findings import Safety
 from torchfix_codemods.options import RuleOptions
+from torchfix_codemods.prefilter import ANY_CODE, Needs
 
 NewNode = cst.CSTNode | cst.RemovalSentinel | cst.FlattenSentinel
 """What a fix puts in place of a node: a node, nothing, or several statements."""
@@ -104,6 +105,11 @@ class Rule:
     min_torch: ClassVar[TorchVersion | None] = None
     triggers: ClassVar[tuple[str, ...]] = ()
     """Substrings of which at least one must occur in a file for the rule to run."""
+    needs: ClassVar[Needs | None] = None
+    """Words the file's code must contain for the rule to report anything in it, read with
+    ``ast`` before LibCST parses the file (see :mod:`torchfix_codemods.prefilter`). It must be
+    a necessary condition. Every rule states its own (tests/test_prefilter.py), or
+    ``ANY_CODE`` on purpose: the rule then runs wherever its triggers occur."""
     valid: ClassVar[Sequence[str]] = ()
     invalid: ClassVar[Sequence[Example]] = ()
     uses_torch_names: ClassVar[bool] = True
@@ -116,6 +122,11 @@ class Rule:
 
     def __init__(self, context: RuleContext) -> None:
         self.context = context
+
+    @classmethod
+    def file_needs(cls) -> Needs:
+        """:attr:`needs`; rules whose facts live in data tables derive theirs from the table."""
+        return ANY_CODE if cls.needs is None else cls.needs
 
     @property
     def names(self) -> NameIndex:

@@ -7,6 +7,7 @@ import libcst as cst
 from torchfix_codemods.analysis.calls import has_star_kwargs, keyword_arg
 from torchfix_codemods.edits.arguments import add_keyword
 from torchfix_codemods.findings import Safety
+from torchfix_codemods.prefilter import Needs
 from torchfix_codemods.rules.base import Example, Fix, Rule
 
 CHECKPOINTS = frozenset({"torch.utils.checkpoint.checkpoint",
@@ -54,6 +55,7 @@ class CheckpointUseReentrant(Rule):
     safety = Safety.SAFE
     min_torch = (1, 11)
     triggers = ("checkpoint",)
+    needs = Needs.any_of(*(name.rsplit(".", 1)[-1] for name in CHECKPOINTS))
     valid = (
         "import torch.utils.checkpoint\ny = torch.utils.checkpoint.checkpoint(f, x, use_reentrant=False)\n",
         "from deepspeed import checkpointing\ny = checkpointing.checkpoint(f, x)\n",

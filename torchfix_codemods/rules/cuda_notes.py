@@ -11,6 +11,7 @@ from torchfix_codemods.analysis.loops import innermost_loop
 from torchfix_codemods.analysis.optimizers import optimizer_of_step
 from torchfix_codemods.analysis.syntax import code_of
 from torchfix_codemods.analysis.walk import walk_local
+from torchfix_codemods.prefilter import ANY_CODE, Needs
 from torchfix_codemods.rules.base import Example, Rule
 
 _DEVICE_KEYWORDS = frozenset({"device", "map_location"})
@@ -65,6 +66,7 @@ class HardCodedCuda(Rule):
                "without a GPU; choose the device with `torch.cuda.is_available()`")
     default_enabled = False
     triggers = ("cuda",)
+    needs = ANY_CODE  # a string literal ("cuda") decides, which the words do not hold
     valid = (
         "import torch\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
         "x = torch.zeros(3).to(device)\n",
@@ -193,6 +195,7 @@ class EmptyCacheInLoop(Rule):
                "no memory for PyTorch: remove it, or call it outside the loop")
     default_enabled = False
     triggers = ("empty_cache",)
+    needs = Needs.any_of(fragments=("empty_cache",))
     valid = (
         "import torch\nfor epoch in range(3):\n    for x in data:\n        loss(x).backward()\n"
         "        opt.step()\n    torch.cuda.empty_cache()\n",

@@ -20,6 +20,7 @@ from torchfix_codemods.analysis.tensors import data_use, provenance, scalar_reas
 from torchfix_codemods.edits.expressions import method_call
 from torchfix_codemods.edits.statements import wrapped_in_with
 from torchfix_codemods.findings import Safety
+from torchfix_codemods.prefilter import Needs
 from torchfix_codemods.rules.base import Example, Fix, Rule
 
 
@@ -69,6 +70,7 @@ class DataRead(Rule):
     message = "`.data` bypasses autograd's checks: use `.detach()`"
     safety = Safety.SAFE
     triggers = (".data",)
+    needs = Needs.any_of(".data")
     valid = (
         "import torch\nimport torch.utils.data\nloader = torch.utils.data.DataLoader([])\n",
         "import argparse\nargs = argparse.ArgumentParser().parse_args()\nprint(args.data)\n",
@@ -214,6 +216,7 @@ class DataInplace(Rule):
     message = "in-place write through `.data` hides it from autograd: write under `torch.no_grad()`"
     safety = Safety.UNSAFE
     triggers = (".data",)
+    needs = Needs.any_of(".data")
     valid = (
         "import torch\nw = torch.randn(3, requires_grad=True)\nwith torch.no_grad():\n"
         "    w.add_(1)\n",
@@ -372,6 +375,7 @@ class DataAssign(Rule):
                "t.copy_(value)` for same-shape values, or `torch.utils.swap_tensors`")
     safety = Safety.NONE
     triggers = (".data",)
+    needs = Needs.any_of(".data")
     valid = (
         "from torch.utils.data import Dataset\nclass D(Dataset):\n    def __init__(self, x):\n"
         "        self.data = x\n",

@@ -13,10 +13,11 @@ the checklist.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
 import libcst as cst
-import libcst.matchers as m
 
+from torchfix_codemods.analysis.callees import defined_function
 from torchfix_codemods.analysis.calls import (
     argument,
     has_star_args,
@@ -25,16 +26,19 @@ from torchfix_codemods.analysis.calls import (
 )
 from torchfix_codemods.analysis.dataloaders import DATALOADERS
 from torchfix_codemods.analysis.imports import ImportRequest, ImportUnavailable
-from torchfix_codemods.analysis.loops import epoch_loop
+from torchfix_codemods.analysis.loops import epoch_loop_of
 from torchfix_codemods.analysis.names import NameIndex, Scope
+from torchfix_codemods.analysis.positions import positions_of
 from torchfix_codemods.analysis.statements import statement_line
-from torchfix_codemods.analysis.syntax import is_docstring, is_none, literal_bool
+from torchfix_codemods.analysis.syntax import code_of, is_docstring, is_none, literal_bool
 from torchfix_codemods.analysis.usage import assigned_name
+from torchfix_codemods.analysis.walk import children, walk_local
 from torchfix_codemods.edits.arguments import add_keyword, keyword
 from torchfix_codemods.edits.composer import NestedEdits
 from torchfix_codemods.edits.expressions import as_left_operand
-from torchfix_codemods.edits.statements import simple_line, with_trailing_comment
+from torchfix_codemods.edits.statements import fresh_name, simple_line, with_trailing_comment
 from torchfix_codemods.findings import Safety
+from torchfix_codemods.prefilter import Needs
 from torchfix_codemods.rules.base import Example, Fix, Rule, RuleContext
 
 DATA_PARALLEL = frozenset({
@@ -44,7 +48,11 @@ DATA_PARALLEL = frozenset({
 DDP = "torch.nn.parallel.DistributedDataParallel"
 DDP_NAMES = frozenset({DDP, "torch.nn.parallel.distributed.DistributedDataParallel"})
 SAMPLER = "torch.utils.data.DistributedSampler"
-DEVICE_CHECKS = frozenset({"torch.cuda.device_count", "torch.cuda.is_available"})
+RANK_ZERO = frozenset({"torch.save", "os.mkdir", "os.makedirs"})
+"""Calls that run on rank 0 only once migrated: two processes writing one file (or making
+one directory after both saw it missing) race."""
+FIRST_GPU = ('"cuda:0"', "'cuda:0'")
+EVALUATION = frozenset({"torch.no_grad", "torch.inference_mode"})
 HELPERS = ("_ddp_setup", "_ddp_is_main", "_ddp_wrap", "_ddp_cleanup")
 
 CHECKLIST = (
@@ -119,6 +127,11 @@ class _Irregular(Exception):
     """The file does not have the shape the rewrite needs; the message says which part."""
 
 
+class _DataSide(_Irregular):
+    """The data side (sampler, per-process batch, set_epoch) cannot be placed; the model side
+    can still be migrated, and the data side is reported with the edit it needs."""
+
+
 def _is_literal_false(node: cst.BaseExpression) -> bool:
     return literal_bool(node) is False or is_none(node)
 
@@ -134,9 +147,13 @@ class DataParallelToDDP(Rule):
     """## What it does
     Finds `nn.DataParallel(model)` (any spelling: `torch.nn.DataParallel`,
     `torch.nn.parallel.DataParallel`, an aliased `from torch.nn import
-    DataParallel as DP`, with `device_ids=`/`output_device=`, under
-    `if torch.cuda.device_count() > 1:`) and migrates the script to
-    `DistributedDataParallel`, launched with `torchrun --nproc_per_node=N script.py`.
+    DataParallel as DP`, with `device_ids=`/`output_device=`, followed by
+    `.cuda()`/`.to(device)`, under any condition: a GPU count, `device == "cuda"`,
+    a flag, a GPU list) and migrates the script to `DistributedDataParallel`,
+    launched with `torchrun --nproc_per_node=N script.py`. The model may be built
+    by a function or in another module and wrapped in a helper; the training
+    `DataLoader` may be built inline, returned by a function of the file, or read
+    by a `train(epoch)` function that the epoch loop calls.
     Also finds `isinstance(m, nn.DataParallel)` checks, which must recognise
     both wrappers once a model is wrapped in DDP.
 
@@ -184,17 +201,52 @@ class DataParallelToDDP(Rule):
     `WORLD_SIZE`, so `python script.py` trains to the same weights as before,
     and `.module` keeps working. BatchNorm statistics become per process (use
     `SyncBatchNorm` on GPU for global ones); `device_ids=`/`output_device=` are
-    dropped (one device per process). Report only, with the launch line and
-    the checklist, when the file already has a DDP or process-group path, when
-    several models are wrapped, when the wrap is under a condition other than a
-    GPU count check or inside a loop, when the training `DataLoader`, its
-    epoch loop (in the same function as the wrap) or a place for the helpers
-    cannot be found with certainty, when the training function returns a
-    value that may outlive the process group, or when the file loads with
-    `torch.load` after it saves (rank-0-only saving would race other ranks).
+    dropped (one device per process). Under a condition, the wrap gets its own:
+    `if _ddp_setup()[2] > 1:` (world size > 1), because under `torchrun` on CPU
+    a GPU-count or device check is false, yet every process must wrap or the
+    ranks train separate copies; the rest of the branch (a print,
+    `cudnn.benchmark = True`) keeps its original condition. A `.cuda()`/
+    `.to(device)` on the wrapper is dropped (`_ddp_wrap` moves the model to this
+    process's device) and `"cuda:0"` becomes `"cuda"` (this process's GPU after
+    `set_device(local_rank)`; GPU 0 in a one-process run, as before).
+    `os.mkdir`/`os.makedirs` run on rank 0 with the saves. When the training
+    `DataLoader` cannot be placed (none in the file, one built in another
+    module, no single epoch loop), only the model side is migrated and a second
+    finding names the data side's edit (where the loader is built, from the
+    project index when another file returns it; the epoch loop for
+    `set_epoch`); it stays reported on the migrated file until `set_epoch` is
+    called there. Measured with torch 2.13 (tests/test_ddp_shapes.py,
+    tests/test_ddp_migration.py): seven DataParallel scripts of different
+    shapes (a module-level tutorial script with a GPU-count guard,
+    pytorch-cifar's device guard and `train(epoch)`, a flag guard with an
+    aliased import, `device_ids`, `.cuda()` and an inline dataset, factory
+    functions, a multi-file project whose loader is in another module, and the
+    two round-1 scripts), migrated and run under `torchrun --standalone
+    --nproc_per_node=2` (gloo, CPU) and as plain `python`, end with the original
+    one-process weights (rtol 1e-5; no shuffle, no BatchNorm); the
+    model-side-only project matches too, since every process reads the whole
+    data and DDP averages identical gradients. With `shuffle=True` each rank
+    reads exactly `randperm(64, seed=epoch)[rank::2]`, a new order each epoch.
+    Report only, with the launch line and the checklist, when the file already
+    has a DDP or process-group path, when several models are wrapped (each
+    wrap, or a loop over models), when the wrap is inside a loop, an `else`
+    branch, a nested block or a larger expression
+    (`DataParallel(m).to(torch.float64)`), when a place for the helpers cannot
+    be found, when the training function returns a value that may outlive the
+    process group, or when the file loads with `torch.load` after it saves
+    (rank-0-only saving would race other ranks). A file with no backward and no
+    optimizer that evaluates (`.eval()`, `no_grad`) is told that no migration is
+    needed: DDP synchronises gradients, and there are none.
     `isinstance(m, DataParallel)` becomes `isinstance(m, (DataParallel,
     DistributedDataParallel))` (unsafe: DDP-wrapped models are now unwrapped
-    too, which is what such checks are for).
+    too, which is what such checks are for) only together with the migration
+    of the file's wrap: without one the edit changes what the check does for
+    DDP models and migrates nothing, so it is reported instead. A negated check
+    (`assert not isinstance(m, DataParallel)`) rejects DataParallel on purpose
+    and is left alone. Code that implements DataParallel support (a function
+    annotated with `DataParallel`, a class with such a method, a subclass of
+    `DataParallel`: a library's strategy or wrapper) is not a mistake and gets
+    no finding.
 
     ## References
     - [`torch.nn.DataParallel`](https://docs.pytorch.org/docs/stable/generated/torch.nn.DataParallel.html)
@@ -209,12 +261,24 @@ class DataParallelToDDP(Rule):
     message = "`nn.DataParallel` is slower than `DistributedDataParallel`; migrate and launch with torchrun"
     safety = Safety.UNSAFE
     triggers = ("DataParallel",)
+    project_facts = ("module-classes",)  # a training DataLoader returned by another file
+    needs = Needs.any_of("DataParallel")
     valid = (
         "import torch\nfrom torch import nn\nm = nn.parallel.DistributedDataParallel(nn.Linear(2, 2))\n",
         "class DataParallel:\n    def __init__(self, m):\n        self.module = m\n"
         "model = DataParallel(object())\n",
         "import torch\nfrom torch import nn\n"
         "ok = isinstance(m, (nn.DataParallel, nn.parallel.DistributedDataParallel))\n",
+        # a library's DataParallel strategy implements the feature (Lightning fabric dp.py)
+        "from torch.nn import DataParallel, Module\n\n\nclass DataParallelStrategy:\n"
+        "    def setup_module(self, module: Module) -> DataParallel:\n"
+        "        return DataParallel(module=module, device_ids=self.parallel_devices)\n\n"
+        "    def get_module_state_dict(self, module):\n"
+        "        if isinstance(module, DataParallel):\n            module = module.module\n"
+        "        return module.state_dict()\n",
+        # rejects DataParallel on purpose (detectron2's AMPTrainer)
+        "from torch.nn import DataParallel\n\n\ndef check(model):\n"
+        "    assert not isinstance(model, DataParallel), 'AMPTrainer does not support DP'\n",
     )
     invalid = (
         Example(
@@ -243,15 +307,13 @@ class DataParallelToDDP(Rule):
             "    _ddp_cleanup()\n",
             unsafe=True,
         ),
+        # No wrap migrated in this file: reported, not widened (the widening goes with a migration).
         Example(
             "import torch\nfrom torch import nn\n\n\ndef unwrap(m):\n"
-            "    return m.module if isinstance(m, nn.DataParallel) else m\n",
-            "import torch\nfrom torch import nn\n\n\ndef unwrap(m):\n"
-            "    return m.module if isinstance(m, (nn.DataParallel, "
-            "nn.parallel.DistributedDataParallel)) else m\n",
-            unsafe=True,
-        ),
-        Example("import torch\nfrom torch import nn\nmodel = nn.DataParallel(build())\n"),
+            "    return m.module if isinstance(m, nn.DataParallel) else m\n"),
+        # Several models wrapped in a loop: reported with the checklist.
+        Example("import torch\nfrom torch import nn\n"
+                "models = [nn.DataParallel(m) for m in build_all()]\n"),
         Example(
             "import torch\nfrom torch import nn\nimport torch.distributed as dist\n"
             "if dist.is_initialized():\n"
@@ -268,11 +330,26 @@ class DataParallelToDDP(Rule):
         self._distributed = False
         self._saved = False
         self._reloads = False
+        self._trains = False
+        self._evaluates = False
+        self._first_gpu: list[cst.SimpleString] = []
+        self._migrated_wraps: list[cst.Call] = []
+        self._set_epoch = False
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        if node.value in FIRST_GPU:
+            self._first_gpu.append(node)
 
     def visit_Call(self, node: cst.Call) -> None:
         qualified = self.qualified_name(node.func)
+        self._note_training_or_evaluation(node, qualified)
+        if isinstance(node.func, cst.Name) and node.func.value == "_ddp_wrap":
+            self._migrated_wraps.append(node)
+        elif isinstance(node.func, cst.Attribute) and node.func.attr.value == "set_epoch":
+            self._set_epoch = True
         if qualified in DATA_PARALLEL:
-            self._wraps.append(node)
+            if not self._implements_data_parallel(node):
+                self._wraps.append(node)
         elif qualified in DDP_NAMES or (qualified or "").startswith(
                 ("torch.distributed.init_process_group", "torch.distributed.run")):
             # This rule's own helpers (a file migrated earlier) are not the user's DDP path.
@@ -280,15 +357,64 @@ class DataParallelToDDP(Rule):
                 self._distributed = True
         elif qualified in DATALOADERS:
             self._loaders.append(node)
-        elif qualified == "torch.save" or self._is_builtin(node.func, "print"):
+        elif qualified in RANK_ZERO or self._is_builtin(node.func, "print"):
             self._outputs.append(node)
             self._saved = self._saved or qualified == "torch.save"
         elif qualified == "torch.load" and self._saved:
             self._reloads = True
         elif self._is_builtin(node.func, "isinstance"):
             classes = argument(node, "class_or_tuple", 1)
-            if classes is not None and self._needs_ddp(classes.value):
+            if classes is not None and self._needs_ddp(classes.value) and \
+                    not self._negated(node) and not self._implements_data_parallel(node):
                 self._isinstance.append((node, classes))
+
+    def _note_training_or_evaluation(self, node: cst.Call, qualified: str | None) -> None:
+        """``.backward()`` or a ``torch.optim`` class: this file trains. ``.eval()``,
+        ``no_grad``/``inference_mode``: it evaluates."""
+        if isinstance(node.func, cst.Attribute):
+            if node.func.attr.value == "backward":
+                self._trains = True
+            elif node.func.attr.value == "eval" and not node.args:
+                self._evaluates = True
+        if qualified is not None:
+            if qualified.startswith("torch.optim."):
+                self._trains = True
+            elif qualified in EVALUATION:
+                self._evaluates = True
+
+    def _implements_data_parallel(self, node: cst.CSTNode) -> bool:
+        """Code that offers DataParallel as a feature rather than a user's training set-up:
+        a function whose parameters or return are annotated ``DataParallel`` (Lightning's
+        ``DataParallelStrategy.setup_module(...) -> DataParallel``), anything in a class
+        with such a method, or in a subclass of ``DataParallel``. Issue: a library's
+        strategy is not a mistake to migrate; its checks unwrap its own wrapper."""
+        for ancestor in self.names.ancestors(node):
+            if isinstance(ancestor, cst.FunctionDef) and self._annotated_data_parallel(ancestor):
+                return True
+            if isinstance(ancestor, cst.ClassDef):
+                if any(self.qualified_name(base.value) in DATA_PARALLEL for base in ancestor.bases):
+                    return True
+                if any(isinstance(s, cst.FunctionDef) and self._annotated_data_parallel(s)
+                       for s in ancestor.body.body):
+                    return True
+        return False
+
+    def _annotated_data_parallel(self, function: cst.FunctionDef) -> bool:
+        annotations = [p.annotation for p in (*function.params.params,
+                                              *function.params.kwonly_params,
+                                              *function.params.posonly_params)
+                       if p.annotation is not None]
+        if function.returns is not None:
+            annotations.append(function.returns)
+        return any(self.qualified_name(n) in DATA_PARALLEL
+                   for a in annotations for n in (a.annotation, *walk_local(a.annotation))
+                   if isinstance(n, (cst.Name, cst.Attribute)))
+
+    def _negated(self, call: cst.Call) -> bool:
+        """``not isinstance(m, DataParallel)`` (detectron2's ``assert not isinstance(...)``
+        rejects DataParallel on purpose): widening it would reject every DDP model too."""
+        parent = self.names.parent(call)
+        return isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not)
 
     def _in_helper(self, node: cst.CSTNode) -> bool:
         return any(isinstance(a, cst.FunctionDef) and a.name.value in HELPERS
@@ -306,39 +432,90 @@ class DataParallelToDDP(Rule):
 
     # ---------------------------------------------------------------- reports
     def leave_Module(self, original_node: cst.Module) -> None:
-        launch = launch_line(self.context.path)
+        migrated = self._report_wraps() or self._migrated_earlier()
+        if not self._wraps and self._migrated_earlier():
+            self._report_data_side_left()
         for call, classes in self._isinstance:
-            self._report_isinstance(call, classes)
-        if not self._wraps:
+            self._report_isinstance(call, classes, migrated)
+
+    def _report_data_side_left(self) -> None:
+        """A file whose model side this rule migrated (this run or an earlier one) and that
+        still calls no ``set_epoch``: the data side is left, reported until it is done."""
+        if not self._migrated_wraps or self._set_epoch or self._in_helper(self._migrated_wraps[0]):
             return
+        migration = self._migration(launch_line(self.context.path))
+        try:
+            migration.locate_data_side()
+            why = "the training DataLoader has no DistributedSampler"
+        except _DataSide as reason:
+            why = str(reason)
+        self.report(self._migrated_wraps[0], migration.data_side_report(why))
+
+    def _migrated_earlier(self) -> bool:
+        """The file holds this rule's helper block: its wrap was migrated (in an earlier
+        round of this run, when the check sat inside a statement the migration rewrote)."""
+        scope = self.names.module_scope
+        return scope is not None and any(
+            binding.kind == "def" for binding in scope.bindings.get("_ddp_wrap", []))
+
+    def _report_wraps(self) -> bool:
+        """Reports every wrap; True when the file's one wrap gets the migration fix."""
+        launch = launch_line(self.context.path)
+        if not self._wraps:
+            return False
         if self._distributed:
             for call in self._wraps:
                 self.report(call, f"`nn.DataParallel` next to a DistributedDataParallel/process-"
                             f"group path in the same file: no rewrite; make DDP the only path, "
                             f"launched with `{launch}` (DDP's batch_size is per process)")
-            return
+            return False
         if len(self._wraps) > 1:
             for call in self._wraps:
                 self.report(call, f"{self.message} (`{launch}`; DDP's batch_size is per process); "
                             "several models are wrapped, so "
                             f"no automatic rewrite: {CHECKLIST}")
-            return
+            return False
         call = self._wraps[0]
-        migration = _Migration(self.context, self._loaders, self._outputs, self._reloads, launch)
+        if self._evaluates and not self._trains:
+            self.report(call, "`nn.DataParallel` in evaluation-only code (no backward or "
+                        "optimizer in this file): no migration needed, DistributedDataParallel "
+                        "exists to synchronise gradients; for multi-process inference launch "
+                        f"with `{launch}` and shard the data with DistributedSampler(shuffle=False)")
+            return False
+        remaining: str | None = None
         try:
-            fix = migration.fix(call)
+            try:
+                fix = self._migration(launch).fix(call)
+            except _DataSide as why:
+                migration = self._migration(launch)
+                fix = migration.fix(call, data=False)
+                remaining = migration.data_side_report(str(why))
         except (_Irregular, ImportUnavailable) as why:
             self.report(call, f"{self.message} (`{launch}`; DDP's batch_size is per process); "
                         f"no automatic rewrite: {why}; {CHECKLIST}")
-            return
-        self.report(call, f"{self.message}: `{launch}`; DDP's batch_size is per process "
-                    "(the fix divides it by the world size to keep the global batch)", fix=fix)
+            return False
+        if remaining is None:
+            self.report(call, f"{self.message}: `{launch}`; DDP's batch_size is per process "
+                        "(the fix divides it by the world size to keep the global batch)", fix=fix)
+        else:
+            self.report(call, f"{self.message}: `{launch}`; the model side is migrated, the data "
+                        "side is reported on this line", fix=fix)
+            self.report(call, remaining)
+        return True
 
-    def _report_isinstance(self, call: cst.Call, classes: cst.Arg) -> None:
+    def _migration(self, launch: str) -> _Migration:
+        migration = _Migration(self.context, self._loaders, self._outputs, self._reloads, launch)
+        migration.first_gpu = self._first_gpu
+        return migration
+
+    def _report_isinstance(self, call: cst.Call, classes: cst.Arg, migrated: bool) -> None:
+        """Widened only together with this file's migration: on its own the edit changes
+        what the check does for DDP-wrapped models and migrates nothing."""
         message = ("`isinstance(..., DataParallel)` misses models wrapped in "
                    "`DistributedDataParallel`; check for both wrappers")
-        if self._distributed:
-            self.report(call, message)
+        if not migrated:
+            self.report(call, message + " when the models it sees are migrated (no fix: this "
+                        "file's DataParallel wrap, if any, is not migrated in this change)")
             return
         try:
             ddp = self.context.imports.reference(DDP, call, "torch.nn.parallel")
@@ -376,29 +553,100 @@ class _Migration:
         self.launch = launch
         self.edits = NestedEdits(self.names.ancestors)
         self.imports: list[ImportRequest] = []
+        self.loader: cst.Call | None = None
+        """The training DataLoader, once found (for the data side's report)."""
+        self.loop: cst.For | None = None
+        """Its epoch loop, once found."""
+        self.first_gpu: list[cst.SimpleString] = []
+        """The file's ``"cuda:0"`` literals."""
 
-    def fix(self, call: cst.Call) -> Fix:
-        """Every step, in order; any step that cannot place its edit raises :class:`_Irregular`."""
-        statement, guard = self._wrap_statement(call)
+    def fix(self, call: cst.Call, data: bool = True) -> Fix:
+        """Every step, in order; any step that cannot place its edit raises :class:`_Irregular`
+        (:class:`_DataSide` for the sampler, batch size and set_epoch: with ``data=False``
+        only the model side is migrated)."""
+        statement, guard, replaced = self._wrap_statement(call)
         scope = self.names.scope_of(statement)
         self._check_helper_names()
-        self._wrap_model(call, statement, guard)
-        loader_name = self._shard_training_loader(scope)
-        self._set_epoch_each_epoch(scope, loader_name)
+        self._wrap_model(call, replaced, statement, guard)
+        self._setup_first(scope)  # before the data side's statements, which may share its anchor
+        training: Scope | None = None
+        if data:
+            loader_name, loop = self._shard_training_loader()
+            self._set_epoch_each_epoch(loop, loader_name)
+            training = self.names.scope_of(loop)
         self._outputs_on_rank_zero()
-        self._setup_first_cleanup_last(scope)
+        self._own_device_per_process()
+        if training is not None:
+            self._cleanup_last(training)
         self._helpers_after_imports(scope)
-        description = (f"migrate to DistributedDataParallel: launch with `{self.launch}` (plain "
-                       "`python` still runs one process); DistributedSampler + set_epoch, "
-                       "batch_size per process = global // world size, rank-0 saves and prints, "
-                       "process group torn down at the end")
+        if guard is not None:
+            self._check_guard_untouched(guard)
+        if data:
+            description = (f"migrate to DistributedDataParallel: launch with `{self.launch}` "
+                           "(plain `python` still runs one process); DistributedSampler + "
+                           "set_epoch, batch_size per process = global // world size, rank-0 "
+                           "saves and prints, process group torn down at the end")
+        else:
+            description = (f"migrate the model to DistributedDataParallel: launch with "
+                           f"`{self.launch}` (plain `python` still runs one process); rank-0 "
+                           "saves and prints; the data side is reported, not edited")
         return Fix(Safety.UNSAFE, description, self.edits.replacements(),
                    imports=tuple(dict.fromkeys(self.imports)))
 
+    def locate_data_side(self) -> None:
+        """The training DataLoader and its epoch loop, for :meth:`data_side_report`."""
+        self.loader = self._training_loader()
+        self.loop = epoch_loop_of(self.names, self._loader_name(self.loader))
+
+    def data_side_report(self, why: str) -> str:
+        """The remaining finding of a model-side-only migration: the exact edit the data
+        side needs, where this file shows it."""
+        lines = positions_of(self.context.module, [n for n in (self.loader, self.loop) if n])
+        if self.loader is not None:
+            where = f"the training DataLoader (line {lines[id(self.loader)].start.line})"
+        elif self.loaders:
+            found = positions_of(self.context.module, self.loaders)
+            where = "the training DataLoader (one of lines " + ", ".join(
+                str(found[id(c)].start.line) for c in self.loaders) + ")"
+        else:
+            where = self._loader_elsewhere() or "the training DataLoader (not in this file)"
+        epoch = (f"at the top of the epoch loop (line {lines[id(self.loop)].start.line})"
+                 if self.loop is not None else "at the top of every epoch")
+        return (f"DataParallel -> DDP: data side not migrated ({why}). Until it is, every "
+                "process reads the whole dataset (each step's gradient is the same as in one "
+                "process, so the weights match, but nothing is faster). To shard it: in "
+                f"{where} add `sampler=torch.utils.data.DistributedSampler(dataset, "
+                "shuffle=<its shuffle>)` in place of `shuffle=` and divide `batch_size` by "
+                f"the world size (`_ddp_setup()[2]`); {epoch} call "
+                "`loader.sampler.set_epoch(epoch)`; call `_ddp_cleanup()` where training ends")
+
+    def _loader_elsewhere(self) -> str | None:
+        """Where the project index says a loader of this file comes from (another file)."""
+        for function in self._called_functions():
+            facts = self.context.project.returns(function)
+            if facts is not None and facts.kind == "dataloader":
+                return f"the DataLoader built by `{function}()` ({facts.reason})"
+        return None
+
+    def _called_functions(self) -> list[str]:
+        """Qualified names of the imported functions this file assigns a call result from."""
+        found = []
+        for scope in self.names.all_scopes:
+            for bindings in scope.bindings.values():
+                for binding in bindings:
+                    value = binding.value
+                    if isinstance(value, cst.Call):
+                        qualified = self.names.qualified_name(value.func)
+                        if qualified is not None:
+                            found.append(qualified)
+        return list(dict.fromkeys(found))
+
     # ------------------------------------------------------------------ steps
-    def _wrap_model(self, call: cst.Call, statement: cst.SimpleStatementLine,
-                    guard: cst.If | None) -> None:
-        """``DataParallel(model)`` -> ``_ddp_wrap(model)``; the device-count guard dropped."""
+    def _wrap_model(self, call: cst.Call, replaced: cst.BaseExpression,
+                    statement: cst.SimpleStatementLine, guard: cst.If | None) -> None:
+        """``DataParallel(model)`` -> ``_ddp_wrap(model)`` (a ``.cuda()``/``.to(device)`` on
+        the wrapper goes: ``_ddp_wrap`` moves the model to this process's device). Under a
+        condition, the wrap gets its own: world size > 1, so every process of a launch wraps."""
         if has_star_args(call) or has_star_kwargs(call):
             raise _Irregular("the DataParallel arguments come from *args/**kwargs")
         wrapped = argument(call, "module", 0)
@@ -407,34 +655,83 @@ class _Migration:
         if argument(call, "dim", 3) is not None:
             raise _Irregular("DataParallel(dim=...) has no DDP equivalent")
         new_wrap = cst.Call(cst.Name("_ddp_wrap"), [cst.Arg(wrapped.value)])
-        self.edits.rewrite(call, lambda _: new_wrap)
-        self.edits.rewrite(statement, lambda line: with_trailing_comment(
-            line, f"TFC301: launch with {self.launch}"))  # type: ignore[arg-type]
-        if guard is not None:
-            self.edits.rewrite(guard, lambda g: g.body.body[0].with_changes(  # type: ignore[attr-defined]
-                leading_lines=[*g.leading_lines, *g.body.body[0].leading_lines]))  # type: ignore[attr-defined]
+        self.edits.rewrite(replaced, lambda _: new_wrap)
+        if guard is None:
+            self.edits.rewrite(statement, lambda line: with_trailing_comment(
+                line, f"TFC301: launch with {self.launch}"))  # type: ignore[arg-type]
+            return
+        index = next(i for i, s in enumerate(guard.body.body) if s is statement)
+        condition = " ".join(code_of(guard.test).split())
+        header = cst.TrailingWhitespace(
+            whitespace=cst.SimpleWhitespace("  "),
+            comment=cst.Comment(f"# TFC301: every process of `{self.launch}` wraps (was: "
+                                f"`if {condition}:`)"))
 
-    def _shard_training_loader(self, scope: Scope) -> str:
+        def split(node: cst.CSTNode) -> cst.FlattenSentinel:
+            assert isinstance(node, cst.If) and isinstance(node.body, cst.IndentedBlock)
+            body = list(node.body.body)
+            before, wrap, after = body[:index], body[index], body[index + 1:]
+            world = cst.parse_expression("_ddp_setup()[2] > 1")
+            parts: list[cst.BaseStatement] = []
+            if before:
+                parts.append(node.with_changes(body=node.body.with_changes(body=before)))
+            parts.append(node.with_changes(
+                test=world, leading_lines=[] if before else node.leading_lines,
+                body=node.body.with_changes(body=[wrap], header=header)))
+            if after:
+                parts.append(node.with_changes(leading_lines=[],
+                                               body=node.body.with_changes(body=after)))
+            return cst.FlattenSentinel(parts)
+
+        self.edits.rewrite(guard, split)
+
+    def _check_guard_untouched(self, guard: cst.If) -> None:
+        """The guard is split by position: no other step may insert statements inside it."""
+        for node in self.edits.nodes():
+            if self.edits.inserts_around(node) and any(a is guard for a in self.names.ancestors(node)):
+                raise _Irregular("other migrated statements sit inside the condition around "
+                                 "the wrap")
+
+    def _shard_training_loader(self) -> tuple[str, cst.For]:
         """The training DataLoader gets a DistributedSampler and a per-process batch size."""
-        loader, loader_name = self._training_loader(scope)
+        loader = self._training_loader()
+        self.loader = loader
+        target = self._loader_name(loader)
+        loop = epoch_loop_of(self.names, target)
+        if loop is None or not isinstance(loop.target, cst.Name) or not isinstance(
+                loop.body, cst.IndentedBlock):
+            raise _DataSide(f"no single epoch loop over `{target.value}` found for "
+                            "sampler.set_epoch(epoch)")
+        seen = self.names.lookup(target.value, self.names.scope_of(loop))
+        if seen is None or seen[0] is not self.names.scope_of(target):
+            raise _DataSide(f"the epoch loop does not see the training DataLoader as "
+                            f"`{target.value}`")
+        self.loop = loop
+        self._validate_loader(loader)
         sampler = self.context.imports.reference(SAMPLER, loader, "torch.utils.data")
         self.imports.extend(r for r in [sampler.needs] if r)
-        self.edits.rewrite(loader, lambda _: self._new_loader(loader, sampler.expression))
-        self.edits.rewrite(self._line_of(loader), lambda line: line.with_changes(leading_lines=[
+        line = self._line_of(loader)
+        dataset = argument(loader, "dataset", 0)
+        assert dataset is not None
+        shared: cst.BaseExpression = dataset.value
+        if not _pure(dataset.value):
+            # An inline dataset (`DataLoader(TensorDataset(x, y), ...)`): named on the line
+            # before, so that the loader and its sampler share one dataset object.
+            taken = {n for scope in self.names.all_scopes for n in (*scope.bindings, *scope.loads)}
+            name = fresh_name("train_dataset", taken)
+            self.edits.before(line, simple_line(f"{name} = {code_of(dataset.value)}"))
+            shared = cst.Name(name)
+        self.edits.rewrite(loader, lambda _: self._new_loader(loader, sampler.expression, shared))
+        self.edits.rewrite(line, lambda line: line.with_changes(leading_lines=[
             *line.leading_lines,  # type: ignore[attr-defined]
             cst.EmptyLine(comment=cst.Comment(
                 "# TFC301: DDP's batch_size is per process: global batch // world size keeps "
                 "the global batch"))]))
-        return loader_name
+        return target.value, loop
 
-    def _set_epoch_each_epoch(self, scope: Scope, loader_name: str) -> None:
-        """``sampler.set_epoch(epoch)`` at the top of the epoch loop. Training must happen in
-        the wrap's scope, or the teardown at its end would come before it."""
-        loop = epoch_loop(self.names, scope, loader_name)
-        if loop is None or not isinstance(loop.target, cst.Name) or not isinstance(
-                loop.body, cst.IndentedBlock):
-            raise _Irregular(f"no single epoch loop over `{loader_name}` found next to the wrap "
-                             "for sampler.set_epoch(epoch)")
+    def _set_epoch_each_epoch(self, loop: cst.For, loader_name: str) -> None:
+        """``sampler.set_epoch(epoch)`` at the top of the epoch loop."""
+        assert isinstance(loop.target, cst.Name) and isinstance(loop.body, cst.IndentedBlock)
         self.edits.before(loop.body.body[0], simple_line(
             f"{loader_name}.sampler.set_epoch({loop.target.value})"))
 
@@ -449,25 +746,39 @@ class _Migration:
             if line is not None and len(line.body) == 1 and isinstance(line.body[0], cst.Expr):
                 self.edits.rewrite(line, _rank_zero_guard)
 
-    def _setup_first_cleanup_last(self, scope: Scope) -> None:
-        """``_ddp_setup()`` first in the training scope, ``_ddp_cleanup()`` at its end."""
+    def _own_device_per_process(self) -> None:
+        """``"cuda:0"`` -> ``"cuda"``: after ``_ddp_setup()``'s ``set_device(local_rank)``,
+        ``"cuda"`` is this process's GPU (GPU 0 in a one-process run, as before); a pinned
+        ``cuda:0`` would put every process's batches on the first GPU."""
+        for node in self.first_gpu:
+            quote = node.value[0]
+            self.edits.rewrite(node, lambda _, q=quote: cst.SimpleString(f"{q}cuda{q}"))
+
+    def _body_of(self, scope: Scope) -> list[cst.BaseStatement]:
         if scope.kind == "module":
-            body: list[cst.BaseStatement] = list(self.context.module.body)
-        elif isinstance(scope.node, cst.FunctionDef) and isinstance(
-                scope.node.body, cst.IndentedBlock):
-            body = list(scope.node.body.body)
-            first = body[0]
-            setup = simple_line("_ddp_setup()", "TFC301: join the process group before anything "
-                                "uses a device")
-            if is_docstring(first) and len(body) > 1:
-                self.edits.before(body[1], setup)
-            else:
-                self.edits.before(first, setup)
-        else:
-            raise _Irregular("the wrap is not in a function or at module level")
+            return list(self.context.module.body)
+        if isinstance(scope.node, cst.FunctionDef) and isinstance(scope.node.body, cst.IndentedBlock):
+            return list(scope.node.body.body)
+        raise _Irregular("the wrap or the training is not in a function or at module level")
+
+    def _setup_first(self, scope: Scope) -> None:
+        """``_ddp_setup()`` first in the wrap's function (at module level: after the helpers)."""
+        body = self._body_of(scope)
+        if scope.kind == "module":
+            return
+        setup = simple_line("_ddp_setup()", "TFC301: join the process group before anything "
+                            "uses a device")
+        first = body[0]
+        self.edits.before(body[1] if is_docstring(first) and len(body) > 1 else first, setup)
+
+    def _cleanup_last(self, scope: Scope) -> None:
+        """``_ddp_cleanup()`` at the end of the function (or script) that runs the epochs."""
+        body = self._body_of(scope)
         last = body[-1]
         cleanup = simple_line("_ddp_cleanup()")
-        if m.matches(last, m.SimpleStatementLine(body=[m.Return()])):
+        # Plain isinstance checks (from speed): libcst.matchers costs 0.3 s to import.
+        if isinstance(last, cst.SimpleStatementLine) and len(last.body) == 1 and \
+                isinstance(last.body[0], cst.Return):
             value = last.body[0].value  # type: ignore[attr-defined]
             constant = (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString)
             if value is not None and not isinstance(value, constant) and not (
@@ -501,62 +812,107 @@ class _Migration:
             raise _Irregular("the call is not on a statement line of its own")
         return line
 
-    def _wrap_statement(self, call: cst.Call) -> tuple[cst.SimpleStatementLine, cst.If | None]:
-        """The assignment that wraps, and the GPU-count ``if`` around it (dropped by the fix)."""
+    def _wrap_statement(self, call: cst.Call) -> tuple[cst.SimpleStatementLine, cst.If | None,
+                                                       cst.BaseExpression]:
+        """The assignment that wraps, the ``if`` around it (any condition: a GPU count, a
+        device string, a flag), and the expression the wrap replaces (the call, or the
+        ``.cuda()``/``.to(device)`` called on it)."""
         statement = self._line_of(call)
         if len(statement.body) != 1 or not isinstance(statement.body[0], cst.Assign | cst.AnnAssign):
             raise _Irregular("the DataParallel wrap is not a plain assignment")
+        replaced = self._moved_wrapper(call)
+        if statement.body[0].value is not replaced:
+            raise _Irregular("the DataParallel wrapper is used inside a larger expression")
         block = self.names.parent(statement)
         owner = self.names.parent(block) if block is not None else None
         if isinstance(block, cst.Module) or isinstance(owner, cst.FunctionDef):
-            return statement, None
-        if (isinstance(owner, cst.If) and owner.orelse is None and isinstance(block, cst.IndentedBlock)
-                and len(block.body) == 1 and self._is_device_check(owner.test)):
+            return statement, None, replaced
+        if isinstance(owner, cst.If) and owner.orelse is None and isinstance(block, cst.IndentedBlock):
             outer = self.names.parent(owner)
             if isinstance(outer, cst.Module) or isinstance(self.names.parent(outer), cst.FunctionDef):
-                return statement, owner
-        raise _Irregular("the wrap is inside a condition or loop that is not a plain GPU-count "
-                         "check (DDP must wrap in every process)")
+                return statement, owner, replaced
+        raise _Irregular("the wrap is inside a loop, an else branch or a nested block "
+                         "(DDP must wrap in every process)")
 
-    def _is_device_check(self, test: cst.BaseExpression) -> bool:
-        return any(self.names.qualified_name(c.func) in DEVICE_CHECKS  # type: ignore[union-attr]
-                   for c in m.findall(test, m.Call()))
+    def _moved_wrapper(self, call: cst.Call) -> cst.BaseExpression:
+        """``DataParallel(m).cuda()`` / ``.to(device)``: the move, else the call itself."""
+        attribute = self.names.parent(call)
+        if not (isinstance(attribute, cst.Attribute) and attribute.value is call):
+            return call
+        move = self.names.parent(attribute)
+        if not (isinstance(move, cst.Call) and move.func is attribute):
+            return call
+        if attribute.attr.value == "cuda":
+            return move
+        if attribute.attr.value == "to" and len(move.args) == 1 and move.args[0].keyword is None \
+                and _names_a_device(move.args[0].value):
+            return move
+        return call
 
-    def _training_loader(self, scope: Scope) -> tuple[cst.Call, str]:
+    def _training_loader(self) -> cst.Call:
         shuffled = [c for c in self.loaders
                     if _shuffle_of(c) is not None and not _is_literal_false(_shuffle_of(c))]  # type: ignore[arg-type]
         if len(shuffled) == 1:
-            loader = shuffled[0]
-        elif not shuffled and len(self.loaders) == 1:
-            loader = self.loaders[0]
-        elif not self.loaders:
-            raise _Irregular("no DataLoader in this file to shard with a DistributedSampler")
-        else:
-            raise _Irregular("cannot tell which DataLoader is the training one")
-        target = assigned_name(self.names, loader)
-        if target is None or self.names.scope_of(target) is not scope:
-            raise _Irregular("the training DataLoader is not assigned to a name next to the wrap")
+            return shuffled[0]
+        if not shuffled and len(self.loaders) == 1:
+            return self.loaders[0]
+        if not shuffled:
+            # `trainloader` and `testloader`, both unshuffled: the one not named for evaluation.
+            training = [c for c in self.loaders if not _named_for_evaluation(self.names, c)]
+            if len(training) == 1:
+                return training[0]
+        if not self.loaders:
+            raise _DataSide("no DataLoader in this file")
+        raise _DataSide("cannot tell which DataLoader is the training one")
+
+    def _validate_loader(self, loader: cst.Call) -> None:
         if has_star_args(loader) or has_star_kwargs(loader) or len(positional_args(loader)) > 3:
-            raise _Irregular("the DataLoader's arguments cannot all be read")
+            raise _DataSide("the DataLoader's arguments cannot all be read")
         if argument(loader, "sampler", 3) is not None or argument(loader, "batch_sampler", 4):
-            raise _Irregular("the DataLoader already has a sampler")
-        dataset = argument(loader, "dataset", 0)
-        if dataset is None or not _pure(dataset.value):
-            raise _Irregular("the DataLoader's dataset is not a plain name the sampler can share")
+            raise _DataSide("the DataLoader already has a sampler")
+        if argument(loader, "dataset", 0) is None:
+            raise _DataSide("the DataLoader has no dataset argument")
         batch = argument(loader, "batch_size", 1)
         if batch is None or _is_literal_false(batch.value):
-            raise _Irregular("the DataLoader has no batch_size to divide by the world size")
-        return loader, target.value
+            raise _DataSide("the DataLoader has no batch_size to divide by the world size")
+
+    def _loader_name(self, loader: cst.Call) -> cst.Name:
+        """The name the training loop reads the loader by: the one it is assigned to, or, for
+        a function of this file that returns it, the one its only call is assigned to."""
+        target = assigned_name(self.names, loader)
+        function = self.names.enclosing(loader, cst.FunctionDef)
+        parent = self.names.parent(loader)
+        returned = isinstance(parent, cst.Return) or (
+            target is not None and function is not None and any(
+                isinstance(r.value, cst.Name) and r.value.value == target.value
+                for r in _returns_in(function)))
+        if not returned:
+            if target is None:
+                raise _DataSide("the training DataLoader is not assigned to a name")
+            return target
+        if function is None:
+            raise _DataSide("the training DataLoader is not assigned to a name")
+        calls = [read for read in self.names.loads_in(self.names.scope_of(function),
+                                                      function.name.value)
+                 if isinstance(self.names.parent(read), cst.Call)
+                 and self.names.parent(read).func is read  # type: ignore[union-attr]
+                 and defined_function(self.names, read) is function]
+        result = assigned_name(self.names, self.names.parent(calls[0])) if len(calls) == 1 else None
+        if result is None:
+            raise _DataSide(f"`{function.name.value}()`, which builds the training DataLoader, "
+                            "is not called once with its result assigned to a name")
+        return result
 
     @staticmethod
-    def _new_loader(loader: cst.Call, sampler_func: cst.BaseExpression) -> cst.Call:
+    def _new_loader(loader: cst.Call, sampler_func: cst.BaseExpression,
+                    shared: cst.BaseExpression) -> cst.Call:
         dataset = argument(loader, "dataset", 0)
         batch = argument(loader, "batch_size", 1)
         shuffle = argument(loader, "shuffle", 2)
         assert dataset is not None and batch is not None
         shuffle_value = shuffle.value if shuffle is not None else cst.Name("False")
         sampler = cst.Call(sampler_func, [
-            cst.Arg(dataset.value.deep_clone(), comma=cst.Comma(
+            cst.Arg(shared.deep_clone(), comma=cst.Comma(
                 whitespace_after=cst.SimpleWhitespace(" "))),
             keyword("shuffle", shuffle_value),
         ])
@@ -572,6 +928,8 @@ class _Migration:
                 args.append(arg.with_changes(value=sampler, keyword=cst.Name("sampler"),
                                              equal=cst.AssignEqual(cst.SimpleWhitespace(""),
                                                                    cst.SimpleWhitespace(""))))
+            elif arg is dataset and shared is not dataset.value:
+                args.append(arg.with_changes(value=shared))
             else:
                 args.append(arg)
         new = loader.with_changes(args=args)
@@ -621,6 +979,22 @@ class _Migration:
         return statements, [ref.needs for ref in refs.values() if ref.needs is not None]
 
 
+def _named_for_evaluation(names: NameIndex, loader: cst.Call) -> bool:
+    target = assigned_name(names, loader)
+    return target is not None and any(word in target.value.lower()
+                                      for word in ("test", "val", "eval"))
+
+
+def _names_a_device(node: cst.BaseExpression) -> bool:
+    """``"cuda"``, ``device``, ``args.device``, ``torch.device(...)``: not a dtype."""
+    if isinstance(node, cst.SimpleString):
+        return True
+    if isinstance(node, cst.Call):
+        return isinstance(node.func, cst.Attribute) and node.func.attr.value == "device"
+    last = node.attr.value if isinstance(node, cst.Attribute) else getattr(node, "value", "")
+    return isinstance(last, str) and "device" in last.lower()
+
+
 def _shuffle_of(loader: cst.Call) -> cst.BaseExpression | None:
     arg = argument(loader, "shuffle", 2)
     return arg.value if arg is not None else None
@@ -636,3 +1010,13 @@ def _rank_zero_guard(line: cst.CSTNode) -> cst.CSTNode:
 
 
 RULES = [DataParallelToDDP]
+
+
+def _returns_in(node: cst.CSTNode) -> Iterator[cst.Return]:
+    """Every ``return`` under ``node``, nested ones too."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Return):
+            yield current
+        stack.extend(children(current))

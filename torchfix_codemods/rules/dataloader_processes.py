@@ -29,6 +29,7 @@ from torchfix_codemods.analysis.usage import assigned_name
 from torchfix_codemods.analysis.walk import walk_local
 from torchfix_codemods.edits.statements import guarded_by_main
 from torchfix_codemods.findings import Safety
+from torchfix_codemods.prefilter import Needs
 from torchfix_codemods.rules.base import Example, Fix, Rule
 
 _GUARD = 'if __name__ == "__main__":'
@@ -100,6 +101,7 @@ class DataLoaderWithoutMainGuard(Rule):
                "spawn start method (Windows, macOS) every worker re-runs the script and fails")
     safety = Safety.UNSAFE
     triggers = ("DataLoader",)
+    needs = Needs.any_of(fragments=("DataLoader",))
     valid = (
         "from torch.utils.data import DataLoader\ndef main():\n"
         "    for batch in DataLoader(range(8), num_workers=2):\n        print(batch)\n"
@@ -308,6 +310,7 @@ class CudaInDataLoaderWorker(Rule):
                "re-initialize CUDA in forked subprocess\"; keep it in the training process "
                "(move batches to the GPU in the training loop)")
     triggers = ("DataLoader",)
+    needs = Needs.any_of(fragments=("DataLoader",))
     valid = (
         "import torch\nfrom torch.utils.data import DataLoader, Dataset\nclass D(Dataset):\n"
         "    def __getitem__(self, i):\n        return torch.zeros(3)\n"

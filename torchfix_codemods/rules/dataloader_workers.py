@@ -6,6 +6,7 @@ import libcst as cst
 
 from torchfix_codemods.analysis.calls import argument
 from torchfix_codemods.analysis.dataloaders import DATALOADERS
+from torchfix_codemods.prefilter import Needs
 from torchfix_codemods.rules.base import Example, Rule
 
 
@@ -51,6 +52,7 @@ class DataLoaderWithoutWorkers(Rule):
                              "dataset, debugging)")
     default_enabled = False
     triggers = ("DataLoader",)
+    needs = Needs.any_of(fragments=("DataLoader",))
     valid = (
         "from torch.utils.data import DataLoader\nloader = DataLoader(ds, num_workers=4)\n",
         "from mylib import DataLoader\nloader = DataLoader(ds)\n",

@@ -13,6 +13,7 @@ from torchfix_codemods.analysis.imports import ImportUnavailable
 from torchfix_codemods.edits.arguments import keyword
 from torchfix_codemods.edits.expressions import parse_expression
 from torchfix_codemods.findings import Safety
+from torchfix_codemods.prefilter import Needs
 from torchfix_codemods.rules.base import Example
 from torchfix_codemods.rules.table_rule import TableRule
 
@@ -72,6 +73,7 @@ class CudaAmp(TableRule):
     message = "deprecated `torch.cuda.amp`/`torch.cpu.amp` API: use `torch.amp` with a device"
     safety = Safety.SAFE
     triggers = ("amp",)
+    needs = Needs.any_of("amp")  # `torch.cuda.amp` as an attribute or in an import
     report_imports = False
     valid = (
         "import torch\nwith torch.amp.autocast('cuda'):\n    pass\n",

@@ -5,10 +5,11 @@ from __future__ import annotations
 import libcst as cst
 
 from torchfix_codemods.analysis.frameworks import imports_torch
-from torchfix_codemods.analysis.inference import name_tokens
 from torchfix_codemods.analysis.modules import init_assignment, module_classes, module_evidence
 from torchfix_codemods.analysis.names import dotted_name
+from torchfix_codemods.analysis.naming import name_tokens
 from torchfix_codemods.findings import Safety
+from torchfix_codemods.prefilter import Needs
 from torchfix_codemods.rules.base import Example, Fix, Rule
 
 _HOOK_REGISTRATION = ("register_forward_hook", "register_forward_pre_hook",
@@ -68,6 +69,7 @@ class DirectForward(Rule):
     message = "`.forward()` called directly skips the module's hooks: call the module instead"
     safety = Safety.SAFE
     triggers = (".forward(",)
+    needs = Needs.any_of(".forward")
     valid = (
         "from torch import nn\nclass A(nn.Linear):\n    def forward(self, x):\n"
         "        return super().forward(x)\n",

@@ -12,6 +12,8 @@ import libcst as cst
 from torchfix_codemods.analysis.grad_mode import in_no_grad
 from torchfix_codemods.analysis.imports import ImportUnavailable
 from torchfix_codemods.analysis.inference import (
+    EVAL_TOKENS,
+    PREDICT_TOKENS,
     FunctionFacts,
     InferenceAnalysis,
     InferenceFunction,
@@ -24,10 +26,16 @@ from torchfix_codemods.analysis.walk import names_in, walk_local
 from torchfix_codemods.edits.modes import in_eval_mode
 from torchfix_codemods.edits.statements import insert_before, parse_statement
 from torchfix_codemods.findings import Safety
+from torchfix_codemods.prefilter import Needs
 from torchfix_codemods.rules.base import Example, Fix, Rule
 
 _MODE_TRIGGERS = ("eval", "valid", "test", "predict", "infer", "score", "Eval", "Valid", "Test",
                   "Predict", "Infer", "Score", "load", "pretrained")
+_INFERENCE_NEEDS = Needs.any_of(*(f"root:{token}" for token in EVAL_TOKENS | PREDICT_TOKENS),
+                                "load", "load_state_dict", "from_pretrained")
+"""An inference root is a function named by these tokens (``InferenceAnalysis.kind_of``); an
+evaluation script's top level loads weights (``torch.load``, ``load_state_dict``,
+``from_pretrained``: ``InferenceAnalysis.script_region``)."""
 
 
 def _analysis(rule: Rule) -> InferenceAnalysis:
@@ -113,6 +121,7 @@ class MissingEval(Rule):
     _specific = "inference runs `{model}` in train mode: call `{model}.eval()` first"
     safety = Safety.UNSAFE
     triggers = _MODE_TRIGGERS
+    needs = _INFERENCE_NEEDS
     valid = (
         "import torch\ndef evaluate(model, x):\n    model.eval()\n    with torch.no_grad():\n"
         "        return model(x)\n",
@@ -271,7 +280,10 @@ class MissingNoGrad(Rule):
     on the function's path differentiates (saliency maps, adversarial attacks,
     test-time adaptation: those are not inference), nor where a caller's
     differentiated loss is built from its result, directly or through
-    assignments.
+    assignments. Nor on a module-level function whose every call in the file
+    is made with autograd off and which is never passed around (udacity's
+    `fc_model.validation`, called only from `train` inside
+    `with torch.no_grad():`): there is no graph to stop.
 
     ## Fix safety
     Values are identical under `no_grad`; only `requires_grad`/`grad_fn` of
@@ -299,6 +311,7 @@ class MissingNoGrad(Rule):
     message = "inference runs the model with gradient tracking: wrap it in `torch.no_grad()`"
     safety = Safety.SAFE
     triggers = _MODE_TRIGGERS
+    needs = _INFERENCE_NEEDS
     valid = (
         "import torch\n@torch.no_grad()\ndef evaluate(model, x):\n    model.eval()\n"
         "    return model(x)\n",
@@ -466,6 +479,7 @@ class EvalNotRestored(Rule):
     message = "`.eval()` inside a training loop is never undone: later iterations train in eval mode"
     safety = Safety.NONE
     triggers = (".eval()",)
+    needs = Needs.any_of(".eval")
     valid = (
         "import torch\ndef fit(model, opt, loader):\n    for epoch in range(3):\n"
         "        model.train()\n        for x in loader:\n            model(x).sum().backward()\n"

@@ -18,6 +18,7 @@ from torchfix_codemods.analysis.training import InlineValidation, inline_validat
 from torchfix_codemods.analysis.walk import children, names_in
 from torchfix_codemods.edits.modes import in_eval_mode
 from torchfix_codemods.findings import Safety
+from torchfix_codemods.prefilter import Needs
 from torchfix_codemods.rules.base import Example, Fix, Rule
 
 
@@ -94,6 +95,7 @@ class ValidationWithoutEval(Rule):
                 "BatchNorm updating): call `.eval()` on each before it")
     safety = Safety.UNSAFE
     triggers = ("no_grad", "inference_mode")
+    needs = Needs.any_of(fragments=("no_grad", "inference_mode"))
     valid = (
         "import torch\nmodel = torch.nn.Linear(2, 2)\nfor epoch in range(3):\n    model.train()\n"
         "    for x in train_loader:\n"

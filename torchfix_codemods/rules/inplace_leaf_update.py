@@ -10,6 +10,7 @@ from torchfix_codemods.analysis.leaves import leaf_requiring_grad
 from torchfix_codemods.analysis.statements import consecutive_runs, own_line
 from torchfix_codemods.edits.statements import wrapped_in_with
 from torchfix_codemods.findings import Safety
+from torchfix_codemods.prefilter import Needs
 from torchfix_codemods.rules.base import Example, Fix, Rule
 
 _NOT_DATA_WRITES = frozenset({"requires_grad_", "share_memory_", "detach_", "retain_grad_"})
@@ -91,6 +92,8 @@ class InplaceLeafUpdate(Rule):
                "do it under `torch.no_grad()`")
     safety = Safety.SAFE
     triggers = ("requires_grad", "Parameter", "parameters(", "param_groups", ".weight", ".bias")
+    needs = Needs.any_of(fragments=("requires_grad", "Parameter", "parameters", "param_groups",
+                                      "weight", "bias"))
     valid = (
         "import torch\nw = torch.randn(3, requires_grad=True)\nwith torch.no_grad():\n"
         "    w -= 0.1 * w.grad\n",

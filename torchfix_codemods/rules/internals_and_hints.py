@@ -9,6 +9,7 @@ import libcst as cst
 
 from torchfix_codemods.analysis.names import dotted_name
 from torchfix_codemods.findings import Safety
+from torchfix_codemods.prefilter import Needs
 from torchfix_codemods.rules.base import Example, Fix
 from torchfix_codemods.rules.table_rule import TableRule
 
@@ -68,6 +69,10 @@ class TorchInternalsAndHints(TableRule):
     message = "non-public torch alias or a numerically better torch function"
     safety = Safety.SAFE
     triggers = ("_utils", "log", "exp", "ToTensor", "torchvision")
+    needs = Needs.any_of("log", "exp", "ToTensor", "import:torchvision.datasets",
+                         "import:torchvision.models", "import:torchvision.transforms")
+    """Besides the table's private names: `torch.log`/`torch.exp` calls, `ToTensor`, and the
+    `import torchvision.<name> as <name>` statements."""
     valid = (
         "from torch.utils.data.dataloader import default_collate\n",
         "import torch\ny = torch.log1p(x)\n",

@@ -14,6 +14,7 @@ from torchfix_codemods.analysis.syntax import is_none, literal_bool
 from torchfix_codemods.edits.arguments import as_keyword, keyword, with_layout
 from torchfix_codemods.edits.call_mapping import Unmappable, bind
 from torchfix_codemods.findings import Safety
+from torchfix_codemods.prefilter import Needs
 from torchfix_codemods.rules.base import Example, Fix, Rule
 from torchfix_codemods.rules.tables import load_data
 
@@ -77,6 +78,11 @@ class LegacyReduction(Rule):
     message = "legacy `size_average`/`reduce` argument: use `reduction=`"
     safety = Safety.SAFE
     triggers = ("size_average", "reduce", "loss", "Loss", "entropy", "kl_div")
+
+    @classmethod
+    def file_needs(cls) -> Needs:
+        # The legacy arguments may be positional: the loss's own name is what must appear.
+        return Needs.any_of(*{qualified.rsplit(".", 1)[-1] for qualified in _losses()})
     valid = (
         "import torch\nloss = torch.nn.MSELoss(reduction='sum')\n",
         "import functools\nfunctools.reduce(f, xs)\n",

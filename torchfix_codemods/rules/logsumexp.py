@@ -9,6 +9,7 @@ from torchfix_codemods.analysis.imports import ImportUnavailable
 from torchfix_codemods.analysis.syntax import is_none
 from torchfix_codemods.edits.arguments import with_layout
 from torchfix_codemods.findings import Safety
+from torchfix_codemods.prefilter import Needs
 from torchfix_codemods.rules.base import Example, Fix, Rule
 
 
@@ -72,6 +73,7 @@ class LogOfSumOfExp(Rule):
     message = "`log(sum(exp(x)))` overflows: use the numerically stable `torch.logsumexp`"
     safety = Safety.UNSAFE
     triggers = ("exp",)
+    needs = Needs.any_of(fragments=("exp",))
     valid = (
         "import torch\ny = torch.logsumexp(x, 1)\n",
         "import torch\ny = torch.log(torch.sum(torch.exp(x)))\n",

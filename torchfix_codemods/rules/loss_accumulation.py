@@ -17,6 +17,7 @@ from torchfix_codemods.analysis.values import tensor_facts
 from torchfix_codemods.analysis.walk import names_in, walk
 from torchfix_codemods.edits.expressions import method_call
 from torchfix_codemods.findings import Safety
+from torchfix_codemods.prefilter import Needs
 from torchfix_codemods.rules.base import Example, Fix, Rule
 
 _NUMERIC_SINKS = frozenset({"print", "float", "int", "round", "str", "len", "format", "repr",
@@ -76,6 +77,7 @@ class AccumulateLossTensor(Rule):
                "accumulate `.item()` or `.detach()`")
     safety = Safety.SAFE
     triggers = ("+=", "append")
+    needs = Needs.any_of("+=", ".append")
     valid = (
         "import torch.nn.functional as F\ndef train(model, loader, opt):\n    total = 0\n"
         "    for x, y in loader:\n        loss = F.mse_loss(model(x), y)\n        total += loss\n"

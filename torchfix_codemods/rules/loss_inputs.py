@@ -14,6 +14,7 @@ from torchfix_codemods.analysis.imports import ImportRequest, ImportUnavailable
 from torchfix_codemods.analysis.modules import init_assignment
 from torchfix_codemods.analysis.usage import assigned_name, describe_use, reads_of_assigned
 from torchfix_codemods.findings import Safety
+from torchfix_codemods.prefilter import Needs
 from torchfix_codemods.rules.base import Example, Fix, Rule
 
 _F = "torch.nn.functional."
@@ -122,6 +123,10 @@ class SoftmaxIntoCrossEntropy(_LossRule):
     message = "cross-entropy applies log-softmax itself: pass the logits, not softmax probabilities"
     safety = Safety.UNSAFE
     triggers = ("softmax", "Softmax")
+    needs = Needs.any_of(fragments=("softmax", "Softmax")) & Needs.any_of(
+        *(name.rsplit(".", 1)[-1] for name in CE_FUNCTIONS | CE_MODULES | NLL_FUNCTIONS
+          | NLL_MODULES))
+    """A softmax, and a cross-entropy or NLL loss named where it is built or called."""
     valid = (
         "import torch.nn.functional as F\nloss = F.cross_entropy(logits, y)\n",
         "import torch.nn.functional as F\nloss = F.nll_loss(F.log_softmax(x, dim=1), y)\n",
@@ -265,6 +270,9 @@ class SigmoidIntoBCE(_LossRule):
     message = "binary cross-entropy on `sigmoid(x)`: use the `with_logits` version on `x`"
     safety = Safety.UNSAFE
     triggers = ("sigmoid", "Sigmoid", "expit")
+    needs = Needs.any_of(fragments=("sigmoid", "Sigmoid", "expit")) & Needs.any_of(
+        *(name.rsplit(".", 1)[-1] for name in {BCE_FUNCTION} | BCE_MODULES))
+    """A sigmoid, and a BCE loss named where it is built or called."""
     valid = (
         "import torch.nn.functional as F\nloss = F.binary_cross_entropy_with_logits(x, y)\n",
         "import torch\nfrom torch import nn\ncrit = nn.BCELoss()\nloss = crit(probs, y)\n",

@@ -12,6 +12,7 @@ from torchfix_codemods.analysis.statements import statement_line
 from torchfix_codemods.analysis.training import loop_facts
 from torchfix_codemods.edits.statements import insert_before, parse_statement
 from torchfix_codemods.findings import Safety
+from torchfix_codemods.prefilter import Needs
 from torchfix_codemods.rules.base import Example, Fix, Rule
 
 
@@ -69,6 +70,7 @@ class MissingZeroGrad(Rule):
     message = "the loop calls `backward()` and `step()` but never `zero_grad()`: gradients accumulate"
     safety = Safety.UNSAFE
     triggers = ("backward",)
+    needs = Needs.any_of("backward")
     valid = (
         "import torch\nfor x in data:\n    opt.zero_grad()\n    loss(x).backward()\n"
         "    opt.step()\n",

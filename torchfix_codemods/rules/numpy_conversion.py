@@ -13,8 +13,10 @@ from torchfix_codemods.analysis.frameworks import imports_torch
 from torchfix_codemods.analysis.syntax import code_of
 from torchfix_codemods.analysis.tensors import Provenance, provenance
 from torchfix_codemods.analysis.values import TensorFacts, conversion_facts
+from torchfix_codemods.analysis.walk import walk_local
 from torchfix_codemods.edits.expressions import method_call
 from torchfix_codemods.findings import Safety
+from torchfix_codemods.prefilter import Needs
 from torchfix_codemods.rules.base import Example, Fix, Rule
 
 _DETACHED = frozenset({"detach", "data"})
@@ -132,6 +134,14 @@ class NumpyOnTensor(Rule):
     (`nn.Parameter(...).numpy()` works under `no_grad`/`inference_mode`): a
     conversion that itself runs with autograd off cannot fail for grad.
 
+    The facts must also *show* one of the two risks: the value requires grad (a
+    module's output with autograd on, a parameter, `requires_grad=True`), lives
+    on an accelerator (`.cuda()`, `device="cuda"`), or was moved to a device
+    chosen at run time (`.to(device)`, a module's device). A value the analysis
+    knows nothing about (a function parameter no call in the file explains) is
+    not a finding: on the labelled real code (19 repositories), every such
+    `.numpy()` received values computed under `no_grad` or already on the CPU.
+
     ## Fix safety
     Safe when the receiver is known to be a torch tensor (the finding's reason
     says why): a CPU tensor without grad gives the same array sharing the same
@@ -156,6 +166,7 @@ class NumpyOnTensor(Rule):
                "use `.detach().cpu().numpy()`")
     safety = Safety.SAFE
     triggers = ("numpy", "asarray", "array")
+    needs = Needs.any_of("numpy", "asarray", "array")  # `.numpy()`, or numpy imported
     valid = (
         "import torch\ny = torch.randn(3).detach().cpu().numpy()\n",
         "import torch\ny = torch.randn(3).numpy(force=True)\n",
@@ -167,6 +178,8 @@ class NumpyOnTensor(Rule):
         "import numpy as np\nimport torch\nt = torch.from_numpy(np.ones(3))\ny = t.numpy()\n",
         "import torch\nimport torch.nn as nn\nnet = nn.Linear(3, 2)\n"
         "ids = net(torch.randn(1, 3)).argmax(1).cpu().numpy()\n",
+        # nothing shows a risk: a parameter no call in the file explains
+        "import torch\ndef f(out):\n    return out.numpy()\n",
     )
     invalid = (
         Example(
@@ -192,8 +205,8 @@ class NumpyOnTensor(Rule):
             "ids = net(torch.randn(1, 3).cuda()).argmax(1).cpu().numpy()\n",
         ),
         Example(
-            "import torch\ndef f(out):\n    return out.numpy()\n",
-            "import torch\ndef f(out):\n    return out.detach().cpu().numpy()\n",
+            "import torch\ndef f(out, device):\n    return out.to(device).numpy()\n",
+            "import torch\ndef f(out, device):\n    return out.to(device).detach().cpu().numpy()\n",
             unsafe=True,
         ),
     )
@@ -224,6 +237,8 @@ class NumpyOnTensor(Rule):
         facts = self._facts(receiver)
         if not facts.numpy_can_fail:
             return
+        if facts.requires_grad.is_no and self._other_branch_moves_to_cpu(call, receiver):
+            return
         new, added = _conversion(receiver, facts)
         fix = Fix(tier, f"call {added} before `.numpy()`",
                   [(call, new.with_changes(lpar=call.lpar, rpar=call.rpar))])
@@ -231,6 +246,25 @@ class NumpyOnTensor(Rule):
         if tier is Safety.UNSAFE:
             message += " (unsafe: the receiver is not known to be a torch tensor)"
         self.report(call, message, fix=fix, reason=_why(found, facts))
+
+    def _other_branch_moves_to_cpu(self, call: cst.Call, receiver: cst.BaseExpression) -> bool:
+        """``t.numpy() if not on_gpu else t.cpu().numpy()`` (or the same as an ``if``
+        statement): the code already chose the branch by device, so the device is no risk
+        here (udacity's CIFAR notebook)."""
+        written = code_of(receiver)
+        for ancestor in self.names.ancestors(call):
+            if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                return False
+            if isinstance(ancestor, (cst.IfExp, cst.If)):
+                branches: list[cst.CSTNode] = [ancestor.body]
+                if ancestor.orelse is not None:
+                    branches.append(ancestor.orelse)
+                others = [b for b in branches if not any(a is b for a in self.names.ancestors(call))
+                          and b is not call]
+                return any(isinstance(node, cst.Call) and _is_cpu_call(node) and
+                           code_of(node.func.value) == written  # type: ignore[attr-defined]
+                           for branch in others for node in (branch, *walk_local(branch)))
+        return False
 
     def _numpy_function(self, call: cst.Call, value: cst.BaseExpression, *, copy: bool) -> None:
         if _chain_detached(value):

@@ -13,6 +13,7 @@ from torchfix_codemods.analysis.loops import loops_over
 from torchfix_codemods.analysis.syntax import literal_bool
 from torchfix_codemods.analysis.usage import assigned_name
 from torchfix_codemods.analysis.walk import walk_local
+from torchfix_codemods.prefilter import Needs
 from torchfix_codemods.rules.base import Example, Rule
 
 _MOVES = frozenset({"to", "cuda"})
@@ -68,6 +69,7 @@ class PinMemoryMissing(Rule):
                "copied through pageable memory")
     default_enabled = False
     triggers = ("DataLoader",)
+    needs = Needs.any_of(fragments=("DataLoader",))
     valid = (
         "import torch\nfrom torch.utils.data import DataLoader\nloader = DataLoader(ds, "
         "pin_memory=True)\nfor x in loader:\n    model(x.cuda()).sum().backward()\n",

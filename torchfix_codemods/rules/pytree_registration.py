@@ -13,6 +13,7 @@ import libcst as cst
 from torchfix_codemods.analysis.names import dotted_name
 from torchfix_codemods.edits.call_mapping import Unmappable
 from torchfix_codemods.findings import Safety
+from torchfix_codemods.prefilter import Needs
 from torchfix_codemods.rules.base import Example, Fix
 from torchfix_codemods.rules.table_rule import Handler, TableRule
 from torchfix_codemods.rules.tables import Replacement
@@ -92,6 +93,7 @@ class PrivatePytreeRegistration(TableRule):
     safety = Safety.UNSAFE
     min_torch = (2, 2)
     triggers = ("_register_pytree_node",)
+    needs = Needs.any_of(fragments=("_register_pytree_node",))
     handlers: dict[str, Handler] = {"register_pytree_node": _register}
     valid = (
         "import torch\ntorch.utils._pytree.register_pytree_node(P, f, u)\n",

@@ -6,6 +6,7 @@ import libcst as cst
 
 from torchfix_codemods.analysis.calls import keyword_arg
 from torchfix_codemods.findings import Safety
+from torchfix_codemods.prefilter import Needs
 from torchfix_codemods.rules.base import Example, Fix, Rule
 
 
@@ -50,6 +51,7 @@ class RequiresGradTypo(Rule):
     message = "`require_grad` is a typo for `requires_grad`: as written it does nothing"
     safety = Safety.UNSAFE
     triggers = ("require_grad",)
+    needs = Needs.any_of("require_grad", "require_grad_", "require_grad=")
     uses_torch_names = False
     valid = (
         "import torch\nx = torch.zeros(3, requires_grad=True)\n",

@@ -32,6 +32,7 @@ from torchfix_codemods.analysis.walk import names_in
 from torchfix_codemods.edits.arguments import add_keyword
 from torchfix_codemods.edits.statements import parse_statement
 from torchfix_codemods.findings import Safety
+from torchfix_codemods.prefilter import Needs
 from torchfix_codemods.rules.base import Example, Fix, Rule
 
 
@@ -99,6 +100,7 @@ class TorchLoadWithoutWeightsOnly(Rule):
     safety = Safety.SAFE
     min_torch = (1, 13)
     triggers = ("load",)
+    needs = Needs.any_of("load")  # torch.load: an attribute or an imported name
     valid = (
         "import torch\nstate = torch.load('m.pt', weights_only=True)\n",
         "import torch\nobj = torch.load('m.pt', weights_only=False)\n",
@@ -260,6 +262,7 @@ class TorchLoadWithoutMapLocation(Rule):
     message = "`torch.load` without `map_location` fails on a host without the GPU it was saved from"
     safety = Safety.SAFE
     triggers = ("load",)
+    needs = Needs.any_of("load")  # torch.load: an attribute or an imported name
     valid = (
         "import torch\nsd = torch.load('m.pt', map_location='cpu')\n",
         "import torch\nsd = torch.load('m.pt', 'cpu')\n",
@@ -410,6 +413,7 @@ class SaveWholeModule(Rule):
     message = "`torch.save` of a whole `nn.Module` pickles its class path; save `state_dict()` instead"
     safety = Safety.UNSAFE
     triggers = ("save", "load")  # a file that only loads may hold the other side of a pair
+    needs = Needs.any_of("save", "load")
     valid = (
         "import torch\nfrom torch import nn\nm = nn.Linear(2, 2)\ntorch.save(m.state_dict(), 'm.pt')\n",
         "import torch\ntorch.save({'epoch': 1}, 'c.pt')\n",

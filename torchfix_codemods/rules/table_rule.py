@@ -24,6 +24,7 @@ from torchfix_codemods.analysis.imports import ImportRemoval, ImportUnavailable
 from torchfix_codemods.analysis.names import dotted_name
 from torchfix_codemods.edits.call_mapping import Unmappable, map_call
 from torchfix_codemods.findings import Safety
+from torchfix_codemods.prefilter import Needs
 from torchfix_codemods.rules.base import Fix, Rule
 from torchfix_codemods.rules.tables import Replacement, replacements_for
 
@@ -47,6 +48,14 @@ class TableRule(Rule):
     @classmethod
     def table(cls) -> dict[str, Replacement]:
         return replacements_for(cls.code)
+
+    @classmethod
+    def file_needs(cls) -> Needs:
+        """An old name's last part is an attribute or an imported name in every use this rule
+        reports (and in every import of it), whatever the aliases; or the rule's own
+        ``needs``, for what its handlers report beyond the table."""
+        derived = Needs.any_of(*{old.rsplit(".", 1)[-1] for old in cls.table()})
+        return derived if cls.needs is None else derived | cls.needs
 
     # ------------------------------------------------------------ visiting
     def visit_Module(self, node: cst.Module) -> None:

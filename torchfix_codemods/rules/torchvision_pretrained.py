@@ -13,6 +13,7 @@ from torchfix_codemods.analysis.imports import ImportUnavailable
 from torchfix_codemods.analysis.syntax import code_of, is_none, literal_bool
 from torchfix_codemods.edits.arguments import as_keyword
 from torchfix_codemods.findings import Safety
+from torchfix_codemods.prefilter import Needs
 from torchfix_codemods.rules.base import Example, Fix, Rule
 from torchfix_codemods.rules.tables import load_data
 
@@ -74,6 +75,11 @@ class TorchvisionPretrained(Rule):
     message = "deprecated torchvision `pretrained=`: use `weights=`"
     safety = Safety.SAFE
     triggers = ("pretrained",)
+
+    @classmethod
+    def file_needs(cls) -> Needs:
+        """A model builder of the table is named (an attribute or an import) where it is called."""
+        return Needs.any_of(*{key.rsplit(".", 1)[-1] for key in _weights()["pretrained"]})
     valid = (
         "import torchvision\nm = torchvision.models.resnet18(weights=None)\n",
         "import timm\nm = timm.create_model('resnet18', pretrained=True)\n",

@@ -33,6 +33,7 @@ from torchfix_codemods.analysis.syntax import code_of
 from torchfix_codemods.analysis.training import Event, event_of, iteration_events
 from torchfix_codemods.edits.statements import move_statement
 from torchfix_codemods.findings import Safety
+from torchfix_codemods.prefilter import Needs
 from torchfix_codemods.rules.base import Example, Fix, Rule
 
 Loop = cst.For | cst.While
@@ -165,6 +166,7 @@ class ZeroGradBetweenBackwardAndStep(_OrderRule):
     message = "`zero_grad()` between `backward()` and `step()` wipes the gradients: nothing trains"
     safety = Safety.UNSAFE
     triggers = ("zero_grad",)
+    needs = Needs.any_of("zero_grad")
     kind = "zero_grad"
     valid = (
         "import torch\nfor x in data:\n    opt.zero_grad()\n    model(x).sum().backward()\n"
@@ -302,6 +304,7 @@ class ClipBeforeBackward(_OrderRule):
     message = "gradients are clipped before `backward()`: the step applies unclipped gradients"
     safety = Safety.UNSAFE
     triggers = ("clip_grad",)
+    needs = Needs.any_of(fragments=("clip_grad",))
     kind = "clip"
     valid = (
         "import torch\nfor x in data:\n    opt.zero_grad()\n    model(x).sum().backward()\n"
@@ -419,6 +422,7 @@ class SchedulerBeforeOptimizer(_OrderRule):
                "schedule is skipped")
     safety = Safety.UNSAFE
     triggers = ("sched",)
+    needs = Needs.any_of(fragments=("sched",))
     kind = "scheduler_step"
     valid = (
         "import torch\nfor epoch in range(3):\n    for x in data:\n        opt.zero_grad()\n"

@@ -14,6 +14,7 @@ from torchfix_codemods.analysis.imports import ImportRemoval
 from torchfix_codemods.analysis.names import NameIndex
 from torchfix_codemods.edits.expressions import as_receiver, method_call
 from torchfix_codemods.findings import Safety
+from torchfix_codemods.prefilter import Needs
 from torchfix_codemods.rules.base import Example, Fix, Rule
 
 VARIABLE = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})
@@ -66,6 +67,7 @@ class VariableWrapper(Rule):
     message = "`Variable` is a no-longer-needed wrapper that detaches: use the tensor"
     safety = Safety.SAFE
     triggers = ("Variable",)
+    needs = Needs.any_of("Variable")
     valid = (
         "import torch\nx = torch.randn(3).detach()\n",
         "import tensorflow as tf\nv = tf.Variable(1.0)\n",

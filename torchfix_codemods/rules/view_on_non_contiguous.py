@@ -12,6 +12,7 @@ from torchfix_codemods.analysis.layout import (
 )
 from torchfix_codemods.analysis.tensors import data_use, name_written_in_place, provenance
 from torchfix_codemods.findings import Safety
+from torchfix_codemods.prefilter import Needs
 from torchfix_codemods.rules.base import Example, Fix, Rule
 
 
@@ -80,6 +81,7 @@ class ViewOnNonContiguous(Rule):
                "raises (they are no longer adjacent in memory): use `.reshape()`")
     safety = Safety.SAFE
     triggers = (".view",)
+    needs = Needs.any_of(".view")
     valid = (
         "import torch\nx = torch.randn(2, 3, 4)\ny = x.permute(0, 2, 1).contiguous().view(2, -1)\n",
         "import torch\nx = torch.randn(2, 3, 4)\ny = x.view(6, 4).transpose(0, 1)\n",

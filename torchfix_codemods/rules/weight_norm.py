@@ -8,6 +8,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchfix_codemods.findings import Safety
+from torchfix_codemods.prefilter import Needs
 from torchfix_codemods.rules.base import Example, Fix
 from torchfix_codemods.rules.table_rule import TableRule
 from torchfix_codemods.rules.tables import Replacement
@@ -53,6 +54,7 @@ class WeightNorm(TableRule):
     safety = Safety.UNSAFE
     min_torch = (2, 1)
     triggers = ("weight_norm",)
+    needs = Needs.any_of(fragments=("weight_norm",))
     valid = (
         "import torch\nm = torch.nn.utils.parametrizations.weight_norm(torch.nn.Linear(2, 2))\n",
         "from mylib import weight_norm\nm = weight_norm(layer)\n",

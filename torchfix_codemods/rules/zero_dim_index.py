@@ -13,6 +13,7 @@ from torchfix_codemods.analysis.syntax import is_zero_index
 from torchfix_codemods.analysis.tensors import scalar_reason
 from torchfix_codemods.edits.expressions import method_call
 from torchfix_codemods.findings import Safety
+from torchfix_codemods.prefilter import Needs
 from torchfix_codemods.rules.base import Example, Fix, Rule
 
 
@@ -52,6 +53,7 @@ class IndexZeroDim(Rule):
     message = "indexing a 0-dim tensor raises `IndexError`: use `.item()`"
     safety = Safety.SAFE
     triggers = ("[0]",)
+    needs = Needs.any_of("[0]")
     valid = (
         "import torch\nx = torch.randn(3)\ny = x[0]\n",
         "import torch.nn as nn\ncrit = nn.CrossEntropyLoss(reduction='none')\n"

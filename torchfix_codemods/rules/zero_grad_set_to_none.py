@@ -11,6 +11,7 @@ from torchfix_codemods.analysis.syntax import is_false
 from torchfix_codemods.analysis.training import grad_read_after
 from torchfix_codemods.edits.arguments import remove_argument
 from torchfix_codemods.findings import Safety
+from torchfix_codemods.prefilter import Needs
 from torchfix_codemods.rules.base import Example, Fix, Rule
 
 
@@ -62,6 +63,7 @@ class ZeroGradSetToNoneFalse(Rule):
     safety = Safety.UNSAFE
     min_torch = (2, 0)
     triggers = ("set_to_none", "zero_grad(False")
+    needs = Needs.any_of("zero_grad", "set_to_none", "set_to_none=")
     valid = (
         "import torch\noptimizer.zero_grad()\n",
         "import torch\nmodel.zero_grad(set_to_none=True)\n",

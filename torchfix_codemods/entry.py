@@ -1,0 +1,87 @@
+"""The ``torchfix-codemods`` console script: ``check`` without typer when it can.
+
+(From speed.) A ``check`` answered from the cache should cost little more than starting
+Python and hashing the files. typer alone costs ~150 ms before the
+first file is looked at: it imports pydantic and builds a validator for every
+parameter. Pre-commit hooks and editors run ``check`` on every save, so a
+``check`` whose arguments use only the options in :data:`CHECK_OPTIONS` is
+parsed here and runs :func:`~torchfix_codemods.commands.check_command`, the
+same function the typer command calls. Anything else (``--help``, a typo, an
+option not in the table, ``-j4``, ``--``) goes to the typer application,
+which handles it as always. tests/test_speed.py checks that every option here
+is typer's, under the same parameter name, and that both parsers pass the
+same values.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Literal
+
+OptionKind = Literal["list", "value", "int", "flag"]
+
+CHECK_OPTIONS: dict[str, tuple[str, OptionKind]] = {
+    "--select": ("select", "list"),
+    "--ignore": ("ignore", "list"),
+    "--extend-select": ("extend_select", "list"),
+    "--exclude": ("exclude", "list"),
+    "--extend-exclude": ("extend_exclude", "list"),
+    "--format": ("output_format", "value"),
+    "--target-torch": ("target_torch", "value"),
+    "--config": ("config", "value"),
+    "--jobs": ("jobs", "int"),
+    "-j": ("jobs", "int"),
+    "--no-cache": ("no_cache", "flag"),
+    "--statistics": ("statistics", "flag"),
+    "--show-fixes": ("show_fixes", "flag"),
+    "--exit-zero": ("exit_zero", "flag"),
+}
+"""``check``'s options this parser knows: option -> (parameter name, kind)."""
+
+
+def parse_check(argv: list[str]) -> dict[str, object] | None:
+    """``check_command``'s keyword arguments for ``argv``, or None to let typer decide."""
+    if not argv or argv[0] != "check":
+        return None
+    arguments: dict[str, object] = {}
+    paths: list[str] = []
+    rest = iter(argv[1:])
+    for item in rest:
+        if not item.startswith("-") or item == "-":
+            paths.append(item)
+            continue
+        option, equals, attached = item.partition("=")
+        known = CHECK_OPTIONS.get(option)
+        if known is None or (equals and option.startswith("-") and not option.startswith("--")):
+            return None
+        name, kind = known
+        if kind == "flag":
+            if equals:
+                return None
+            arguments[name] = True
+            continue
+        value = attached if equals else next(rest, None)
+        if value is None or (not equals and value.startswith("-")):
+            return None  # a missing value, or one click might read differently: typer says
+        if kind == "list":
+            arguments.setdefault(name, []).append(value)  # type: ignore[union-attr]
+        elif kind == "int":
+            if not value.isdigit() or int(value) < 1:
+                return None
+            arguments[name] = int(value)
+        else:
+            arguments[name] = value
+    if paths:
+        arguments["paths"] = paths
+    return arguments
+
+
+def main(argv: list[str] | None = None) -> None:
+    arguments = parse_check(sys.argv[1:] if argv is None else argv)
+    if arguments is not None:
+        from torchfix_codemods.commands import check_command
+
+        sys.exit(check_command(**arguments))  # type: ignore[arg-type]
+    from torchfix_codemods.cli import app
+
+    app(args=argv)
