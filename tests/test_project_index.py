@@ -543,6 +543,20 @@ def test_a_name_bound_twice_passes_a_module_only_when_every_binding_is_one(tmp_p
     assert view(index, tmp_path, "utils.py").module_arguments("evaluate") is None
 
 
+def test_a_notebook_reaches_its_own_functions(tmp_path: Path) -> None:
+    """A notebook has no module name, but `model = load()` of a function of its own cells
+    still returns what `load` returns (the summary text stands for the joined cells)."""
+    index = project(tmp_path, {
+        "models.py": MODELS,
+        "utils.py": "def evaluate(m):\n    return m(1)\n",
+        "demo.ipynb": "from models import Net\nfrom utils import evaluate\n"
+                      "def load():\n    return Net()\nmodel = Net()\nmodel = load()\n"
+                      "evaluate(model)\n",
+    })
+    found = view(index, tmp_path, "utils.py").module_arguments("evaluate")
+    assert found is not None and "models.Net" in found["m"] and "demo.ipynb" in found["m"]
+
+
 # --- fingerprints and plain data ----------------------------------------------------------------
 
 def test_fingerprint_follows_what_a_file_can_read(tmp_path: Path) -> None:

@@ -414,7 +414,17 @@ def parameter_evidence(names: NameIndex, binding: Binding,
 
 def _calls_in_file(names: NameIndex, function: cst.FunctionDef,
                    owner: cst.CSTNode | None) -> list[cst.Call] | None:
-    """The calls of ``function`` in this file, or None when it is also used otherwise."""
+    """The calls of ``function`` in this file, or None when it is also used otherwise
+    (asked once per parameter read: the answer is kept per function)."""
+    known: dict[int, list[cst.Call] | None] = names.cache.setdefault(  # type: ignore[assignment]
+        "modules.calls_in_file", {})
+    if id(function) not in known:
+        known[id(function)] = _find_calls(names, function, owner)
+    return known[id(function)]
+
+
+def _find_calls(names: NameIndex, function: cst.FunctionDef,
+                owner: cst.CSTNode | None) -> list[cst.Call] | None:
     name = function.name.value
     calls: list[cst.Call] = []
     if isinstance(owner, cst.ClassDef):

@@ -209,6 +209,12 @@ class ProjectIndex:
     def definition(self, qualified: str, importer: IndexedFile,
                    depth: int = 0) -> _Definition | None:
         """Where ``qualified`` is defined in the run, following re-exports."""
+        if qualified.startswith("@.") and "." not in qualified[2:]:
+            # The importer's own name: found in its summary, which also serves a notebook
+            # (no module name any other file could import it by).
+            own = _own_definition(importer, qualified[2:])
+            if own is not None:
+                return own
         absolute = self.absolute(qualified, importer)
         if absolute is None or depth > _MAX_DEPTH:
             return None
@@ -651,6 +657,17 @@ class ProjectIndex:
                                f"`{found.qualified}` returns a "
                                f"{'detached ' if detached else ''}CPU tensor ({where})")
         return None
+
+
+def _own_definition(file: IndexedFile, name: str) -> _Definition | None:
+    summary = file.summary
+    if name in summary.classes:
+        return _Definition(file, "class", name)
+    if name in summary.functions:
+        return _Definition(file, "function", name)
+    if name in summary.names:
+        return _Definition(file, "name", name)
+    return None
 
 
 def _file_of(value: Value) -> tuple[str, ...] | None:
