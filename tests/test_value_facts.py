@@ -376,3 +376,68 @@ def _walk_assigns(module: cst.Module) -> list[cst.Assign]:
 
     module.visit(Collect())
     return found
+
+
+# `probe = out` judged where it stands: a module output whose input an earlier line converted.
+_EXPORT = ("import torch\n\n\ndef to_numpy(example):\n    import onnxruntime\n"
+           "    return onnxruntime.run({'x': example.numpy()})\n\n\n"
+           "def export(model: torch.nn.Module, example=None):\n"
+           "    if example is None:\n        example = torch.randn(2, 3)\n"
+           "    with torch.inference_mode():\n        out = model(example)\n")
+
+
+@pytest.mark.parametrize("body", [
+    "    ref = to_numpy(example)\n    probe = out\n",
+    "    ref = to_numpy(example=example)\n    probe = out\n",
+    "    ref = example.numpy()\n    probe = out\n",
+    "    if check:\n        ref = to_numpy(example)\n        probe = out\n",
+])
+def test_a_module_output_from_an_input_converted_before_is_on_the_cpu(body: str) -> None:
+    """timm's onnx_export: `original_out.numpy()` after `onnx_forward(f, example_input)`
+    converted the input: a GPU model would have raised on that CPU input first."""
+    names, value = probe(_EXPORT + body)
+    facts = conversion_facts(names, value)
+    assert facts.accelerator.answer == "no", facts.accelerator
+    assert "a module on an accelerator would have raised on it" in facts.accelerator.reason
+    assert not facts.numpy_can_fail
+
+
+@pytest.mark.parametrize("body", [
+    # the conversion does not run on every path to the line judged
+    "    if check:\n        ref = to_numpy(example)\n    probe = out\n",
+    "    ref = to_numpy(example) if check else None\n    probe = out\n",
+    # the input was rebound between the module call and the conversion
+    "    example = example.cpu()\n    ref = to_numpy(example)\n    probe = out\n",
+    # another argument is converted, not the module's input
+    "    ref = to_numpy(other)\n    probe = out\n",
+    # the earlier conversion is itself a device finding: it proves nothing
+    "    example = example.to(device)\n    out = model(example)\n    ref = example.numpy()\n"
+    "    probe = out\n",
+])
+def test_a_module_output_stays_suspected_without_a_conversion_before(body: str) -> None:
+    names, value = probe(_EXPORT + body)
+    facts = conversion_facts(names, value)
+    assert facts.accelerator.answer == "unknown" and facts.accelerator.suspected, facts.accelerator
+
+
+@pytest.mark.parametrize("helper", [
+    # the conversion sits under a condition, or after an early return
+    "def to_numpy(example):\n    if fast:\n        return example.numpy()\n    return None\n",
+    "def to_numpy(example):\n    if cached:\n        return cache\n    return example.numpy()\n",
+    # the parameter is rebound before it is converted
+    "def to_numpy(example):\n    example = example[0]\n    return example.numpy()\n",
+])
+def test_a_helper_counts_only_when_every_call_converts_the_parameter(helper: str) -> None:
+    source = _EXPORT.replace("def to_numpy(example):\n    import onnxruntime\n"
+                             "    return onnxruntime.run({'x': example.numpy()})\n", helper)
+    names, value = probe(source + "    ref = to_numpy(example)\n    probe = out\n")
+    assert conversion_facts(names, value).accelerator.suspected
+
+
+def test_a_conversion_after_the_line_judged_proves_nothing_there() -> None:
+    source = _EXPORT + "    probe = out\n    ref = to_numpy(example)\n"
+    names = NameIndex.build(cst.parse_module(source))
+    scope = next(s for s in names.all_scopes if "probe" in s.bindings)
+    value = scope.bindings["probe"][0].value
+    assert isinstance(value, cst.Name) and value.value == "out"
+    assert conversion_facts(names, value).accelerator.suspected

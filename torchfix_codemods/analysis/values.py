@@ -27,7 +27,10 @@ Evidence (measured on torch 2.13, see the rules' "Fix safety"):
   assign once, as detectron2's ``self._cpu_device``), ``torch.from_numpy``, factories
   without ``device=`` (unless the file changes the default device), DataLoader
   batches (collated on the CPU; unless a ``collate_fn`` or a ``TensorDataset``
-  of such tensors says otherwise); shape and dtype ops keep the device.
+  of such tensors says otherwise); shape and dtype ops keep the device; where a
+  ``.numpy()`` is judged, a module's output whose input an earlier line on every path
+  to it already converted with ``.numpy()`` (a module on an accelerator raises on a
+  CPU input, and a tensor's device never changes).
 * *integer: yes* — the integer and bool results above, ``dtype=torch.long``...
 
 Values are followed through the bindings that reach a read
@@ -51,10 +54,14 @@ from typing import Literal
 
 import libcst as cst
 
+from torchfix_codemods.analysis.callees import local_function
+from torchfix_codemods.analysis.definite import runs_before
 from torchfix_codemods.analysis.flow import reaching_bindings
 from torchfix_codemods.analysis.grad_mode import grad_mode_at
 from torchfix_codemods.analysis.modules import self_assignments
 from torchfix_codemods.analysis.names import Binding, NameIndex, dotted_name
+from torchfix_codemods.analysis.positions import positions_of
+from torchfix_codemods.analysis.statements import statement_line
 from torchfix_codemods.analysis.syntax import literal_bool
 from torchfix_codemods.analysis.tensors import module_reason, provenance
 from torchfix_codemods.analysis.walk import walk_local
@@ -160,7 +167,8 @@ def conversion_facts(names: NameIndex, expr: cst.BaseExpression,
     2.13: ``nn.Parameter(...).numpy()`` works under ``no_grad`` and ``inference_mode``), so
     where the conversion itself runs with autograd off, requiring grad cannot make it fail.
     """
-    facts = tensor_facts(names, expr, inference_decorators)
+    facts = _cpu_by_module_input(names, expr, tensor_facts(names, expr, inference_decorators),
+                                 inference_decorators)
     if facts.requires_grad.is_no:
         return facts
     mode = grad_mode_at(names, expr, inference_decorators)
@@ -169,6 +177,143 @@ def conversion_facts(names: NameIndex, expr: cst.BaseExpression,
     return TensorFacts(_no(f"converted {mode.reason}, where torch does not check grad"),
                        facts.accelerator, facts.integer, facts.leaf)
 
+
+
+def _cpu_by_module_input(names: NameIndex, expr: cst.BaseExpression, facts: TensorFacts,
+                         decorators: tuple[str, ...]) -> TensorFacts:
+    """A module's output whose input an earlier line already showed on the CPU.
+
+    ``out = model(x)`` is suspected to live on the module's device. When a line that runs
+    before the conversion being judged converts the same ``x`` with ``.numpy()`` (directly,
+    or through a function of this file that converts its parameter before it can return),
+    ``x`` is on the CPU: a tensor's device never changes, and the program got past that
+    line. A module on an accelerator raises on a CPU input, so ``out`` is on the CPU too,
+    and this ``.numpy()`` cannot be the first line to fail (timm's ``onnx_export``: the
+    output checked against ONNX runtime on ``example_input.numpy()``). Only the device
+    fact changes; what the earlier line proves about grad is not carried over.
+    """
+    accelerator = facts.accelerator
+    if accelerator.answer != "unknown" or not accelerator.suspected:
+        return facts
+    calls: list[cst.Call] = []
+    if isinstance(expr, cst.Call):
+        calls = [expr]
+    elif isinstance(expr, cst.Name):
+        bindings = reaching_bindings(names, expr)
+        if not bindings or not all(b.kind == "assign" and isinstance(b.value, cst.Call)
+                                   for b in bindings):
+            return facts
+        calls = [b.value for b in bindings]  # type: ignore[misc]
+    reasons = []
+    for call in calls:
+        if module_reason(names, call.func) is None:
+            return facts
+        inputs = [a.value for a in call.args if a.keyword is None and not a.star]
+        if not inputs or not isinstance(inputs[0], cst.Name):
+            return facts
+        shown = _converted_before(names, inputs[0], expr, decorators)
+        if shown is None:
+            return facts
+        reasons.append(shown)
+    if not reasons:
+        return facts
+    return TensorFacts(facts.requires_grad, _no(reasons[0]), facts.integer, facts.leaf)
+
+
+def _converted_before(names: NameIndex, value: cst.Name, site: cst.CSTNode,
+                      decorators: tuple[str, ...]) -> str | None:
+    """Why the tensor ``value`` names is on the CPU at ``site``: another read of the same
+    binding converted with ``.numpy()`` on a line that runs before ``site`` (None when
+    there is none). The earlier conversion counts only where it is not itself a finding
+    for its device, so fixing one line never changes the answer for another."""
+    reached = {id(b) for b in reaching_bindings(names, value)}
+    if not reached:
+        return None
+    for read in names.loads_in(names.scope_of(value), value.value):
+        if read is value or {id(b) for b in reaching_bindings(names, read)} != reached:
+            continue
+        line = statement_line(names, read)
+        if line is None or not runs_before(names, line, site):
+            continue
+        converted = _converts(names, read, decorators)
+        module = names.module_scope.node if names.module_scope is not None else None
+        if converted is not None and isinstance(module, cst.Module):
+            where = positions_of(module, [line])[id(line)].start.line
+            return (f"computed by a module from `{value.value}`, which line {where} converts "
+                    f"with `.numpy()`{converted}: a CPU tensor, and a module on an accelerator "
+                    "would have raised on it")
+    return None
+
+
+def _converts(names: NameIndex, read: cst.Name, decorators: tuple[str, ...]) -> str | None:
+    """" (directly)"/" (in `f`)" when evaluating ``read`` where it stands converts it with
+    ``.numpy()`` without a device risk shown there; None otherwise."""
+    attribute = names.parent(read)
+    if isinstance(attribute, cst.Attribute) and attribute.value is read and \
+            attribute.attr.value == "numpy":
+        call = names.parent(attribute)
+        if isinstance(call, cst.Call) and call.func is attribute and not call.args and \
+                _evaluated_with_statement(names, call) and \
+                not tensor_facts(names, read, decorators).accelerator.evidenced:
+            return ""
+        return None
+    argument = names.parent(read)
+    call = names.parent(argument) if isinstance(argument, cst.Arg) else None
+    if not isinstance(argument, cst.Arg) or not isinstance(call, cst.Call) or argument.star or \
+            not _evaluated_with_statement(names, call):
+        return None
+    function = local_function(names, call)
+    if function is None:
+        return None
+    parameter = _parameter_for(function, call, argument)
+    if parameter is None:
+        return None
+    return f" (in `{function.name.value}`)" if _converts_parameter(
+        names, function, parameter, decorators) else None
+
+
+def _parameter_for(function: cst.FunctionDef, call: cst.Call, argument: cst.Arg) -> str | None:
+    """The parameter of ``function`` that ``argument`` of ``call`` binds."""
+    params = [*function.params.posonly_params, *function.params.params]
+    if argument.keyword is not None:
+        named = argument.keyword.value
+        return named if any(p.name.value == named for p in
+                            (*params, *function.params.kwonly_params)) else None
+    position = [a for a in call.args if a.keyword is None].index(argument)
+    return params[position].name.value if position < len(params) else None
+
+
+def _converts_parameter(names: NameIndex, function: cst.FunctionDef, parameter: str,
+                        decorators: tuple[str, ...]) -> bool:
+    """``function`` converts ``parameter`` with ``.numpy()`` in a top-level statement of its
+    body that every call reaches (no ``return``/``raise`` before it), and never rebinds it."""
+    if not isinstance(function.body, cst.IndentedBlock):
+        return False
+    scope = names.scope_of(function.body)
+    if [b.kind for b in scope.bindings.get(parameter, [])] != ["param"]:
+        return False
+    for statement in function.body.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            return False
+        for node in walk_local(statement):
+            if isinstance(node, cst.Name) and node.value == parameter and \
+                    _converts(names, node, decorators) == "":
+                return True
+        if any(isinstance(s, (cst.Return, cst.Raise)) for s in statement.body):
+            return False
+    return False
+
+
+def _evaluated_with_statement(names: NameIndex, node: cst.CSTNode) -> bool:
+    """``node`` runs whenever its statement does: not in a lambda, a comprehension, a
+    conditional expression or the right side of ``and``/``or``."""
+    for ancestor in names.ancestors(node):
+        if isinstance(ancestor, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            return True
+        if isinstance(ancestor, (cst.Lambda, cst.IfExp, cst.BooleanOperation, cst.ListComp,
+                                 cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+            return False
+    return False
 
 def _any(facts: Iterable[Fact], empty: Fact) -> Fact:
     """The fact of a value that has a property when any of its sources may: yes if one is

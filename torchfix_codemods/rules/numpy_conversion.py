@@ -141,6 +141,15 @@ class NumpyOnTensor(Rule):
     knows nothing about (a function parameter no call in the file explains) is
     not a finding: on the labelled real code (19 repositories), every such
     `.numpy()` received values computed under `no_grad` or already on the CPU.
+    A module's output is not on an accelerator when its input was converted
+    with `.numpy()` on an earlier line that runs on every path here (directly,
+    or by a function of the file that converts that parameter before it can
+    return): the input is a CPU tensor, a module on a GPU raises a RuntimeError on
+    a CPU input (`Linear`, `Conv2d`), so this `.numpy()` is never the first line
+    to fail (timm's
+    `onnx_export` checks `original_out.numpy()` after converting
+    `example_input` in `onnx_forward`). The earlier conversion counts only where
+    it is not a device finding itself, so fixing one line never changes another.
 
     ## Fix safety
     Safe when the receiver is known to be a torch tensor (the finding's reason
