@@ -287,6 +287,46 @@ def _is_torch_load(names: NameIndex, value: cst.BaseExpression) -> bool:
     return isinstance(value, cst.Call) and names.qualified_name(value.func) == "torch.load"
 
 
+def _loaded_under_module_globals(names: NameIndex,
+                                 load: cst.BaseExpression) -> ModuleEvidence | None:
+    """``with torch.serialization.safe_globals([Net, nn.Conv2d, ...]): model = torch.load(f)``:
+    the load is allowed to rebuild nn.Module classes, which only a whole pickled model needs
+    (pytorch/examples' super_resolve.py). A state_dict load needs no such globals."""
+    for ancestor in names.ancestors(load):
+        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return None
+        if not isinstance(ancestor, cst.With):
+            continue
+        for item in ancestor.items:
+            call = item.item
+            if not (isinstance(call, cst.Call) and call.args and names.qualified_name(
+                    call.func) == "torch.serialization.safe_globals"):
+                continue
+            for element in _listed(names, call.args[0].value):
+                qualified = names.qualified_name(element) or ""
+                local = element.value if isinstance(element, cst.Name) else None
+                if (local in module_classes(names) and names.binding_of(element) is not None
+                        and names.binding_of(element).kind == "class") or (  # type: ignore[union-attr]
+                        qualified and (_project_module(names, qualified) or (
+                            is_module_class(qualified) and qualified.startswith("torch.nn.")))):
+                    shown = local or qualified
+                    return ModuleEvidence(f"a whole model loaded with `safe_globals` that allow "
+                                          f"the nn.Module class `{shown}`", shown)
+    return None
+
+
+def _listed(names: NameIndex, expr: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The elements of a list or tuple literal, or of the one such literal a name is bound to."""
+    if isinstance(expr, cst.Name):
+        bindings = names.bindings_of(expr)
+        if len(bindings) != 1 or bindings[0].value is None:
+            return []
+        expr = bindings[0].value
+    if isinstance(expr, (cst.List, cst.Tuple)):
+        return [e.value for e in expr.elements if isinstance(e, cst.Element)]
+    return []
+
+
 def _name_evidence(names: NameIndex, name: cst.Name, depth: int) -> ModuleEvidence | None:
     bindings = names.bindings_of(name)
     if not bindings:
@@ -329,6 +369,9 @@ def _bindings_evidence(names: NameIndex, name: cst.Name, bindings: list,
                 continue
         if binding.kind in ("assign", "annassign") and binding.value is not None:
             if _is_torch_load(names, binding.value):
+                loaded = _loaded_under_module_globals(names, binding.value)
+                if loaded is not None:
+                    reasons.append(loaded)
                 # `model = torch.load(path)` next to `model = Net()` reloads the same kind
                 # of object: it neither proves nor refutes, the other bindings decide.
                 continue
@@ -546,9 +589,66 @@ def mode_changes_output(names: NameIndex, expr: cst.BaseExpression) -> bool | No
     when there is one (``ClassFacts.changes_with_mode``).
     """
     value = _instance_value(names, expr)
+    if value is None and isinstance(expr, cst.Name):
+        return _loaded_changes_with_mode(names, expr)
     if value is None or not isinstance(_strip_chain(value), cst.Call):
         return None
+    if _is_torch_load(names, value):
+        return _loaded_changes_with_mode(names, expr)  # type: ignore[arg-type]
     return _value_changes_with_mode(names, value, frozenset())
+
+
+def _loaded_changes_with_mode(names: NameIndex, expr: cst.Name) -> bool | None:
+    """A whole model loaded under ``safe_globals([...])`` (and moved, ``model =
+    model.to(device)``) can only be built from the listed classes: eval() changes its output
+    when one of them depends on the mode; unknown when one cannot be answered."""
+    loads = []
+    for binding in names.bindings_of(expr):
+        value = binding.value if binding.kind == "assign" else None
+        if value is None:
+            return None
+        moved = _strip_chain(value)
+        if moved is not value and isinstance(moved, cst.Name) and moved.value == expr.value:
+            continue
+        if not _is_torch_load(names, value):
+            return None
+        loads.append(value)
+    if len(loads) != 1 or _loaded_under_module_globals(names, loads[0]) is None:
+        return None
+    answers = [_class_changes_with_mode(names, element)
+               for element in _allowed_globals(names, loads[0])]
+    if True in answers:
+        return True
+    return None if None in answers or not answers else False
+
+
+def _allowed_globals(names: NameIndex, load: cst.BaseExpression) -> list[cst.BaseExpression]:
+    for ancestor in names.ancestors(load):
+        if isinstance(ancestor, cst.With):
+            for item in ancestor.items:
+                call = item.item
+                if isinstance(call, cst.Call) and call.args and names.qualified_name(
+                        call.func) == "torch.serialization.safe_globals":
+                    return _listed(names, call.args[0].value)
+    return []
+
+
+def _class_changes_with_mode(names: NameIndex, cls: cst.BaseExpression) -> bool | None:
+    """The mode question for a class named in an allow list (not an instance of it)."""
+    if isinstance(cls, cst.Name):
+        binding = names.binding_of(cls)
+        if binding is not None and binding.kind == "class" and isinstance(binding.node, cst.ClassDef):
+            return changes_with_mode(names, binding.node)
+    qualified = names.qualified_name(cls)
+    if qualified is None:
+        return None
+    last = qualified.split(".")[-1]
+    if qualified.startswith("torch.nn.") and last[:1].isupper():
+        if last in _MODE_DEPENDENT:
+            return True
+        return None if last in _CONTAINERS else False
+    facts = names.project.class_facts(qualified)
+    return None if facts is None else facts.changes_with_mode
 
 
 def changes_with_mode(names: NameIndex, cls: cst.ClassDef,
