@@ -10,9 +10,9 @@ migrated as plain ``python``. Each of the three is one process (or one launch) r
 script in turn (tests/ddp_shapes/run_all.py), so torch starts three times, not fifteen.
 
 No shuffling and no BatchNorm: with the global batch kept (the sampler halves each
-process's batch) or every process reading all of it (the multi-file project, whose data side
-is reported, not edited), DDP's averaged gradient equals the one-process gradient, so every
-run ends with the original's weights. The shuffled shard check lives in
+process's batch; in the multi-file project the sampler is added in the module that builds the
+loader and set_epoch in train.py), DDP's averaged gradient equals the one-process gradient, so
+every run ends with the original's weights. The shuffled shard check lives in
 test_ddp_migration.py (train_dp_shuffle.py).
 """
 
@@ -82,10 +82,15 @@ def test_every_shape_is_migrated(shapes: tuple[Path, dict[str, str], str]) -> No
         text = (migrated / name).read_text()
         assert "DataParallel(" not in text.replace("DistributedDataParallel(", ""), name
         assert "_ddp_wrap(" in text, name
-    # Only the multi-file project keeps a data-side finding, naming where its loader is built.
-    remaining = [line for line in report.splitlines() if "data side not migrated" in line]
-    assert len(remaining) == 1 and "train.py" in remaining[0], report
-    assert "ddp_shape_data.make_loader" in remaining[0], report
+    # No data side is left: the multi-file project's loader gets its sampler in the module that
+    # builds it (the project index pairs the two files), set_epoch where the epochs run.
+    assert "data side not migrated" not in report, report
+    data = (migrated / "project" / "ddp_shape_data.py").read_text()
+    assert "DistributedSampler(train_dataset, num_replicas=_ddp_world()[1]" in data
+    assert "batch_size=10 // _ddp_world()[1]" in data
+    train = (migrated / "project" / "train.py").read_text()
+    assert "if isinstance(loader.sampler, torch.utils.data.DistributedSampler):" in train
+    assert "loader.sampler.set_epoch(epoch)" in train
 
 
 def test_every_shape_reaches_the_original_weights(

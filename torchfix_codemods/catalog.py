@@ -33,6 +33,7 @@ class RuleEntry:
 _MODULES = ("module-classes",)
 _CHECKPOINTS = ("module-classes", "checkpoints")
 _PAIRS = ("module-classes", "checkpoints", "checkpoint-pairs")
+_SHARDS = ("module-classes", "loader-shards")
 _CALLERS = ("module-classes", "callers")
 
 CATALOG: tuple[RuleEntry, ...] = (
@@ -55,7 +56,7 @@ CATALOG: tuple[RuleEntry, ...] = (
     RuleEntry("TFC203", "eval-not-restored", "inference_mode", project_facts=_CALLERS),
     RuleEntry("TFC204", "direct-forward", "direct_forward", project_facts=_MODULES),
     RuleEntry("TFC205", "validation-without-eval", "inline_validation"),
-    RuleEntry("TFC301", "data-parallel", "data_parallel", project_facts=_MODULES),
+    RuleEntry("TFC301", "data-parallel", "data_parallel", project_facts=_SHARDS),
     RuleEntry("TFC302", "dataloader-workers-without-main-guard", "dataloader_processes"),
     RuleEntry("TFC303", "cuda-in-dataloader-worker", "dataloader_processes"),
     RuleEntry("TFC304", "hard-coded-cuda", "cuda_notes", default_enabled=False),

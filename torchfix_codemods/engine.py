@@ -165,6 +165,13 @@ def process(unit: SourceUnit, options: FileOptions, *, apply_fixes: bool,
     codes = {rule.code for rule in rules}
     selection = _prefilter(rules, unit.text)
     runnable: list[type[Rule]] = selection.rules  # type: ignore[assignment]
+    if project is not NO_PROJECT:
+        # The other side of an edit made in two files (a loader sharded where it is built):
+        # the index, not the text, says the rule has work here.
+        wanted = [rule for rule in rules if rule not in runnable and rule.project_facts
+                  and rule.wanted_by_project(project)]
+        if wanted:
+            runnable = [rule for rule in rules if rule in runnable or rule in wanted]
     if not runnable:
         # ``ast`` already parsed the text when the prefilter read its words.
         if SYNTAX_ERROR_CODE in codes and selection.parses is not True:

@@ -24,6 +24,8 @@ from torchfix_codemods.settings import Settings
 
 PAIRS_FACT = "checkpoint-pairs"
 """The fact of rules that rewrite a save in one file together with a load in another."""
+SHARDS_FACT = "loader-shards"
+"""The fact of rules that shard a loader in one file for a training loop in another."""
 _MAX_ENTRIES = 20000
 
 
@@ -71,8 +73,14 @@ def build_project(work: list[tuple[str, Settings]], run: Settings, jobs: int = 1
             store.put(digest, summary)
     if store is not None:
         store.save()
-    return ProjectIndex.build(summaries, pairable={
-        path: settings.unsafe_fixes for path, settings in work if _rewrites_pairs(path, settings)})
+    return ProjectIndex.build(summaries, pairable=_policies(work, PAIRS_FACT),
+                              shardable=_policies(work, SHARDS_FACT))
+
+
+def _policies(work: list[tuple[str, Settings]], fact: str) -> dict[str, bool]:
+    """The files where a rule reading ``fact`` runs, with their unsafe-fixes policy."""
+    return {path: settings.unsafe_fixes for path, settings in work
+            if _reads_fact(path, settings, fact)}
 
 
 POOL_MIN_FILES = 32
@@ -112,10 +120,10 @@ def summarize_bytes(path: str, data: bytes) -> FileSummary:
     return summarize(text)
 
 
-def _rewrites_pairs(path: str, settings: Settings) -> bool:
+def _reads_fact(path: str, settings: Settings, fact: str) -> bool:
     table = entries_by_code()
     codes = settings.options_for(path).codes
-    return any(PAIRS_FACT in table[code].project_facts for code in codes if code in table)
+    return any(fact in table[code].project_facts for code in codes if code in table)
 
 
 class SummaryStore:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 ProjectFact = Literal["module-classes", "checkpoints", "checkpoint-pairs", "callers",
-                      "version-flags"]
+                      "version-flags", "loader-shards"]
 """The kinds of cross-file facts a rule can declare it reads:
 
 ``module-classes``: which classes (and which functions' results) are ``nn.Module``,
@@ -31,7 +31,9 @@ ProjectFact = Literal["module-classes", "checkpoints", "checkpoint-pairs", "call
 ``torch.load`` reads; ``checkpoint-pairs``: whole-module saves rewritten together with
 their load in another file (the index offers a pair only between files where such a rule
 runs with unsafe fixes); ``callers``: what other files pass to a file's functions;
-``version-flags``: module-level torch-version flags.
+``version-flags``: module-level torch-version flags; ``loader-shards``: a DataParallel
+training loop's DataLoader built by a function of another file, sharded there in the same
+change (the index offers a shard only between files where such a rule runs with unsafe fixes).
 """
 
 
@@ -110,6 +112,30 @@ class ModulePair:
         return f"{self.module}.{self.class_name}"
 
 
+@dataclass(frozen=True)
+class LoaderShard:
+    """The training ``DataLoader`` of a file that wraps its model in ``nn.DataParallel``,
+    built by a module-level function of another file of the run.
+
+    TFC301 migrates the two files together: the building file gives the loader a
+    ``DistributedSampler`` and a per-process batch size, the training file calls
+    ``set_epoch`` at the top of its epoch loop. ``problem`` is None only when the index can
+    prove that the function builds one loader that can take a sampler, that the training
+    file's call is its only call in the run, and that both files run the rule with unsafe
+    fixes; otherwise it says why not, and the data side is reported.
+    """
+
+    loader_path: str
+    """The file that builds the loader (as the user gave it)."""
+    function: str
+    loader_line: int
+    """The line of its ``DataLoader(...)`` call."""
+    training_path: str
+    target: str
+    """The name the training file assigns the loader to."""
+    problem: str | None = None
+
+
 class ProjectFacts(Protocol):
     """Questions about the rest of the run's files, asked from one file of it.
 
@@ -153,6 +179,14 @@ class ProjectFacts(Protocol):
         """Parameters of this file's module-level ``function`` that every call from another
         file of the run passes an ``nn.Module`` to, with the reason; None without such calls."""
 
+    def training_loaders(self) -> tuple[LoaderShard, ...]:
+        """The loaders this file's functions build that another file's DataParallel training
+        loop reads and that are sharded here (every one's ``problem`` is None)."""
+
+    def loader_shard(self, qualified: str) -> LoaderShard | None:
+        """What the index knows of the loader the function ``qualified`` (another file's)
+        builds for this file's DataParallel training loop; None when it is not one."""
+
 
 class NoProject:
     """The project of a run without an index: every question is answered "unknown"."""
@@ -176,6 +210,12 @@ class NoProject:
         return None
 
     def module_arguments(self, function: str) -> dict[str, str] | None:
+        return None
+
+    def training_loaders(self) -> tuple[LoaderShard, ...]:
+        return ()
+
+    def loader_shard(self, qualified: str) -> LoaderShard | None:
         return None
 
 

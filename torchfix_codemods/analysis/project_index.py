@@ -31,14 +31,17 @@ from functools import cached_property
 
 from torchfix_codemods.analysis.project import (
     ClassFacts,
+    LoaderShard,
     ModulePair,
     ReturnFacts,
     SavedContent,
 )
 from torchfix_codemods.analysis.project_summary import (
     CallSite,
+    DataParallelUse,
     FileSummary,
     Key,
+    LoaderCall,
     LoadSite,
     SaveSite,
     Value,
@@ -112,6 +115,9 @@ class ProjectIndex:
     None for every file alike. A pair needs both sides in it with the same policy, so
     it is rewritten on both sides or on none. Plain data, not a function, so that the
     index can be sent to worker processes."""
+    shardable: dict[str, bool] | None = None
+    """The same for TFC301's loader shards (a training file and the file that builds its
+    loader are edited together or not at all)."""
 
     def __post_init__(self) -> None:
         self.modules: dict[str, list[IndexedFile]] = {}
@@ -122,18 +128,17 @@ class ProjectIndex:
 
     @classmethod
     def build(cls, summaries: Mapping[str, FileSummary],
-              pairable: Mapping[str, bool] | None = None) -> ProjectIndex:
+              pairable: Mapping[str, bool] | None = None,
+              shardable: Mapping[str, bool] | None = None) -> ProjectIndex:
         """Combine summaries keyed by path (the paths the rules will see); ``pairable``:
         the paths where whole-module pairs may be rewritten, with their unsafe-fixes
-        policy (default: every file, one policy)."""
+        policy (default: every file, one policy); ``shardable``: the same for loader shards."""
         files: dict[str, IndexedFile] = {}
         for path, summary in summaries.items():
             parts, root = module_path_parts(path)
             files[os.path.abspath(path)] = IndexedFile(
                 path, summary, ".".join(parts), root, path.endswith(".ipynb"))
-        allowed = None if pairable is None else {
-            os.path.abspath(path): unsafe for path, unsafe in pairable.items()}
-        return cls(files, allowed)
+        return cls(files, _absolute_keys(pairable), _absolute_keys(shardable))
 
     def view(self, path: str) -> FileFacts:
         """The index as seen from ``path`` (a file of the run or not)."""
@@ -175,6 +180,10 @@ class ProjectIndex:
                             view.module_pair(save.function, save.site)])
         for name in sorted(summary.functions):
             answers.append(["function", name, view.module_arguments(name)])
+        answers.append(["training-loaders", view.training_loaders()])
+        if summary.data_parallel is not None:
+            for call in summary.data_parallel.loader_calls:
+                answers.append(["loader-shard", call.callee, view.loader_shard(call.callee)])
         return hashlib.sha256(json.dumps(answers, default=repr).encode()).hexdigest()
 
     # ------------------------------------------------------------- resolution
@@ -515,10 +524,7 @@ class ProjectIndex:
         return table
 
     def _pairable(self, saving: IndexedFile, loading: IndexedFile) -> bool:
-        if self.pairable is None:
-            return True
-        policies = [self.pairable.get(os.path.abspath(f.path)) for f in (saving, loading)]
-        return None not in policies and policies[0] == policies[1]
+        return _same_policy(self.pairable, saving, loading)
 
     def saves_for(self, load: LoadSite, file: IndexedFile) -> list[tuple[IndexedFile, SaveSite]]:
         key = self.normal_key(load.key, file)
@@ -634,6 +640,76 @@ class ProjectIndex:
         modules = [self.content(option, caller).module for option in options]
         return f"`{modules[0]}`" if modules and None not in modules else None
 
+    # ---------------------------------------------------------- loader shards
+    @cached_property
+    def loader_shards(self) -> dict[tuple[str, str], LoaderShard]:
+        """Every DataParallel training file's loader calls that reach a loader function of
+        another file: by (training file path, callee as that file spells it)."""
+        table: dict[tuple[str, str], LoaderShard] = {}
+        for training in self.files.values():
+            use = training.summary.data_parallel
+            if use is None or training.notebook:
+                continue
+            for call in use.loader_calls:
+                shard = self._loader_shard(training, use, call)
+                if shard is not None:
+                    table[(training.path, call.callee)] = shard
+        return table
+
+    @cached_property
+    def _shards_by_loader_file(self) -> dict[str, tuple[LoaderShard, ...]]:
+        table: dict[str, list[LoaderShard]] = {}
+        for shard in self.loader_shards.values():
+            if shard.problem is None:
+                table.setdefault(os.path.abspath(shard.loader_path), []).append(shard)
+        return {path: tuple(shards) for path, shards in table.items()}
+
+    def training_loaders(self, file: IndexedFile) -> tuple[LoaderShard, ...]:
+        return self._shards_by_loader_file.get(os.path.abspath(file.path), ())
+
+    def _loader_shard(self, training: IndexedFile, use: DataParallelUse,
+                      call: LoaderCall) -> LoaderShard | None:
+        found = self.definition(call.callee, training)
+        if found is None or found.kind != "function" or found.file is training:
+            return None
+        loader = found.file.summary.loader_functions.get(found.name)
+        if loader is None:
+            return None
+
+        def shard(problem: str | None = None) -> LoaderShard:
+            return LoaderShard(found.file.display, found.name, loader.line, training.display,
+                               call.target, problem)
+
+        if loader.problem is not None:
+            return shard(loader.problem)
+        if found.file.notebook:
+            return shard("it is in a notebook")
+        if found.file.summary.data_parallel is not None:
+            return shard("that file wraps a model in DataParallel too")
+        if use.wraps != 1 or use.distributed or not use.trains:
+            return shard("the training file is not one DataParallel training loop without a "
+                         "distributed path of its own")
+        if not _same_policy(self.shardable, training, found.file):
+            return shard("TFC301 does not run with the same fix policy on both files in this run")
+        calls = self.call_count(found)
+        if calls != 1:
+            return shard(f"`{found.name}()` is called {calls} times in the run: a sampler there "
+                         "would shard every caller's data")
+        return shard()
+
+    def call_count(self, found: _Definition) -> int:
+        """How many calls of the function ``found`` the run's files make (calls only: a
+        function passed around as a value is not counted)."""
+        count = 0
+        for indexed in self.files.values():
+            for dotted, times in indexed.summary.callees.items():
+                if dotted.rsplit(".", 1)[-1] != found.name:
+                    continue
+                target = self.definition(dotted, indexed)
+                if target is not None and target.file is found.file and target.name == found.name:
+                    count += times
+        return count
+
     def returns(self, qualified: str, importer: IndexedFile) -> ReturnFacts | None:
         found = self.definition(qualified, importer)
         if found is None or found.kind != "function":
@@ -657,6 +733,20 @@ class ProjectIndex:
                                f"`{found.qualified}` returns a "
                                f"{'detached ' if detached else ''}CPU tensor ({where})")
         return None
+
+
+def _absolute_keys(policies: Mapping[str, bool] | None) -> dict[str, bool] | None:
+    return None if policies is None else {
+        os.path.abspath(path): unsafe for path, unsafe in policies.items()}
+
+
+def _same_policy(policies: dict[str, bool] | None, first: IndexedFile,
+                 second: IndexedFile) -> bool:
+    """Both files take part (the rule runs there) with the same unsafe-fixes policy."""
+    if policies is None:
+        return True
+    found = [policies.get(os.path.abspath(f.path)) for f in (first, second)]
+    return None not in found and found[0] == found[1]
 
 
 def _own_definition(file: IndexedFile, name: str) -> _Definition | None:
@@ -712,4 +802,10 @@ class FileFacts:
 
     def module_arguments(self, function: str) -> dict[str, str] | None:
         return self.index.module_arguments(self.file, function)
+
+    def training_loaders(self) -> tuple[LoaderShard, ...]:
+        return self.index.training_loaders(self.file)
+
+    def loader_shard(self, qualified: str) -> LoaderShard | None:
+        return self.index.loader_shards.get((self.file.path, qualified))
 

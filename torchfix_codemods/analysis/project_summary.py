@@ -46,9 +46,13 @@ from typing import Any
 
 from torchfix_codemods.analysis.torch_classes import (
     CHAINABLE_METHODS,
+    DATA_PARALLEL_CLASSES,
+    DDP_CLASSES,
     MODE_CONTAINERS,
     MODE_DEPENDENT_LAYERS,
     MODE_FUNCTIONS,
+    PROCESS_GROUP_CALLS,
+    is_dataloader_class,
 )
 from torchfix_codemods.noqa import is_silenced, noqa_lines
 
@@ -146,6 +150,43 @@ class CallSite:
 
 
 @dataclass
+class LoaderFunction:
+    """A module-level function that returns the ``DataLoader`` it builds (TFC301's data side
+    when that loader feeds a DataParallel training loop in another file)."""
+
+    line: int
+    """The line of the ``DataLoader(...)`` call."""
+    problem: str | None = None
+    """Why a ``DistributedSampler`` cannot be added to it (``**kwargs``, a sampler of its own,
+    no ``batch_size``); None when it can."""
+
+
+@dataclass
+class LoaderCall:
+    """``target = callee(...)`` in a file that wraps a model in ``DataParallel``, where
+    ``target`` is read by an epoch loop (a ``for`` over it inside another ``for``)."""
+
+    callee: str
+    target: str
+    function: str
+    """The function the assignment is in ("" at module level)."""
+    line: int
+
+
+@dataclass
+class DataParallelUse:
+    """What a file that calls ``nn.DataParallel`` shows about its training (for TFC301)."""
+
+    wraps: int
+    """How many ``DataParallel(...)`` calls it makes."""
+    distributed: bool
+    """It already has a DistributedDataParallel or process-group path."""
+    trains: bool
+    """It calls ``.backward()`` or builds a ``torch.optim`` optimizer."""
+    loader_calls: list[LoaderCall] = field(default_factory=list)
+
+
+@dataclass
 class FunctionSummary:
     params: list[str]
     returns: Value
@@ -166,6 +207,12 @@ class FileSummary:
     Dropout/BatchNorm-like layer, a functional one, ``.training``), ``?`` (something this
     file cannot tell: a module passed in, ``setattr``), ``class:<dotted>`` (a submodule
     built from a class the index resolves); empty when nothing in it depends on the mode."""
+    loader_functions: dict[str, LoaderFunction] = field(default_factory=dict)
+    data_parallel: DataParallelUse | None = None
+    """Only for a file that calls ``nn.DataParallel``."""
+    callees: dict[str, int] = field(default_factory=dict)
+    """How many times the file calls each function of another module (dotted as the file
+    spells it, like ``CallSite.callee``) or of its own module level (``@.name``)."""
     parsed: bool = True
 
     def to_json(self) -> dict[str, Any]:
@@ -182,8 +229,19 @@ class FileSummary:
             loads=[LoadSite(**s) for s in data["loads"]],
             calls=[CallSite(**c) for c in data["calls"]],
             class_modes={k: list(v) for k, v in data.get("class_modes", {}).items()},
+            loader_functions={k: LoaderFunction(**v)
+                              for k, v in data.get("loader_functions", {}).items()},
+            data_parallel=_data_parallel_use(data.get("data_parallel")),
+            callees=dict(data.get("callees", {})),
             parsed=bool(data["parsed"]),
         )
+
+
+def _data_parallel_use(data: dict[str, Any] | None) -> DataParallelUse | None:
+    if data is None:
+        return None
+    calls = [LoaderCall(**c) for c in data.get("loader_calls", [])]
+    return DataParallelUse(data["wraps"], data["distributed"], data["trains"], calls)
 
 
 def site_id(expr: ast.expr) -> str:
@@ -255,6 +313,12 @@ class _Summarizer:
         self._collect_module(tree)
         for call, scope, target, statement in self._calls:
             self._call(call, scope, target, statement)
+        # TFC301's data side across files; the substring tests keep the cost out of the
+        # files that cannot take part.
+        if "DataLoader" in text:
+            self._loader_functions(tree)
+        if "DataParallel" in text:
+            self._data_parallel(tree)
 
     # --------------------------------------------------------------- one pass
     def _scan(self, tree: ast.Module) -> None:
@@ -497,6 +561,9 @@ class _Summarizer:
     def _call(self, call: ast.Call, scope: _Scope, target: str | None = None,
               statement: ast.stmt | None = None) -> None:
         dotted = self.dotted(call.func, scope)
+        if dotted is not None and not dotted.startswith(("torch.", "numpy.")) and \
+                dotted.split(".")[0] not in _STDLIB_HINTS:
+            self.summary.callees[dotted] = self.summary.callees.get(dotted, 0) + 1
         if isinstance(call.func, ast.Attribute) and call.func.attr == "apply" and \
                 len(call.args) == 1 and not call.keywords:
             self._apply(call, scope)
@@ -515,6 +582,54 @@ class _Summarizer:
             if any(v[0] in _PASSED_KINDS for v in [*args.values(), *alternatives.values()]):
                 self.summary.calls.append(CallSite(dotted, args, scope.trains, call.lineno,
                                                    alternatives))
+
+    # -------------------------------------------------- DataParallel's data side
+    def _loader_functions(self, tree: ast.Module) -> None:
+        """Module-level functions whose every ``return`` gives one ``DataLoader(...)`` they
+        build (directly, or through a name bound once to it)."""
+        for node in tree.body:
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            scope = self._functions[id(node)]
+            if scope.generator or not scope.returns:
+                continue
+            loaders = [self._returned_loader(r.value, scope) for r in scope.returns]
+            call = loaders[0]
+            if call is None or any(loader is not call for loader in loaders):
+                continue
+            problem = _loader_problem(call)
+            if problem is None and self._noqa(call, "TFC301"):
+                problem = "it is silenced with `# noqa: TFC301`"
+            self.summary.loader_functions[node.name] = LoaderFunction(call.lineno, problem)
+
+    def _returned_loader(self, value: ast.expr | None, scope: _Scope) -> ast.Call | None:
+        if isinstance(value, ast.Name):
+            bound = self._plain_binding(value.id, scope)
+            value = bound[0] if bound is not None and bound[1] is scope else None
+        if isinstance(value, ast.Call) and is_dataloader_class(self.dotted(value.func, scope) or ""):
+            return value
+        return None
+
+    def _data_parallel(self, tree: ast.Module) -> None:
+        """How many ``DataParallel`` wraps, whether there is a DDP path already, whether the
+        file trains, and which loaders built by another module's function an epoch loop reads."""
+        use = DataParallelUse(0, False, any(s.trains for s in (self.module,
+                                                              *self._functions.values())))
+        reads = _EpochReads(tree, self._functions)
+        for call, scope, target, _ in self._calls:
+            dotted = self.dotted(call.func, scope)
+            if dotted is None:
+                continue
+            if dotted in DATA_PARALLEL_CLASSES:
+                use.wraps += 1
+            elif dotted in DDP_CLASSES or dotted.startswith(PROCESS_GROUP_CALLS):
+                use.distributed = True
+            elif dotted.startswith("torch.optim."):
+                use.trains = True
+            elif target is not None and not dotted.startswith(("@.", "torch.")) and \
+                    reads.per_epoch(target, scope):
+                use.loader_calls.append(LoaderCall(dotted, target, scope.name, call.lineno))
+        self.summary.data_parallel = use
 
     def _apply(self, call: ast.Call, scope: _Scope) -> None:
         """``model.apply(init_weights)`` with ``init_weights`` imported from another module:
@@ -875,6 +990,89 @@ class _Summarizer:
         if values and len(values) == 1 and values[0] is not None:
             return values[0], self.module
         return None
+
+
+def _loader_problem(call: ast.Call) -> str | None:
+    """Why TFC301 cannot give this ``DataLoader(...)`` a ``DistributedSampler`` (the ``ast``
+    twin of the rule's own check of a loader in the file it migrates)."""
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None
+                                                                 for k in call.keywords):
+        return "its arguments come from *args/**kwargs"
+    if len(call.args) > 3:
+        return "its arguments cannot all be read"
+    if _argument(call, "sampler", 3) is not None or _argument(call, "batch_sampler", 4):
+        return "it already has a sampler"
+    if _argument(call, "dataset", 0) is None:
+        return "it has no dataset argument"
+    batch = _argument(call, "batch_size", 1)
+    if batch is None or (isinstance(batch, ast.Constant) and batch.value in (None, False)):
+        return "it has no batch_size to divide by the world size"
+    return None
+
+
+_LOOP_WRAPPERS = frozenset({"enumerate", "tqdm", "iter", "zip"})
+
+
+def _iterated_name(expr: ast.expr) -> str | None:
+    """``loader`` in ``for b in loader``, ``enumerate(loader)``, ``tqdm.tqdm(loader)``."""
+    while isinstance(expr, ast.Call) and expr.args:
+        func = expr.func
+        name = func.id if isinstance(func, ast.Name) else \
+            func.attr if isinstance(func, ast.Attribute) else None
+        if name not in _LOOP_WRAPPERS:
+            return None
+        expr = expr.args[0]
+    return expr.id if isinstance(expr, ast.Name) else None
+
+
+class _EpochReads:
+    """Which names an epoch loop reads, per scope: a ``for`` over the name inside another
+    ``for`` of the same scope, or (a module-level name) a ``for`` over it in a function of the
+    file that is called inside a loop (pytorch-cifar's ``for epoch ...: train(epoch)``)."""
+
+    def __init__(self, tree: ast.Module, functions: dict[int, _Scope]) -> None:
+        self._functions = functions
+        self._nested: dict[int, set[str]] = {}
+        self._looped: dict[str, set[str]] = {}
+        self._called_in_loops: set[str] = set()
+        for node in [tree, *(f.node for f in functions.values())]:
+            nested, looped, called = self._scan(node)
+            self._nested[id(node)] = nested
+            self._called_in_loops |= called
+            scope = functions.get(id(node))
+            if scope is not None and scope.top_function:
+                self._looped[scope.name] = {n for n in looped if n not in scope.bindings
+                                            and n not in scope.params}
+
+    @staticmethod
+    def _scan(owner: ast.AST) -> tuple[set[str], set[str], set[str]]:
+        nested: set[str] = set()
+        looped: set[str] = set()
+        called: set[str] = set()
+        stack: list[tuple[ast.AST, int]] = [(c, 0) for c in getattr(owner, "body", [])]
+        while stack:
+            node, depth = stack.pop()
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                continue
+            if isinstance(node, (ast.For, ast.AsyncFor)):
+                name = _iterated_name(node.iter)
+                if name is not None:
+                    looped.add(name)
+                    if depth:
+                        nested.add(name)
+                stack.extend((c, depth + 1) for c in [*node.body, *node.orelse])
+                continue
+            if depth and isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                called.add(node.func.id)
+            stack.extend((c, depth) for c in ast.iter_child_nodes(node))
+        return nested, looped, called
+
+    def per_epoch(self, name: str, scope: _Scope) -> bool:
+        if name in self._nested.get(id(scope.node), ()):
+            return True
+        return scope.module_level and any(
+            name in looped and function in self._called_in_loops
+            for function, looped in self._looped.items())
 
 
 _PASSED_KINDS = frozenset({"call", "dict", "seq", "sd", "tensor", "numpy", "namespace", "str",

@@ -49,6 +49,14 @@ CHAINABLE_METHODS = frozenset({"to", "cuda", "cpu", "eval", "train", "half", "fl
 
 DATALOADER_CLASSES = frozenset({"torch.utils.data.DataLoader",
                                 "torch.utils.data.dataloader.DataLoader"})
+DATA_PARALLEL_CLASSES = frozenset({
+    "torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
+    "torch.nn.parallel.data_parallel.DataParallel",
+})
+DDP_CLASSES = frozenset({"torch.nn.parallel.DistributedDataParallel",
+                         "torch.nn.parallel.distributed.DistributedDataParallel"})
+PROCESS_GROUP_CALLS = ("torch.distributed.init_process_group", "torch.distributed.run")
+"""A file that calls these already has a distributed path of its own (TFC301 leaves it)."""
 
 
 def is_module_class(qualified: str) -> bool:

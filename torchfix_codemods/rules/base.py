@@ -124,6 +124,13 @@ class Rule:
         self.context = context
 
     @classmethod
+    def wanted_by_project(cls, project: ProjectFacts) -> bool:
+        """Whether the project index gives this rule work in a file that its ``triggers`` and
+        ``needs`` would skip: the other side of an edit made in two files. A question to
+        the index about this file only (a dictionary look-up), so skipped files stay cheap."""
+        return False
+
+    @classmethod
     def file_needs(cls) -> Needs:
         """:attr:`needs`; rules whose facts live in data tables derive theirs from the table."""
         return ANY_CODE if cls.needs is None else cls.needs

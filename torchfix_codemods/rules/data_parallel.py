@@ -29,8 +29,14 @@ from torchfix_codemods.analysis.imports import ImportRequest, ImportUnavailable
 from torchfix_codemods.analysis.loops import epoch_loop_of
 from torchfix_codemods.analysis.names import NameIndex, Scope
 from torchfix_codemods.analysis.positions import positions_of
+from torchfix_codemods.analysis.project import LoaderShard, ProjectFacts
 from torchfix_codemods.analysis.statements import statement_line
 from torchfix_codemods.analysis.syntax import code_of, is_docstring, is_none, literal_bool
+from torchfix_codemods.analysis.torch_classes import (
+    DATA_PARALLEL_CLASSES,
+    DDP_CLASSES,
+    PROCESS_GROUP_CALLS,
+)
 from torchfix_codemods.analysis.usage import assigned_name
 from torchfix_codemods.analysis.walk import children, walk_local
 from torchfix_codemods.edits.arguments import add_keyword, keyword
@@ -41,19 +47,16 @@ from torchfix_codemods.findings import Safety
 from torchfix_codemods.prefilter import Needs
 from torchfix_codemods.rules.base import Example, Fix, Rule, RuleContext
 
-DATA_PARALLEL = frozenset({
-    "torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
-    "torch.nn.parallel.data_parallel.DataParallel",
-})
+DATA_PARALLEL = DATA_PARALLEL_CLASSES
 DDP = "torch.nn.parallel.DistributedDataParallel"
-DDP_NAMES = frozenset({DDP, "torch.nn.parallel.distributed.DistributedDataParallel"})
+DDP_NAMES = DDP_CLASSES
 SAMPLER = "torch.utils.data.DistributedSampler"
 RANK_ZERO = frozenset({"torch.save", "os.mkdir", "os.makedirs"})
 """Calls that run on rank 0 only once migrated: two processes writing one file (or making
 one directory after both saw it missing) race."""
 FIRST_GPU = ('"cuda:0"', "'cuda:0'")
 EVALUATION = frozenset({"torch.no_grad", "torch.inference_mode"})
-HELPERS = ("_ddp_setup", "_ddp_is_main", "_ddp_wrap", "_ddp_cleanup")
+HELPERS = ("_ddp_setup", "_ddp_is_main", "_ddp_wrap", "_ddp_cleanup", "_ddp_world")
 
 CHECKLIST = (
     "migration checklist: init the process group (nccl on GPU, gloo on CPU) from LOCAL_RANK/"
@@ -115,6 +118,17 @@ def _ddp_cleanup():
     if {dist}.is_initialized():
         {dist}.barrier()
         {dist}.destroy_process_group()
+'''
+
+
+# The helper of a file that builds another file's training DataLoader: the sampler's rank and
+# world size come from the environment `torchrun` sets, so the file needs no process group of
+# its own and behaves the same whether or not the training file is migrated in this change.
+_WORLD_TEMPLATE = '''
+def _ddp_world():
+    # TFC301: (rank, world size) as `torchrun` sets them; (0, 1) under plain `python`.
+    # Read from the environment: building the loader needs no process group.
+    return int({environ}.get("RANK", "0")), int({environ}.get("WORLD_SIZE", "1"))
 '''
 
 
@@ -261,7 +275,7 @@ class DataParallelToDDP(Rule):
     message = "`nn.DataParallel` is slower than `DistributedDataParallel`; migrate and launch with torchrun"
     safety = Safety.UNSAFE
     triggers = ("DataParallel",)
-    project_facts = ("module-classes",)  # a training DataLoader returned by another file
+    project_facts = ("module-classes", "loader-shards")  # a training DataLoader of another file
     needs = Needs.any_of("DataParallel")
     valid = (
         "import torch\nfrom torch import nn\nm = nn.parallel.DistributedDataParallel(nn.Linear(2, 2))\n",
@@ -322,6 +336,11 @@ class DataParallelToDDP(Rule):
         ),
     )
 
+    @classmethod
+    def wanted_by_project(cls, project: ProjectFacts) -> bool:
+        """A file with no DataParallel that builds another file's training DataLoader."""
+        return bool(project.training_loaders())
+
     def visit_Module(self, node: cst.Module) -> None:
         self._wraps: list[cst.Call] = []
         self._loaders: list[cst.Call] = []
@@ -350,8 +369,7 @@ class DataParallelToDDP(Rule):
         if qualified in DATA_PARALLEL:
             if not self._implements_data_parallel(node):
                 self._wraps.append(node)
-        elif qualified in DDP_NAMES or (qualified or "").startswith(
-                ("torch.distributed.init_process_group", "torch.distributed.run")):
+        elif qualified in DDP_NAMES or (qualified or "").startswith(PROCESS_GROUP_CALLS):
             # This rule's own helpers (a file migrated earlier) are not the user's DDP path.
             if not self._in_helper(node):
                 self._distributed = True
@@ -435,8 +453,35 @@ class DataParallelToDDP(Rule):
         migrated = self._report_wraps() or self._migrated_earlier()
         if not self._wraps and self._migrated_earlier():
             self._report_data_side_left()
+        if not self._wraps:
+            self._shard_for_other_files()
         for call, classes in self._isinstance:
             self._report_isinstance(call, classes, migrated)
+
+    def _shard_for_other_files(self) -> None:
+        """The loaders this file builds for another file's DataParallel training loop (the
+        project index pairs them): a DistributedSampler here, ``set_epoch`` there."""
+        for shard in self.context.project.training_loaders():
+            function = next((s for s in self.context.module.body if isinstance(s, cst.FunctionDef)
+                             and s.name.value == shard.function), None)
+            loaders = [c for c in self._loaders
+                       if self.names.enclosing(c, cst.FunctionDef) is function]
+            if function is None or len(loaders) != 1:
+                continue  # the index and this file disagree: nothing to pair
+            loader = loaders[0]
+            if argument(loader, "sampler", 3) is not None:
+                continue  # sharded already (an earlier round of this run, or an earlier run)
+            message = (f"the training DataLoader of {shard.training_path}'s DataParallel -> DDP "
+                       "migration: each process must read its own shard")
+            migration = self._migration(launch_line(shard.training_path))
+            try:
+                fix = migration.shard_for_other_file(loader, shard)
+            except (_Irregular, ImportUnavailable) as why:
+                self.report(loader, f"{message}; no automatic rewrite: {why}; add "
+                            "`sampler=torch.utils.data.DistributedSampler(dataset, shuffle=<its "
+                            "shuffle>)` and divide `batch_size` by the world size")
+                continue
+            self.report(loader, message, fix=fix)
 
     def _report_data_side_left(self) -> None:
         """A file whose model side this rule migrated (this run or an earlier one) and that
@@ -559,6 +604,9 @@ class _Migration:
         """Its epoch loop, once found."""
         self.first_gpu: list[cst.SimpleString] = []
         """The file's ``"cuda:0"`` literals."""
+        self.shard: LoaderShard | None = None
+        """The training DataLoader's shard in the file that builds it, when that is another
+        file of the run (the project index pairs the two)."""
 
     def fix(self, call: cst.Call, data: bool = True) -> Fix:
         """Every step, in order; any step that cannot place its edit raises :class:`_Irregular`
@@ -593,6 +641,26 @@ class _Migration:
         return Fix(Safety.UNSAFE, description, self.edits.replacements(),
                    imports=tuple(dict.fromkeys(self.imports)))
 
+    def shard_for_other_file(self, loader: cst.Call, shard: LoaderShard) -> Fix:
+        """This file builds the training DataLoader of ``shard.training_path``: the sampler
+        and the per-process batch here, with ``_ddp_world()`` (the environment's rank and
+        world size), so this file's edit is right whether or not the other file is migrated."""
+        self._check_helper_names()
+        self.loader = loader
+        world = cst.parse_expression("_ddp_world()[1]")
+        placement = [keyword("num_replicas", world),
+                     keyword("rank", cst.parse_expression("_ddp_world()[0]"))]
+        self._add_sampler(loader, world, placement)
+        anchor = self._helper_anchor()
+        helpers, needs = self._helpers(anchor, _WORLD_TEMPLATE)
+        self.imports.extend(needs)
+        self.edits.after(anchor, *helpers)
+        return Fix(Safety.UNSAFE,
+                   f"DistributedSampler (rank and world size from the environment `torchrun` "
+                   f"sets) and batch_size per process = global // world size; "
+                   f"{shard.training_path} calls set_epoch every epoch",
+                   self.edits.replacements(), imports=tuple(dict.fromkeys(self.imports)))
+
     def locate_data_side(self) -> None:
         """The training DataLoader and its epoch loop, for :meth:`data_side_report`."""
         self.loader = self._training_loader()
@@ -608,6 +676,9 @@ class _Migration:
             found = positions_of(self.context.module, self.loaders)
             where = "the training DataLoader (one of lines " + ", ".join(
                 str(found[id(c)].start.line) for c in self.loaders) + ")"
+        elif self.shard is not None:
+            where = (f"`{self.shard.function}()` in {self.shard.loader_path} (its DataLoader, "
+                     f"line {self.shard.loader_line})")
         else:
             where = self._loader_elsewhere() or "the training DataLoader (not in this file)"
         epoch = (f"at the top of the epoch loop (line {lines[id(self.loop)].start.line})"
@@ -694,19 +765,67 @@ class _Migration:
 
     def _shard_training_loader(self) -> tuple[str, cst.For]:
         """The training DataLoader gets a DistributedSampler and a per-process batch size."""
+        elsewhere = self._loader_of_other_file()
+        if elsewhere is not None:
+            return elsewhere
         loader = self._training_loader()
         self.loader = loader
         target = self._loader_name(loader)
+        loop = self._epoch_loop(target)
+        self._check_epoch_loop(loop, target)
+        self._add_sampler(loader, cst.parse_expression("_ddp_setup()[2]"))
+        return target.value, loop
+
+    def _epoch_loop(self, target: cst.Name) -> cst.For:
         loop = epoch_loop_of(self.names, target)
         if loop is None or not isinstance(loop.target, cst.Name) or not isinstance(
                 loop.body, cst.IndentedBlock):
             raise _DataSide(f"no single epoch loop over `{target.value}` found for "
                             "sampler.set_epoch(epoch)")
+        return loop
+
+    def _check_epoch_loop(self, loop: cst.For, target: cst.Name) -> None:
         seen = self.names.lookup(target.value, self.names.scope_of(loop))
         if seen is None or seen[0] is not self.names.scope_of(target):
             raise _DataSide(f"the epoch loop does not see the training DataLoader as "
                             f"`{target.value}`")
         self.loop = loop
+
+    def _loader_of_other_file(self) -> tuple[str, cst.For] | None:
+        """``loader = make_loader(...)`` with ``make_loader`` another file's function that the
+        project index pairs with this file: the sampler is added there, ``set_epoch`` here."""
+        for target, qualified in self._assigned_calls():
+            shard = self.context.project.loader_shard(qualified)
+            if shard is None:
+                continue
+            self.shard = shard
+            if shard.problem is not None:
+                raise _DataSide(f"the training DataLoader is built by `{shard.function}()` in "
+                                f"{shard.loader_path}, which is not edited: {shard.problem}")
+            loop = self._epoch_loop(target)
+            self._check_epoch_loop(loop, target)
+            return target.value, loop
+        return None
+
+    def _assigned_calls(self) -> list[tuple[cst.Name, str]]:
+        """``name = f(...)`` anywhere in the file: the name and ``f``'s qualified name."""
+        found = []
+        for scope in self.names.all_scopes:
+            for bindings in scope.bindings.values():
+                for binding in bindings:
+                    value = binding.value
+                    target = assigned_name(self.names, value) if isinstance(
+                        value, cst.Call) else None
+                    qualified = self.names.qualified_name(value.func) if target is not None \
+                        else None  # type: ignore[union-attr]
+                    if target is not None and qualified is not None:
+                        found.append((target, qualified))
+        return found
+
+    def _add_sampler(self, loader: cst.Call, world: cst.BaseExpression,
+                     placement: list[cst.Arg] | None = None) -> None:
+        """``sampler=DistributedSampler(dataset, ...)`` in place of ``shuffle=`` and
+        ``batch_size`` divided by ``world`` (the world size, as this file computes it)."""
         self._validate_loader(loader)
         sampler = self.context.imports.reference(SAMPLER, loader, "torch.utils.data")
         self.imports.extend(r for r in [sampler.needs] if r)
@@ -721,19 +840,38 @@ class _Migration:
             name = fresh_name("train_dataset", taken)
             self.edits.before(line, simple_line(f"{name} = {code_of(dataset.value)}"))
             shared = cst.Name(name)
-        self.edits.rewrite(loader, lambda _: self._new_loader(loader, sampler.expression, shared))
+        self.edits.rewrite(loader, lambda _: self._new_loader(loader, sampler.expression, shared,
+                                                              world, placement or []))
         self.edits.rewrite(line, lambda line: line.with_changes(leading_lines=[
             *line.leading_lines,  # type: ignore[attr-defined]
             cst.EmptyLine(comment=cst.Comment(
                 "# TFC301: DDP's batch_size is per process: global batch // world size keeps "
                 "the global batch"))]))
-        return target.value, loop
 
     def _set_epoch_each_epoch(self, loop: cst.For, loader_name: str) -> None:
-        """``sampler.set_epoch(epoch)`` at the top of the epoch loop."""
+        """``sampler.set_epoch(epoch)`` at the top of the epoch loop. For a loader another
+        file builds, only when its sampler is a DistributedSampler: this file's edit stays
+        right when that file is not edited (excluded later, reverted, run alone)."""
         assert isinstance(loop.target, cst.Name) and isinstance(loop.body, cst.IndentedBlock)
-        self.edits.before(loop.body.body[0], simple_line(
-            f"{loader_name}.sampler.set_epoch({loop.target.value})"))
+        set_epoch = simple_line(f"{loader_name}.sampler.set_epoch({loop.target.value})")
+        if self.shard is None:
+            self.edits.before(loop.body.body[0], set_epoch)
+            return
+        sampler = self.context.imports.reference(SAMPLER, loop, "torch.utils.data")
+        self.imports.extend(r for r in [sampler.needs] if r)
+        # Relative to this file: a comment in the code must not name the user's machine.
+        where = os.path.relpath(self.shard.loader_path,
+                                os.path.dirname(self.shard.training_path) or ".")
+        guard = cst.If(
+            test=cst.Call(cst.Name("isinstance"), [
+                cst.Arg(cst.parse_expression(f"{loader_name}.sampler"), comma=cst.Comma(
+                    whitespace_after=cst.SimpleWhitespace(" "))),
+                cst.Arg(sampler.expression)]),
+            body=cst.IndentedBlock(
+                [set_epoch], header=cst.TrailingWhitespace(
+                    whitespace=cst.SimpleWhitespace("  "),
+                    comment=cst.Comment(f"# TFC301: its sampler is added in {where}"))))
+        self.edits.before(loop.body.body[0], guard)
 
     def _outputs_on_rank_zero(self) -> None:
         """Saves and prints on a line of their own run on rank 0 only."""
@@ -905,21 +1043,21 @@ class _Migration:
 
     @staticmethod
     def _new_loader(loader: cst.Call, sampler_func: cst.BaseExpression,
-                    shared: cst.BaseExpression) -> cst.Call:
+                    shared: cst.BaseExpression, world: cst.BaseExpression,
+                    placement: list[cst.Arg]) -> cst.Call:
         dataset = argument(loader, "dataset", 0)
         batch = argument(loader, "batch_size", 1)
         shuffle = argument(loader, "shuffle", 2)
         assert dataset is not None and batch is not None
         shuffle_value = shuffle.value if shuffle is not None else cst.Name("False")
+        comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
         sampler = cst.Call(sampler_func, [
-            cst.Arg(shared.deep_clone(), comma=cst.Comma(
-                whitespace_after=cst.SimpleWhitespace(" "))),
+            cst.Arg(shared.deep_clone(), comma=comma),
+            *[arg.with_changes(value=arg.value.deep_clone(), comma=comma) for arg in placement],
             keyword("shuffle", shuffle_value),
         ])
         per_process = cst.BinaryOperation(
-            as_left_operand(batch.value, cst.FloorDivide()), cst.FloorDivide(),
-            cst.Subscript(cst.Call(cst.Name("_ddp_setup")),
-                          [cst.SubscriptElement(cst.Index(cst.Integer("2")))]))
+            as_left_operand(batch.value, cst.FloorDivide()), cst.FloorDivide(), world.deep_clone())
         args = []
         for arg in loader.args:
             if arg is batch:
@@ -958,7 +1096,8 @@ class _Migration:
                 raise _Irregular("module-level code runs before the end of the import block")
         return module.body[anchor]
 
-    def _helpers(self, anchor: cst.CSTNode) -> tuple[list[cst.BaseStatement], list[ImportRequest]]:
+    def _helpers(self, anchor: cst.CSTNode, template: str = _HELPER_TEMPLATE,
+                 ) -> tuple[list[cst.BaseStatement], list[ImportRequest]]:
         imports = self.context.imports
         # The helpers go after the import block: name things as the first statement there
         # sees them (the anchor itself is the block's last import, not yet run at its start).
@@ -966,14 +1105,16 @@ class _Migration:
         body = list(module.body)
         after = next((body[i + 1] for i, s in enumerate(body) if s is anchor and i + 1 < len(body)),
                      anchor)
-        refs = {
-            "torch": imports.reference("torch", after),
-            "dist": imports.reference("torch.distributed", after, "torch.distributed"),
-            "environ": imports.reference("os.environ", after, "os"),
-            "ddp": imports.reference(DDP, after, "torch.nn.parallel"),
+        wanted = {
+            "torch": ("torch", None),
+            "dist": ("torch.distributed", "torch.distributed"),
+            "environ": ("os.environ", "os"),
+            "ddp": (DDP, "torch.nn.parallel"),
         }
-        text = _HELPER_TEMPLATE.format(script=self.launch.split()[-1],
-                                       **{key: ref.code for key, ref in refs.items()})
+        refs = {key: imports.reference(name, after, module)
+                for key, (name, module) in wanted.items() if "{" + key + "}" in template}
+        text = template.format(script=self.launch.split()[-1],
+                               **{key: ref.code for key, ref in refs.items()})
         statements = [s.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
                       for s in cst.parse_module(text).body]
         return statements, [ref.needs for ref in refs.values() if ref.needs is not None]
