@@ -530,10 +530,13 @@ class DataParallelToDDP(Rule):
         remaining: str | None = None
         try:
             try:
-                fix = self._migration(launch).fix(call)
+                migration = self._migration(launch)
+                fix = migration.fix(call)
             except _DataSide as why:
+                located = migration
                 migration = self._migration(launch)
                 fix = migration.fix(call, data=False)
+                migration.shard, migration.loop = located.shard, located.loop
                 remaining = migration.data_side_report(str(why))
         except (_Irregular, ImportUnavailable) as why:
             self.report(call, f"{self.message} (`{launch}`; DDP's batch_size is per process); "
@@ -604,6 +607,8 @@ class _Migration:
         """Its epoch loop, once found."""
         self.first_gpu: list[cst.SimpleString] = []
         """The file's ``"cuda:0"`` literals."""
+        self.loader_name: str | None = None
+        """The name the epoch loop reads the loader by, when only that is known."""
         self.shard: LoaderShard | None = None
         """The training DataLoader's shard in the file that builds it, when that is another
         file of the run (the project index pairs the two)."""
@@ -669,7 +674,25 @@ class _Migration:
     def data_side_report(self, why: str) -> str:
         """The remaining finding of a model-side-only migration: the exact edit the data
         side needs, where this file shows it."""
+        where = self._where_loader_is_built()
         lines = positions_of(self.context.module, [n for n in (self.loader, self.loop) if n])
+        epoch = (f"at the top of the epoch loop (line {lines[id(self.loop)].start.line})"
+                 if self.loop is not None else "at the top of every epoch")
+        here = self.loader is not None or bool(self.loaders)
+        world = "`_ddp_setup()[2]`" if here else (
+            "`int(os.environ.get(\"WORLD_SIZE\", \"1\"))` there, with `num_replicas=` and "
+            "`rank=` read from WORLD_SIZE and RANK")
+        name = self.shard.target if self.shard is not None else self.loader_name or "loader"
+        return (f"DataParallel -> DDP: data side not migrated ({why}). Until it is, every "
+                "process reads the whole dataset (each step's gradient is the same as in one "
+                "process, so the weights match, but nothing is faster). To shard it: in "
+                f"{where} add `sampler=torch.utils.data.DistributedSampler(dataset, "
+                "shuffle=<its shuffle>)` in place of `shuffle=` and divide `batch_size` by "
+                f"the world size ({world}); {epoch} call "
+                f"`{name}.sampler.set_epoch(epoch)`; call `_ddp_cleanup()` where training ends")
+
+    def _where_loader_is_built(self) -> str:
+        lines = positions_of(self.context.module, [n for n in (self.loader,) if n])
         if self.loader is not None:
             where = f"the training DataLoader (line {lines[id(self.loader)].start.line})"
         elif self.loaders:
@@ -681,36 +704,28 @@ class _Migration:
                      f"line {self.shard.loader_line})")
         else:
             where = self._loader_elsewhere() or "the training DataLoader (not in this file)"
-        epoch = (f"at the top of the epoch loop (line {lines[id(self.loop)].start.line})"
-                 if self.loop is not None else "at the top of every epoch")
-        return (f"DataParallel -> DDP: data side not migrated ({why}). Until it is, every "
-                "process reads the whole dataset (each step's gradient is the same as in one "
-                "process, so the weights match, but nothing is faster). To shard it: in "
-                f"{where} add `sampler=torch.utils.data.DistributedSampler(dataset, "
-                "shuffle=<its shuffle>)` in place of `shuffle=` and divide `batch_size` by "
-                f"the world size (`_ddp_setup()[2]`); {epoch} call "
-                "`loader.sampler.set_epoch(epoch)`; call `_ddp_cleanup()` where training ends")
+        return where
 
     def _loader_elsewhere(self) -> str | None:
-        """Where the project index says a loader of this file comes from (another file)."""
-        for function in self._called_functions():
+        """Where a loader of this file comes from when another file builds it: a function the
+        project index says returns a DataLoader, else the call whose result an epoch loop of
+        this file reads (its file is not in the run, or not known to the index)."""
+        calls = self._assigned_calls()
+        for _, function in calls:
             facts = self.context.project.returns(function)
             if facts is not None and facts.kind == "dataloader":
                 return f"the DataLoader built by `{function}()` ({facts.reason})"
+        for target, function in calls:
+            if function.startswith(("torch.", "builtins.")) or "." not in function:
+                continue
+            loop = epoch_loop_of(self.names, target)
+            if loop is not None:
+                self.loop, self.loader_name = loop, target.value
+                line = positions_of(self.context.module, [target])[id(target)].start.line
+                return (f"the loader `{function}()` returns (line {line} assigns it to "
+                        f"`{target.value}`, which the epoch loop reads; that function's file "
+                        "is not in this run)")
         return None
-
-    def _called_functions(self) -> list[str]:
-        """Qualified names of the imported functions this file assigns a call result from."""
-        found = []
-        for scope in self.names.all_scopes:
-            for bindings in scope.bindings.values():
-                for binding in bindings:
-                    value = binding.value
-                    if isinstance(value, cst.Call):
-                        qualified = self.names.qualified_name(value.func)
-                        if qualified is not None:
-                            found.append(qualified)
-        return list(dict.fromkeys(found))
 
     # ------------------------------------------------------------------ steps
     def _wrap_model(self, call: cst.Call, replaced: cst.BaseExpression,
@@ -800,6 +815,7 @@ class _Migration:
                 continue
             self.shard = shard
             if shard.problem is not None:
+                self.loop = epoch_loop_of(self.names, target)
                 raise _DataSide(f"the training DataLoader is built by `{shard.function}()` in "
                                 f"{shard.loader_path}, which is not edited: {shard.problem}")
             loop = self._epoch_loop(target)

@@ -1,0 +1,207 @@
+"""TFC301's data side across files (issue 13 item 2): the project index pairs a DataParallel
+training file with the function of another file that builds its DataLoader.
+
+When the index can prove the pairing (one loader function, called once in the run, a loader
+that can take a sampler, both files fixed with the same policy), the building file gets the
+DistributedSampler and the training file gets ``set_epoch``; otherwise the training file's model
+side is migrated and the data side is reported with the file, line and edit, and the building
+file is left alone. tests/fixtures/TFC301/project_loader_function holds the expected output of
+the paired case; tests/test_ddp_shapes.py executes a paired project.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from torchfix_codemods.analysis.project_summary import summarize
+from torchfix_codemods.cli import app
+from torchfix_codemods.indexing import project_of_bytes
+
+runner = CliRunner()
+
+DATA = '''\
+from torch.utils.data import DataLoader, TensorDataset
+
+
+def make_loader(inputs, targets):
+    dataset = TensorDataset(inputs, targets)
+    return DataLoader(dataset, batch_size=16, shuffle=True)
+'''
+TRAIN = '''\
+import torch
+from torch import nn
+
+from data import make_loader
+
+
+def main(inputs, targets):
+    model = nn.DataParallel(nn.Linear(4, 1))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    train_loader = make_loader(inputs, targets)
+    for epoch in range(5):
+        for x, y in train_loader:
+            optimizer.zero_grad()
+            nn.functional.mse_loss(model(x), y).backward()
+            optimizer.step()
+'''
+EVALUATE = '''\
+import torch
+
+from data import make_loader
+
+
+def evaluate(model, inputs, targets):
+    with torch.no_grad():
+        return sum(float(model(x).sum()) for x, _ in make_loader(inputs, targets))
+'''
+
+
+def _write(project: Path, files: dict[str, str]) -> None:
+    (project / "pyproject.toml").write_text("[tool.torchfix-codemods]\n")
+    for name, text in files.items():
+        (project / name).write_text(text)
+
+
+def _fix(project: Path, *args: str) -> str:
+    result = runner.invoke(app, ["fix", "--unsafe-fixes", "--select", "TFC301", "--config",
+                                 str(project / "pyproject.toml"), *args, str(project)])
+    assert result.exit_code in (0, 1), result.output
+    return result.output
+
+
+def _findings(project: Path, *args: str) -> list[dict]:
+    result = runner.invoke(app, ["check", "--format", "json", "--no-cache", "--select", "TFC301",
+                                 "--config", str(project / "pyproject.toml"), *args,
+                                 str(project)])
+    assert result.exit_code in (0, 1), result.output
+    return json.loads(result.output)["findings"]
+
+
+def _data_side(project: Path) -> list[str]:
+    return [f["message"] for f in _findings(project) if "data side not migrated" in f["message"]]
+
+
+def test_the_paired_files_are_both_edited(tmp_path: Path) -> None:
+    _write(tmp_path, {"data.py": DATA, "train.py": TRAIN})
+    findings = _findings(tmp_path)
+    assert sorted(Path(f["path"]).name for f in findings) == ["data.py", "train.py"]
+    data_finding = next(f for f in findings if f["path"].endswith("data.py"))
+    assert data_finding["line"] == 6 and "train.py" in data_finding["message"]
+    _fix(tmp_path)
+    data = (tmp_path / "data.py").read_text()
+    assert "sampler=torch.utils.data.DistributedSampler(dataset, num_replicas=_ddp_world()[1], " \
+           "rank=_ddp_world()[0], shuffle=True)" in data
+    train = (tmp_path / "train.py").read_text()
+    assert "if isinstance(train_loader.sampler, torch.utils.data.DistributedSampler):" in train
+    assert "data side" not in _fix(tmp_path)  # nothing left, and a second fix changes nothing
+    assert (tmp_path / "data.py").read_text() == data
+    assert (tmp_path / "train.py").read_text() == train
+
+
+def test_a_loader_function_other_files_call_is_reported_not_sharded(tmp_path: Path) -> None:
+    # Sharding make_loader() would shard evaluate.py's data too (each rank would evaluate a
+    # part and report it as the whole).
+    _write(tmp_path, {"data.py": DATA, "train.py": TRAIN, "evaluate.py": EVALUATE})
+    [message] = _data_side(tmp_path)
+    assert "`make_loader()` in" in message and "data.py (its DataLoader, line 6)" in message
+    assert "called 2 times in the run" in message
+    _fix(tmp_path)
+    assert (tmp_path / "data.py").read_text() == DATA
+    assert (tmp_path / "evaluate.py").read_text() == EVALUATE
+    train = (tmp_path / "train.py").read_text()
+    assert "_ddp_wrap(" in train and "set_epoch" not in train
+
+
+def test_a_loader_function_called_twice_in_the_training_file_is_reported(tmp_path: Path) -> None:
+    twice = TRAIN.replace("    for epoch", "    test_loader = make_loader(inputs, targets)\n"
+                                         "    for epoch")
+    _write(tmp_path, {"data.py": DATA, "train.py": twice})
+    [message] = _data_side(tmp_path)
+    assert "called 2 times" in message
+
+
+def test_a_loader_with_star_kwargs_is_reported(tmp_path: Path) -> None:
+    data = DATA.replace("def make_loader(inputs, targets):", "def make_loader(inputs, targets, "
+                        "**options):").replace("shuffle=True)", "**options)")
+    _write(tmp_path, {"data.py": data, "train.py": TRAIN})
+    [message] = _data_side(tmp_path)
+    assert "its arguments come from *args/**kwargs" in message and "line 6" in message
+    _fix(tmp_path)
+    assert (tmp_path / "data.py").read_text() == data
+
+
+def test_a_loader_with_a_sampler_of_its_own_is_reported(tmp_path: Path) -> None:
+    data = DATA.replace("shuffle=True)", "sampler=torch.utils.data.RandomSampler(dataset))")
+    data = "import torch\n" + data
+    _write(tmp_path, {"data.py": data, "train.py": TRAIN})
+    [message] = _data_side(tmp_path)
+    assert "it already has a sampler" in message
+
+
+def test_an_excluded_data_file_is_not_edited_and_the_data_side_is_reported(
+        tmp_path: Path) -> None:
+    _write(tmp_path, {"data.py": DATA, "train.py": TRAIN})
+    findings = _findings(tmp_path, "--exclude", "data.py")
+    assert [Path(f["path"]).name for f in findings] == ["train.py", "train.py"]
+    assert any("data side not migrated" in f["message"] and "`data.make_loader()` returns"
+               in f["message"] and "train_loader.sampler.set_epoch" in f["message"]
+               for f in findings)
+    _fix(tmp_path, "--exclude", "data.py")
+    assert (tmp_path / "data.py").read_text() == DATA
+    assert "set_epoch" not in (tmp_path / "train.py").read_text()
+
+
+def test_the_data_file_alone_is_not_edited(tmp_path: Path) -> None:
+    # Run on data.py only: no training file in the run asks for its loader.
+    _write(tmp_path, {"data.py": DATA, "train.py": TRAIN})
+    result = runner.invoke(app, ["fix", "--unsafe-fixes", "--select", "TFC301", "--config",
+                                 str(tmp_path / "pyproject.toml"), str(tmp_path / "data.py")])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "data.py").read_text() == DATA
+
+
+def test_the_index_needs_the_same_fix_policy_on_both_files(tmp_path: Path) -> None:
+    from torchfix_codemods.analysis.project_index import ProjectIndex
+
+    paths = {name: str(tmp_path / name) for name in ("data.py", "train.py")}
+    summaries = {paths["data.py"]: summarize(DATA), paths["train.py"]: summarize(TRAIN)}
+    same = ProjectIndex.build(summaries, shardable={p: True for p in paths.values()})
+    assert [s.function for s in same.view(paths["data.py"]).training_loaders()] == ["make_loader"]
+    mixed = ProjectIndex.build(summaries, shardable={paths["data.py"]: False,
+                                                     paths["train.py"]: True})
+    assert mixed.view(paths["data.py"]).training_loaders() == ()
+    shard = mixed.view(paths["train.py"]).loader_shard("data.make_loader")
+    assert shard is not None and "same fix policy" in (shard.problem or "")
+    alone = ProjectIndex.build(summaries, shardable={paths["train.py"]: True})
+    assert alone.view(paths["data.py"]).training_loaders() == ()
+
+
+def test_only_the_file_that_builds_the_loader_is_given_work_by_the_index(
+        tmp_path: Path) -> None:
+    """Every other file of the run keeps the prefilter's answer (no DataParallel in it:
+    TFC301 does not run there)."""
+    files = {str(tmp_path / "data.py"): DATA.encode(), str(tmp_path / "train.py"): TRAIN.encode(),
+             str(tmp_path / "other.py"): b"from data import make_loader\nprint(1)\n"}
+    index = project_of_bytes(files)
+    assert index.view(str(tmp_path / "other.py")).training_loaders() == ()
+    assert index.view(str(tmp_path / "train.py")).training_loaders() == ()
+    assert [s.training_path for s in index.view(str(tmp_path / "data.py")).training_loaders()] \
+        == [str(tmp_path / "train.py")]
+
+
+def test_summaries_record_what_the_pairing_needs() -> None:
+    data = summarize(DATA)
+    assert data.loader_functions["make_loader"].line == 6
+    assert data.loader_functions["make_loader"].problem is None
+    train = summarize(TRAIN)
+    use = train.data_parallel
+    assert use is not None and use.wraps == 1 and use.trains and not use.distributed
+    assert [(c.callee, c.target, c.function) for c in use.loader_calls] == [
+        ("data.make_loader", "train_loader", "main")]
+    assert train.callees["data.make_loader"] == 1
+    # A file without "DataParallel" or "DataLoader" in its text pays nothing for them.
+    plain = summarize("import torch\n\ndef f():\n    return torch.zeros(2)\n")
+    assert plain.data_parallel is None and plain.loader_functions == {}
