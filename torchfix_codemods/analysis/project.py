@@ -187,6 +187,10 @@ class ProjectFacts(Protocol):
         """What the index knows of the loader the function ``qualified`` (another file's)
         builds for this file's DataParallel training loop; None when it is not one."""
 
+    def loaders_passed_to(self, class_name: str) -> tuple[str, ...]:
+        """Where other files of the run pass a ``DataLoader`` they build to the constructor
+        of this file's class ``class_name``: "``train_dataloader=`` at main.py line 57"."""
+
 
 class NoProject:
     """The project of a run without an index: every question is answered "unknown"."""
@@ -217,6 +221,9 @@ class NoProject:
 
     def loader_shard(self, qualified: str) -> LoaderShard | None:
         return None
+
+    def loaders_passed_to(self, class_name: str) -> tuple[str, ...]:
+        return ()
 
 
 NO_PROJECT: ProjectFacts = NoProject()

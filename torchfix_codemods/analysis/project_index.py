@@ -182,6 +182,8 @@ class ProjectIndex:
             answers.append(["function", name, view.module_arguments(name)])
         answers.append(["training-loaders", view.training_loaders()])
         if summary.data_parallel is not None:
+            for name in sorted(summary.classes):
+                answers.append(["loaders-passed", name, view.loaders_passed_to(name)])
             for call in summary.data_parallel.loader_calls:
                 answers.append(["loader-shard", call.callee, view.loader_shard(call.callee)])
         return hashlib.sha256(json.dumps(answers, default=repr).encode()).hexdigest()
@@ -697,6 +699,37 @@ class ProjectIndex:
                          "would shard every caller's data")
         return shard()
 
+    @cached_property
+    def _loaders_passed(self) -> dict[tuple[str, str], tuple[str, ...]]:
+        """DataLoaders passed to a class's constructor from another file: by (path of the
+        class's file, class name), where each is passed (BERT-pytorch's trainer)."""
+        table: dict[tuple[str, str], list[str]] = {}
+        for caller in self.files.values():
+            for call in caller.summary.calls:
+                passed = [key for key, value in call.args.items()
+                          if value[0] == "call" and self._is_loader_class(value[1], caller)]
+                if not passed:
+                    continue
+                found = self.definition(call.callee, caller)
+                if found is None or found.kind != "class" or found.file is caller:
+                    continue
+                for key in passed:
+                    argument = f"argument {int(key) + 1}" if key.isdigit() else f"`{key}=`"
+                    table.setdefault((found.file.path, found.name), []).append(
+                        f"{argument} of `{found.name}(...)` in {caller.display} line {call.line}")
+        return {key: tuple(value) for key, value in table.items()}
+
+    def _is_loader_class(self, dotted: str, file: IndexedFile) -> bool:
+        absolute = self.absolute(dotted, file) or ""
+        if is_dataloader_class(absolute):
+            return True
+        found = self.definition(dotted, file)
+        return found is not None and found.kind == "class" and bool(
+            self.class_kind(found, is_dataloader_class))
+
+    def loaders_passed_to(self, file: IndexedFile, class_name: str) -> tuple[str, ...]:
+        return self._loaders_passed.get((file.path, class_name), ())
+
     def call_count(self, found: _Definition) -> int:
         """How many calls of the function ``found`` the run's files make (calls only: a
         function passed around as a value is not counted)."""
@@ -808,4 +841,7 @@ class FileFacts:
 
     def loader_shard(self, qualified: str) -> LoaderShard | None:
         return self.index.loader_shards.get((self.file.path, qualified))
+
+    def loaders_passed_to(self, class_name: str) -> tuple[str, ...]:
+        return self.index.loaders_passed_to(self.file, class_name)
 

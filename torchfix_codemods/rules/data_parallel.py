@@ -489,6 +489,7 @@ class DataParallelToDDP(Rule):
         if not self._migrated_wraps or self._set_epoch or self._in_helper(self._migrated_wraps[0]):
             return
         migration = self._migration(launch_line(self.context.path))
+        migration.wrap = self._migrated_wraps[0]
         try:
             migration.locate_data_side()
             why = "the training DataLoader has no DistributedSampler"
@@ -607,6 +608,7 @@ class _Migration:
         """Its epoch loop, once found."""
         self.first_gpu: list[cst.SimpleString] = []
         """The file's ``"cuda:0"`` literals."""
+        self.wrap: cst.Call | None = None
         self.loader_name: str | None = None
         """The name the epoch loop reads the loader by, when only that is known."""
         self.shard: LoaderShard | None = None
@@ -617,6 +619,7 @@ class _Migration:
         """Every step, in order; any step that cannot place its edit raises :class:`_Irregular`
         (:class:`_DataSide` for the sampler, batch size and set_epoch: with ``data=False``
         only the model side is migrated)."""
+        self.wrap = call
         statement, guard, replaced = self._wrap_statement(call)
         scope = self.names.scope_of(statement)
         self._check_helper_names()
@@ -703,8 +706,20 @@ class _Migration:
             where = (f"`{self.shard.function}()` in {self.shard.loader_path} (its DataLoader, "
                      f"line {self.shard.loader_line})")
         else:
-            where = self._loader_elsewhere() or "the training DataLoader (not in this file)"
+            where = self._loader_elsewhere() or self._loader_passed_in() or \
+                "the training DataLoader (not in this file)"
         return where
+
+    def _loader_passed_in(self) -> str | None:
+        """The wrap is in a class another file builds with a DataLoader (a trainer given
+        ``train_dataloader=``): where that file passes it, from the project index."""
+        owner = self.names.enclosing(self.wrap, cst.ClassDef) if self.wrap is not None else None
+        if owner is None:
+            return None
+        passed = self.context.project.loaders_passed_to(owner.name.value)
+        if not passed:
+            return None
+        return "the DataLoader passed as " + "; ".join(passed)
 
     def _loader_elsewhere(self) -> str | None:
         """Where a loader of this file comes from when another file builds it: a function the
