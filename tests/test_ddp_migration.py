@@ -60,6 +60,30 @@ def _migrate(name: str, directory: Path) -> tuple[Path, Path, str]:
     return original, migrated, finding.message + "\n" + finding.fix.description
 
 
+def _migrate_across_files(directory: Path) -> Path:
+    """train_dp_shuffle.py split in two: its shuffled loader built by ``make_loader()`` in
+    another module, migrated by the CLI as one project (the sampler goes in that module)."""
+    project = directory / "shuffle_project"
+    project.mkdir()
+    train = (FIXTURES / "train_dp_shuffle.py").read_text().replace(
+        "from torch.utils.data import DataLoader, TensorDataset",
+        "from torch.utils.data import TensorDataset\n\nfrom shuffle_data import make_loader",
+    ).replace("loader = DataLoader(dataset, batch_size=16, shuffle=True)",
+              "loader = make_loader(dataset)")
+    (project / "train.py").write_text(train)
+    (project / "shuffle_data.py").write_text(
+        "from torch.utils.data import DataLoader\n\n\ndef make_loader(dataset):\n"
+        "    return DataLoader(dataset, batch_size=16, shuffle=True)\n")
+    fixed = subprocess.run([sys.executable, "-m", "torchfix_codemods", "fix", "--select", "TFC301",
+                            "--unsafe-fixes", str(project)], capture_output=True, text=True,
+                           env=_env(directory, "cpu"), check=False)
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert "DistributedSampler(dataset, num_replicas=_ddp_world()[1], rank=_ddp_world()[0], " \
+        "shuffle=True)" in (project / "shuffle_data.py").read_text()
+    assert "loader.sampler.set_epoch(epoch)" in (project / "train.py").read_text()
+    return project / "train.py"
+
+
 def _env(directory: Path, device: str, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
            if k not in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")}
@@ -131,6 +155,9 @@ def _start_all(directory: Path, device: str) -> _Runs:
     if device == "cpu":
         _, shuffled, _ = _migrate("train_dp_shuffle.py", directory)
         procs["shuffle"] = _run(_torchrun(shuffled, 2), directory, env("shuffle"))
+        across = _migrate_across_files(directory)
+        procs["shuffle_project"] = _run(_torchrun(across, 2), across.parent,
+                                        env("shuffle_project"))
     return _Runs(directory, message, {name: _wait(proc) for name, proc in procs.items()})
 
 
@@ -169,19 +196,24 @@ def test_migrated_script_matches_the_original_under_torchrun_and_plain_python(
 def test_shuffled_loader_reshuffles_every_epoch_through_set_epoch(runs: _Runs) -> None:
     if "shuffle" not in runs.outputs:
         pytest.skip("the shuffle order is checked once, on CPU")
-    assert runs.outputs["shuffle"].count("epoch 0: loss") == 1, runs.outputs["shuffle"]
-    ranks = [json.loads((runs.directory / f"shuffle.order.{rank}").read_text()) for rank in (0, 1)]
-    for epoch in range(3):
-        # DistributedSampler(shuffle=True, seed=0) after set_epoch(epoch).
-        generator = torch.Generator()
-        generator.manual_seed(epoch)
-        permutation = torch.randperm(64, generator=generator).tolist()
-        for rank, seen in enumerate(ranks):
-            assert seen["order"][epoch] == permutation[rank::2], (rank, epoch)
-    assert ranks[0]["order"][0] != ranks[0]["order"][1]
-    for seen in ranks:
-        assert seen["losses"][-1] < seen["losses"][0]
-    assert set(_load(runs.directory / "shuffle.pt")) == {"weight", "bias"}
+    # "shuffle_project": the same script with its loader built in another module, which
+    # gets the sampler (rank and world size from torchrun's environment); set_epoch stays in
+    # the training file.
+    for name in ("shuffle", "shuffle_project"):
+        assert runs.outputs[name].count("epoch 0: loss") == 1, runs.outputs[name]
+        ranks = [json.loads((runs.directory / f"{name}.order.{rank}").read_text())
+                 for rank in (0, 1)]
+        for epoch in range(3):
+            # DistributedSampler(shuffle=True, seed=0) after set_epoch(epoch).
+            generator = torch.Generator()
+            generator.manual_seed(epoch)
+            permutation = torch.randperm(64, generator=generator).tolist()
+            for rank, seen in enumerate(ranks):
+                assert seen["order"][epoch] == permutation[rank::2], (name, rank, epoch)
+        assert ranks[0]["order"][0] != ranks[0]["order"][1]
+        for seen in ranks:
+            assert seen["losses"][-1] < seen["losses"][0]
+        assert set(_load(runs.directory / f"{name}.pt")) == {"weight", "bias"}
 
 
 # ----------------------------------------------------------------- report-only and traps
