@@ -166,8 +166,9 @@ class DataParallelToDDP(Rule):
     a flag, a GPU list) and migrates the script to `DistributedDataParallel`,
     launched with `torchrun --nproc_per_node=N script.py`. The model may be built
     by a function or in another module and wrapped in a helper; the training
-    `DataLoader` may be built inline, returned by a function of the file, or read
-    by a `train(epoch)` function that the epoch loop calls.
+    `DataLoader` may be built inline, returned by a function of the file or of
+    another file of the run (the sampler goes where it is built), or read by a
+    `train(epoch)` function that the epoch loop calls.
     Also finds `isinstance(m, nn.DataParallel)` checks, which must recognise
     both wrappers once a model is wrapped in DDP.
 
@@ -223,24 +224,52 @@ class DataParallelToDDP(Rule):
     `.to(device)` on the wrapper is dropped (`_ddp_wrap` moves the model to this
     process's device) and `"cuda:0"` becomes `"cuda"` (this process's GPU after
     `set_device(local_rank)`; GPU 0 in a one-process run, as before).
-    `os.mkdir`/`os.makedirs` run on rank 0 with the saves. When the training
-    `DataLoader` cannot be placed (none in the file, one built in another
-    module, no single epoch loop), only the model side is migrated and a second
-    finding names the data side's edit (where the loader is built, from the
-    project index when another file returns it; the epoch loop for
-    `set_epoch`); it stays reported on the migrated file until `set_epoch` is
-    called there. Measured with torch 2.13 (tests/test_ddp_shapes.py,
-    tests/test_ddp_migration.py): seven DataParallel scripts of different
+    `os.mkdir`/`os.makedirs` run on rank 0 with the saves.
+
+    A training `DataLoader` built by a module-level function of another file of
+    the run (`train_loader = make_loader(...)`) is sharded where it is built:
+    that file gets `sampler=DistributedSampler(dataset, num_replicas=
+    _ddp_world()[1], rank=_ddp_world()[0], shuffle=...)` and `batch_size //
+    _ddp_world()[1]`, where `_ddp_world()` reads `RANK` and `WORLD_SIZE` from
+    the environment (torch 2.13: `DistributedSampler` given `num_replicas` and
+    `rank` calls nothing in `torch.distributed`, so that file needs no process
+    group, and `python` alone gives (0, 1): every sample, as before). The
+    training file gets `if isinstance(loader.sampler, DistributedSampler):
+    loader.sampler.set_epoch(epoch)`, so that it still runs when the other file
+    is left as it was (a plain `DataLoader`'s `SequentialSampler` has no
+    `set_epoch`). The project index pairs the two only when the function
+    returns one `DataLoader` it builds (no `*args`/`**kwargs`, a `batch_size`,
+    no sampler of its own), is called exactly once in the run (a loader also
+    used for evaluation or by another script would be sharded there too), the
+    training file has one wrap, trains and has no DDP path of its own, and both
+    files are fixed by this rule with the same policy; a file run alone, or
+    excluded, is never edited for the other. Otherwise, and whenever the
+    training `DataLoader` cannot be placed (none in the file, no single epoch
+    loop), only the model side is migrated and a second finding names the data
+    side's edit: the function's file and line and why it was not edited, the
+    call an epoch loop reads when that function's file is not in the run, or,
+    for a wrap inside a class that another file constructs with a `DataLoader`
+    (BERT-pytorch's trainer given `train_dataloader=`), that file's line; the
+    epoch loop for `set_epoch`. It stays reported on the migrated file until
+    `set_epoch` is called there.
+
+    Measured with torch 2.13 (tests/test_ddp_shapes.py,
+    tests/test_ddp_migration.py): eight DataParallel scripts of different
     shapes (a module-level tutorial script with a GPU-count guard,
     pytorch-cifar's device guard and `train(epoch)`, a flag guard with an
     aliased import, `device_ids`, `.cuda()` and an inline dataset, factory
-    functions, a multi-file project whose loader is in another module, and the
-    two round-1 scripts), migrated and run under `torchrun --standalone
-    --nproc_per_node=2` (gloo, CPU) and as plain `python`, end with the original
-    one-process weights (rtol 1e-5; no shuffle, no BatchNorm); the
-    model-side-only project matches too, since every process reads the whole
-    data and DDP averages identical gradients. With `shuffle=True` each rank
-    reads exactly `randperm(64, seed=epoch)[rank::2]`, a new order each epoch.
+    functions, a multi-file project whose loader is built by a function of
+    another module, a BERT-shaped project whose entry script hands the loader
+    to a trainer class, and the two round-1 scripts), migrated and run under
+    `torchrun --standalone --nproc_per_node=2` (gloo, CPU) and as plain
+    `python`, end with the original one-process weights (rtol 1e-5; no
+    shuffle, no BatchNorm). The multi-file project with only one of its two
+    files migrated (the other as written) ends with the same weights too,
+    plain and under torchrun; so does the BERT-shaped project, whose data side
+    is reported: every process reads the whole data and DDP averages identical
+    gradients. With `shuffle=True` each rank reads exactly
+    `randperm(64, seed=epoch)[rank::2]`, a new order each epoch, with the
+    loader built in the same file or by another module's function.
     Report only, with the launch line and the checklist, when the file already
     has a DDP or process-group path, when several models are wrapped (each
     wrap, or a loop over models), when the wrap is inside a loop, an `else`
