@@ -21,6 +21,7 @@ from torchfix_codemods.analysis.checkpoints import (
     load_use,
     module_pair,
     saved_back,
+    saved_before,
     saved_content,
 )
 from torchfix_codemods.analysis.definite import definitely_bound
@@ -249,7 +250,11 @@ class TorchLoadWithoutMapLocation(Rule):
     that lives on an accelerator (numpy arrays, Python numbers, `.cpu()`
     tensors, a grad scaler's state, whose `state_dict()` holds Python floats
     and ints), or the load reads an in-memory buffer this program wrote
-    (tensors come back on the devices they were sent from, which exist).
+    (tensors come back on the devices they were sent from, which exist), or a
+    file that a `torch.save` on an earlier line of the same block wrote (the
+    same literal path, or the same name bound the same way): this process
+    saved it moments ago, from devices it has (yunjey's pytorch_basics saves
+    and reloads a whole ResNet on consecutive lines).
 
     ## References
     - [`torch.load`, `map_location`](https://docs.pytorch.org/docs/stable/generated/torch.load.html)
@@ -271,6 +276,10 @@ class TorchLoadWithoutMapLocation(Rule):
         "a = torch.load('a.pt', weights_only=False)\n",
         "import torch\nscaler = torch.amp.GradScaler('cuda')\n"
         "scaler.load_state_dict(torch.load('scaler.pt'))\n",
+        # this process wrote the file on the line before, from devices it has
+        "import torch\ntorch.save(net, 'm.pt')\nnet2 = torch.load('m.pt', weights_only=False)\n",
+        "import torch\ndef f(net, path):\n    torch.save(net, path)\n"
+        "    return torch.load(path, weights_only=False)\n",
     )
     invalid = (
         Example(
@@ -278,16 +287,21 @@ class TorchLoadWithoutMapLocation(Rule):
             "import torch\nmodel.load_state_dict(torch.load('m.pt', map_location=\"cpu\"))\n",
         ),
         Example(
-            "import torch\nfrom torch import nn\nnet = nn.Linear(2, 2)\n"
-            "torch.save({'ema': net.state_dict()}, 'm.pt')\n"
+            "import torch\nfrom torch import nn\nnet = nn.Linear(2, 2)\n\n\ndef save():\n"
+            "    torch.save({'ema': net.state_dict()}, 'm.pt')\n\n\n"
             "ckpt = torch.load('m.pt')\nema = ckpt['ema']\n",
-            "import torch\nfrom torch import nn\nnet = nn.Linear(2, 2)\n"
-            "torch.save({'ema': net.state_dict()}, 'm.pt')\n"
+            "import torch\nfrom torch import nn\nnet = nn.Linear(2, 2)\n\n\ndef save():\n"
+            "    torch.save({'ema': net.state_dict()}, 'm.pt')\n\n\n"
             "ckpt = torch.load('m.pt', map_location=\"cpu\")\nema = ckpt['ema']\n",
             unsafe=True,
         ),
         Example("import torch\nckpt = torch.load('m.pt')\nema = ckpt['ema']\n"),
         Example("import torch\nmodel = torch.load('whole.pt')\nmodel.eval()\n"),
+        # the save may not have run in this process (an older file, from another host)
+        Example("import torch\nif best:\n    torch.save(net, 'm.pt')\n"
+                "net2 = torch.load('m.pt', weights_only=False)\n"),
+        Example("import torch\ndef f(net, path):\n    torch.save(net, path)\n"
+                "    path = other\n    return torch.load(path, weights_only=False)\n"),
     )
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -303,6 +317,8 @@ class TorchLoadWithoutMapLocation(Rule):
         saved = saved_content(self.names, node)
         if saved is not None and (saved.cpu_only or saved.transport):
             return  # nothing in the file lives on an accelerator, or its devices exist here
+        if saved_before(self.names, node) is not None:
+            return  # this process wrote the file just before: its devices exist here
         if use.into_scaler_only:
             return  # a grad scaler's state holds Python numbers
         whole = self._whole_object(node, use, saved)
