@@ -5,6 +5,8 @@ The docstrings below are what ``torchfix-codemods explain`` prints.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import libcst as cst
 
 from torchfix_codemods.analysis.calls import (
@@ -86,7 +88,10 @@ class TorchLoadWithoutWeightsOnly(Rule):
       `*args` (they may already set it). For files you trust, pass
       `weights_only=False` or allow the classes with
       `torch.serialization.safe_globals([...])`; better, save a `state_dict()`.
-    An explicit `weights_only=False` is the user's decision and is left alone.
+    An explicit `weights_only=False` is the user's decision and is left alone;
+    so is a load whose `**kwargs` the same function gives a `weights_only` key
+    (`kwargs["weights_only"] = True`, `setdefault`, `pop`: accelerate's
+    `utils.other.load` sets it where torch has it and drops it where not).
 
     ## References
     - [`torch.load`](https://docs.pytorch.org/docs/stable/generated/torch.load.html)
@@ -107,8 +112,16 @@ class TorchLoadWithoutWeightsOnly(Rule):
         "import torch\nobj = torch.load('m.pt', weights_only=False)\n",
         "import pickle\nobj = pickle.load(open('m.pkl', 'rb'))\n",
         "def load(p):\n    return p\nload('m.pt')\n",
+        # the code decides weights_only itself in the kwargs it passes (accelerate)
+        "import torch\ndef load(f, **kwargs):\n    if 'weights_only' not in kwargs:\n"
+        "        kwargs['weights_only'] = True\n    return torch.load(f, **kwargs)\n",
+        "import torch\ndef load(f, **kwargs):\n    kwargs.setdefault('weights_only', True)\n"
+        "    return torch.load(f, **kwargs)\n",
     )
     invalid = (
+        # only read, never set: the caller's kwargs decide, unseen here
+        Example("import torch\ndef load(f, **kwargs):\n    print(kwargs['weights_only'])\n"
+                "    return torch.load(f, **kwargs)\n"),
         Example(
             "import torch\nfrom torch import nn\nm = nn.Linear(2, 2)\n"
             "m.load_state_dict(torch.load('m.pt'))\n",
@@ -149,6 +162,8 @@ class TorchLoadWithoutWeightsOnly(Rule):
             self._check(call)
 
     def _check(self, call: cst.Call) -> None:
+        if has_star_kwargs(call) and self._kwargs_decide_weights_only(call):
+            return
         if has_star_kwargs(call) or has_star_args(call):
             self.report(call, "`torch.load` without an explicit `weights_only`; it may come "
                         "from `*args`/`**kwargs`, so no fix: pass `weights_only=True` explicitly")
@@ -190,6 +205,30 @@ class TorchLoadWithoutWeightsOnly(Rule):
                       "already)")
         self.report(call, message, fix=fix, reason=reason)
 
+    def _kwargs_decide_weights_only(self, call: cst.Call) -> bool:
+        """``kwargs["weights_only"] = True`` (or ``setdefault``/``pop`` of that key) on the
+        ``**kwargs`` dict this load passes, in the same function: the code decides
+        ``weights_only`` itself (accelerate's ``utils.other.load`` sets it where torch has
+        it and drops it where torch does not)."""
+        spread = [a.value for a in call.args if a.star == "**"]
+        if len(spread) != 1 or not isinstance(spread[0], cst.Name):
+            return False
+        name = spread[0].value
+        scope = self.names.scope_of(call)
+        for read in self.names.loads_in(scope, name):
+            parent = self.names.parent(read)
+            if isinstance(parent, cst.Subscript) and parent.value is read and \
+                    _is_weights_only_key(parent.slice) and \
+                    isinstance(self.names.parent(parent), cst.AssignTarget):
+                return True
+            if isinstance(parent, cst.Attribute) and parent.value is read and \
+                    parent.attr.value in ("setdefault", "pop"):
+                method = self.names.parent(parent)
+                if isinstance(method, cst.Call) and method.args and \
+                        _is_weights_only_text(method.args[0].value):
+                    return True
+        return False
+
     def _refusal(self, use: LoadUse, saved: SavedContent | None) -> str | None:
         """Why ``weights_only=True`` would refuse what this load reads, if the code shows it."""
         # A model-like name is no proof, but enough to *not* add weights_only=True (which
@@ -209,6 +248,15 @@ class TorchLoadWithoutWeightsOnly(Rule):
             return ("the loaded object is saved back, so this code rewrites checkpoints "
                     "and must load whatever a file holds")
         return None
+
+
+def _is_weights_only_key(elements: Sequence[cst.SubscriptElement]) -> bool:
+    return len(elements) == 1 and isinstance(elements[0].slice, cst.Index) and \
+        _is_weights_only_text(elements[0].slice.value)
+
+
+def _is_weights_only_text(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.SimpleString) and node.evaluated_value == "weights_only"
 
 
 class TorchLoadWithoutMapLocation(Rule):
