@@ -15,11 +15,15 @@ from dataclasses import dataclass
 import libcst as cst
 
 from torchfix_codemods.analysis.calls import argument, keyword_arg
+from torchfix_codemods.analysis.definite import runs_before
+from torchfix_codemods.analysis.flow import reaching_bindings
 from torchfix_codemods.analysis.names import NameIndex
 from torchfix_codemods.analysis.project import ModulePair, SavedContent
 from torchfix_codemods.analysis.project_summary import site_of_text
+from torchfix_codemods.analysis.statements import statement_line
 from torchfix_codemods.analysis.syntax import code_of, literal_bool
 from torchfix_codemods.analysis.usage import Use, assigned_name, describe_use, reads_of_assigned
+from torchfix_codemods.analysis.walk import walk_local
 
 TORCH_LOAD = "torch.load"
 TORCH_SAVE = "torch.save"
@@ -113,6 +117,45 @@ def saved_content(names: NameIndex, call: cst.Call) -> SavedContent | None:
     """What the run saves to the file this ``torch.load`` reads (None: not known)."""
     found = site(names, call, "f", 0)
     return None if found is None else names.project.saved_content(*found)
+
+
+def saved_before(names: NameIndex, load: cst.Call) -> cst.Call | None:
+    """A ``torch.save`` of this file that writes the file ``load`` reads, on a line that runs
+    before it on every path (``torch.save(resnet, 'model.ckpt')`` right above ``model =
+    torch.load('model.ckpt')``): the path is the same literal, or the same name bound the
+    same way at both calls. What comes back was saved by this process moments ago, from
+    devices that exist here."""
+    path = argument(load, "f", 0)
+    line = statement_line(names, load)
+    if path is None or line is None or not isinstance(path.value, (cst.SimpleString, cst.Name)):
+        return None
+    written = code_of(path.value)
+    scope = names.scope_of(load)
+    for statement in _statements_before(names, line):
+        for node in walk_local(statement):
+            if not (isinstance(node, cst.Call) and names.qualified_name(node.func) == TORCH_SAVE):
+                continue
+            target = argument(node, "f", 1)
+            if target is None or code_of(target.value) != written or \
+                    names.scope_of(node) is not scope:
+                continue
+            if isinstance(path.value, cst.Name) and (
+                    not isinstance(target.value, cst.Name) or
+                    {id(b) for b in reaching_bindings(names, target.value)} !=
+                    {id(b) for b in reaching_bindings(names, path.value)}):
+                continue
+            if runs_before(names, statement, load):
+                return node
+    return None
+
+
+def _statements_before(names: NameIndex, line: cst.SimpleStatementLine
+                       ) -> list[cst.SimpleStatementLine]:
+    """The simple statement lines before ``line`` in its own block (nearest first)."""
+    block = names.parent(line)
+    body = list(getattr(block, "body", ()))
+    index = next((i for i, s in enumerate(body) if s is line), 0)
+    return [s for s in reversed(body[:index]) if isinstance(s, cst.SimpleStatementLine)]
 
 
 def module_pair(names: NameIndex, call: cst.Call, role: str) -> ModulePair | None:

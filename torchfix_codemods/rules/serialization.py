@@ -5,6 +5,8 @@ The docstrings below are what ``torchfix-codemods explain`` prints.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import libcst as cst
 
 from torchfix_codemods.analysis.calls import (
@@ -21,6 +23,7 @@ from torchfix_codemods.analysis.checkpoints import (
     load_use,
     module_pair,
     saved_back,
+    saved_before,
     saved_content,
 )
 from torchfix_codemods.analysis.definite import definitely_bound
@@ -85,7 +88,10 @@ class TorchLoadWithoutWeightsOnly(Rule):
       `*args` (they may already set it). For files you trust, pass
       `weights_only=False` or allow the classes with
       `torch.serialization.safe_globals([...])`; better, save a `state_dict()`.
-    An explicit `weights_only=False` is the user's decision and is left alone.
+    An explicit `weights_only=False` is the user's decision and is left alone;
+    so is a load whose `**kwargs` the same function gives a `weights_only` key
+    (`kwargs["weights_only"] = True`, `setdefault`, `pop`: accelerate's
+    `utils.other.load` sets it where torch has it and drops it where not).
 
     ## References
     - [`torch.load`](https://docs.pytorch.org/docs/stable/generated/torch.load.html)
@@ -106,8 +112,16 @@ class TorchLoadWithoutWeightsOnly(Rule):
         "import torch\nobj = torch.load('m.pt', weights_only=False)\n",
         "import pickle\nobj = pickle.load(open('m.pkl', 'rb'))\n",
         "def load(p):\n    return p\nload('m.pt')\n",
+        # the code decides weights_only itself in the kwargs it passes (accelerate)
+        "import torch\ndef load(f, **kwargs):\n    if 'weights_only' not in kwargs:\n"
+        "        kwargs['weights_only'] = True\n    return torch.load(f, **kwargs)\n",
+        "import torch\ndef load(f, **kwargs):\n    kwargs.setdefault('weights_only', True)\n"
+        "    return torch.load(f, **kwargs)\n",
     )
     invalid = (
+        # only read, never set: the caller's kwargs decide, unseen here
+        Example("import torch\ndef load(f, **kwargs):\n    print(kwargs['weights_only'])\n"
+                "    return torch.load(f, **kwargs)\n"),
         Example(
             "import torch\nfrom torch import nn\nm = nn.Linear(2, 2)\n"
             "m.load_state_dict(torch.load('m.pt'))\n",
@@ -148,6 +162,8 @@ class TorchLoadWithoutWeightsOnly(Rule):
             self._check(call)
 
     def _check(self, call: cst.Call) -> None:
+        if has_star_kwargs(call) and self._kwargs_decide_weights_only(call):
+            return
         if has_star_kwargs(call) or has_star_args(call):
             self.report(call, "`torch.load` without an explicit `weights_only`; it may come "
                         "from `*args`/`**kwargs`, so no fix: pass `weights_only=True` explicitly")
@@ -189,6 +205,30 @@ class TorchLoadWithoutWeightsOnly(Rule):
                       "already)")
         self.report(call, message, fix=fix, reason=reason)
 
+    def _kwargs_decide_weights_only(self, call: cst.Call) -> bool:
+        """``kwargs["weights_only"] = True`` (or ``setdefault``/``pop`` of that key) on the
+        ``**kwargs`` dict this load passes, in the same function: the code decides
+        ``weights_only`` itself (accelerate's ``utils.other.load`` sets it where torch has
+        it and drops it where torch does not)."""
+        spread = [a.value for a in call.args if a.star == "**"]
+        if len(spread) != 1 or not isinstance(spread[0], cst.Name):
+            return False
+        name = spread[0].value
+        scope = self.names.scope_of(call)
+        for read in self.names.loads_in(scope, name):
+            parent = self.names.parent(read)
+            if isinstance(parent, cst.Subscript) and parent.value is read and \
+                    _is_weights_only_key(parent.slice) and \
+                    isinstance(self.names.parent(parent), cst.AssignTarget):
+                return True
+            if isinstance(parent, cst.Attribute) and parent.value is read and \
+                    parent.attr.value in ("setdefault", "pop"):
+                method = self.names.parent(parent)
+                if isinstance(method, cst.Call) and method.args and \
+                        _is_weights_only_text(method.args[0].value):
+                    return True
+        return False
+
     def _refusal(self, use: LoadUse, saved: SavedContent | None) -> str | None:
         """Why ``weights_only=True`` would refuse what this load reads, if the code shows it."""
         # A model-like name is no proof, but enough to *not* add weights_only=True (which
@@ -208,6 +248,15 @@ class TorchLoadWithoutWeightsOnly(Rule):
             return ("the loaded object is saved back, so this code rewrites checkpoints "
                     "and must load whatever a file holds")
         return None
+
+
+def _is_weights_only_key(elements: Sequence[cst.SubscriptElement]) -> bool:
+    return len(elements) == 1 and isinstance(elements[0].slice, cst.Index) and \
+        _is_weights_only_text(elements[0].slice.value)
+
+
+def _is_weights_only_text(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.SimpleString) and node.evaluated_value == "weights_only"
 
 
 class TorchLoadWithoutMapLocation(Rule):
@@ -249,7 +298,11 @@ class TorchLoadWithoutMapLocation(Rule):
     that lives on an accelerator (numpy arrays, Python numbers, `.cpu()`
     tensors, a grad scaler's state, whose `state_dict()` holds Python floats
     and ints), or the load reads an in-memory buffer this program wrote
-    (tensors come back on the devices they were sent from, which exist).
+    (tensors come back on the devices they were sent from, which exist), or a
+    file that a `torch.save` on an earlier line of the same block wrote (the
+    same literal path, or the same name bound the same way): this process
+    saved it moments ago, from devices it has (yunjey's pytorch_basics saves
+    and reloads a whole ResNet on consecutive lines).
 
     ## References
     - [`torch.load`, `map_location`](https://docs.pytorch.org/docs/stable/generated/torch.load.html)
@@ -271,6 +324,10 @@ class TorchLoadWithoutMapLocation(Rule):
         "a = torch.load('a.pt', weights_only=False)\n",
         "import torch\nscaler = torch.amp.GradScaler('cuda')\n"
         "scaler.load_state_dict(torch.load('scaler.pt'))\n",
+        # this process wrote the file on the line before, from devices it has
+        "import torch\ntorch.save(net, 'm.pt')\nnet2 = torch.load('m.pt', weights_only=False)\n",
+        "import torch\ndef f(net, path):\n    torch.save(net, path)\n"
+        "    return torch.load(path, weights_only=False)\n",
     )
     invalid = (
         Example(
@@ -278,16 +335,21 @@ class TorchLoadWithoutMapLocation(Rule):
             "import torch\nmodel.load_state_dict(torch.load('m.pt', map_location=\"cpu\"))\n",
         ),
         Example(
-            "import torch\nfrom torch import nn\nnet = nn.Linear(2, 2)\n"
-            "torch.save({'ema': net.state_dict()}, 'm.pt')\n"
+            "import torch\nfrom torch import nn\nnet = nn.Linear(2, 2)\n\n\ndef save():\n"
+            "    torch.save({'ema': net.state_dict()}, 'm.pt')\n\n\n"
             "ckpt = torch.load('m.pt')\nema = ckpt['ema']\n",
-            "import torch\nfrom torch import nn\nnet = nn.Linear(2, 2)\n"
-            "torch.save({'ema': net.state_dict()}, 'm.pt')\n"
+            "import torch\nfrom torch import nn\nnet = nn.Linear(2, 2)\n\n\ndef save():\n"
+            "    torch.save({'ema': net.state_dict()}, 'm.pt')\n\n\n"
             "ckpt = torch.load('m.pt', map_location=\"cpu\")\nema = ckpt['ema']\n",
             unsafe=True,
         ),
         Example("import torch\nckpt = torch.load('m.pt')\nema = ckpt['ema']\n"),
         Example("import torch\nmodel = torch.load('whole.pt')\nmodel.eval()\n"),
+        # the save may not have run in this process (an older file, from another host)
+        Example("import torch\nif best:\n    torch.save(net, 'm.pt')\n"
+                "net2 = torch.load('m.pt', weights_only=False)\n"),
+        Example("import torch\ndef f(net, path):\n    torch.save(net, path)\n"
+                "    path = other\n    return torch.load(path, weights_only=False)\n"),
     )
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -303,6 +365,8 @@ class TorchLoadWithoutMapLocation(Rule):
         saved = saved_content(self.names, node)
         if saved is not None and (saved.cpu_only or saved.transport):
             return  # nothing in the file lives on an accelerator, or its devices exist here
+        if saved_before(self.names, node) is not None:
+            return  # this process wrote the file just before: its devices exist here
         if use.into_scaler_only:
             return  # a grad scaler's state holds Python numbers
         whole = self._whole_object(node, use, saved)
