@@ -11,7 +11,13 @@ from collections.abc import Iterable
 import libcst as cst
 
 from torchfix_codemods.analysis.names import NameIndex
-from torchfix_codemods.analysis.project import ClassFacts, ModulePair, ReturnFacts, SavedContent
+from torchfix_codemods.analysis.project import (
+    ClassFacts,
+    LoaderShard,
+    ModulePair,
+    ReturnFacts,
+    SavedContent,
+)
 from torchfix_codemods.engine import process
 from torchfix_codemods.findings import FileResult, Finding
 from torchfix_codemods.indexing import project_of_bytes
@@ -98,3 +104,12 @@ class FakeProject:
 
     def module_arguments(self, function: str) -> dict[str, str] | None:
         return None
+
+    def training_loaders(self) -> tuple[LoaderShard, ...]:
+        return ()
+
+    def loader_shard(self, qualified: str) -> LoaderShard | None:
+        return None
+
+    def loaders_passed_to(self, class_name: str) -> tuple[str, ...]:
+        return ()

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from torchfix_codemods.analysis.project_summary import summarize
@@ -205,3 +206,28 @@ def test_summaries_record_what_the_pairing_needs() -> None:
     # A file without "DataParallel" or "DataLoader" in its text pays nothing for them.
     plain = summarize("import torch\n\ndef f():\n    return torch.zeros(2)\n")
     assert plain.data_parallel is None and plain.loader_functions == {}
+
+
+@pytest.mark.parametrize(("change", "problem"), [
+    (("    model = nn.DataParallel(nn.Linear(4, 1))\n",
+      "    for _ in range(1):\n        model = nn.DataParallel(nn.Linear(4, 1))\n"),
+     "not a plain assignment outside loops"),
+    (("    optimizer = torch", "    _ddp_state = None\n    optimizer = torch"), "`_ddp_*` names"),
+    (("            optimizer.step()\n",
+      "            optimizer.step()\n    torch.save(model, 'm.pt')\n    model = torch.load('m.pt')\n"),
+     "loads with torch.load after it saves"),
+])
+def test_a_training_file_the_rule_would_not_migrate_leaves_the_loader_alone(
+        tmp_path: Path, change: tuple[str, str], problem: str) -> None:
+    """The loader's file is edited only when the training file's migration goes through:
+    a sampler without the other side's set_epoch would repeat one shuffle every epoch."""
+    train = TRAIN.replace(*change)
+    assert train != TRAIN
+    _write(tmp_path, {"data.py": DATA, "train.py": train})
+    assert not [f for f in _findings(tmp_path) if f["path"].endswith("data.py")]
+    _fix(tmp_path)
+    assert (tmp_path / "data.py").read_text() == DATA
+    index = project_of_bytes({str(tmp_path / "data.py"): DATA.encode(),
+                              str(tmp_path / "train.py"): train.encode()})
+    shard = index.view(str(tmp_path / "train.py")).loader_shard("data.make_loader")
+    assert shard is not None and problem in (shard.problem or "")

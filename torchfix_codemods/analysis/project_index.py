@@ -691,6 +691,8 @@ class ProjectIndex:
         if use.wraps != 1 or use.distributed or not use.trains:
             return shard("the training file is not one DataParallel training loop without a "
                          "distributed path of its own")
+        if use.problem is not None:
+            return shard(use.problem)
         if not _same_policy(self.shardable, training, found.file):
             return shard("TFC301 does not run with the same fix policy on both files in this run")
         calls = self.call_count(found)

@@ -184,6 +184,10 @@ class DataParallelUse:
     trains: bool
     """It calls ``.backward()`` or builds a ``torch.optim`` optimizer."""
     loader_calls: list[LoaderCall] = field(default_factory=list)
+    problem: str | None = None
+    """Why the rule would not migrate the file, where ``ast`` shows it (the wrap is not a
+    plain assignment or sits in a loop, the file already binds ``_ddp_*`` names, it loads with
+    ``torch.load`` after it saves); None when nothing shows."""
 
 
 @dataclass
@@ -241,7 +245,8 @@ def _data_parallel_use(data: dict[str, Any] | None) -> DataParallelUse | None:
     if data is None:
         return None
     calls = [LoaderCall(**c) for c in data.get("loader_calls", [])]
-    return DataParallelUse(data["wraps"], data["distributed"], data["trains"], calls)
+    return DataParallelUse(data["wraps"], data["distributed"], data["trains"], calls,
+                           data.get("problem"))
 
 
 def site_id(expr: ast.expr) -> str:
@@ -616,12 +621,27 @@ class _Summarizer:
         use = DataParallelUse(0, False, any(s.trains for s in (self.module,
                                                               *self._functions.values())))
         reads = _EpochReads(tree, self._functions)
+        assigned = {id(call) for call, _, _, statement in self._calls if statement is not None}
+        assigned |= {id(call.func.value) for call, _, _, statement in self._calls
+                     if statement is not None and isinstance(call.func, ast.Attribute)
+                     and call.func.attr in ("cuda", "to")}
+        loops = [(node.lineno, node.end_lineno or node.lineno) for node in ast.walk(tree)
+                 if isinstance(node, (ast.For, ast.AsyncFor, ast.While))]
+        if any(name.startswith("_ddp_") for scope in (self.module, *self._functions.values())
+               for name in scope.bindings):
+            use.problem = "the training file already binds `_ddp_*` names"
+        if any(load.line > save.line for save in self.summary.saves
+               for load in self.summary.loads):
+            use.problem = "the training file loads with torch.load after it saves"
         for call, scope, target, _ in self._calls:
             dotted = self.dotted(call.func, scope)
             if dotted is None:
                 continue
             if dotted in DATA_PARALLEL_CLASSES:
                 use.wraps += 1
+                if id(call) not in assigned or any(first < call.lineno <= last
+                                                   for first, last in loops):
+                    use.problem = "the DataParallel wrap is not a plain assignment outside loops"
             elif dotted in DDP_CLASSES or dotted.startswith(PROCESS_GROUP_CALLS):
                 use.distributed = True
             elif dotted.startswith("torch.optim."):
