@@ -231,3 +231,16 @@ def test_a_training_file_the_rule_would_not_migrate_leaves_the_loader_alone(
                               str(tmp_path / "train.py"): train.encode()})
     shard = index.view(str(tmp_path / "train.py")).loader_shard("data.make_loader")
     assert shard is not None and problem in (shard.problem or "")
+
+
+def test_a_loader_read_by_two_loops_is_not_paired(tmp_path: Path) -> None:
+    """No single epoch loop (a warm-up pass over the loader, then the epochs): the training
+    file's data side is reported, so the loader's file must not get a sampler either."""
+    train = TRAIN.replace("    for epoch in range(5):",
+                          "    for x, _ in train_loader:\n        model(x)\n"
+                          "    for epoch in range(5):")
+    _write(tmp_path, {"data.py": DATA, "train.py": train})
+    assert summarize(train).data_parallel.loader_calls == []  # type: ignore[union-attr]
+    _fix(tmp_path)
+    assert (tmp_path / "data.py").read_text() == DATA
+    assert "set_epoch" not in (tmp_path / "train.py").read_text()

@@ -1068,6 +1068,7 @@ class _EpochReads:
     def _scan(owner: ast.AST) -> tuple[set[str], set[str], set[str]]:
         nested: set[str] = set()
         looped: set[str] = set()
+        twice: set[str] = set()
         called: set[str] = set()
         stack: list[tuple[ast.AST, int]] = [(c, 0) for c in getattr(owner, "body", [])]
         while stack:
@@ -1077,6 +1078,8 @@ class _EpochReads:
             if isinstance(node, (ast.For, ast.AsyncFor)):
                 name = _iterated_name(node.iter)
                 if name is not None:
+                    if name in looped:
+                        twice.add(name)  # several loops over it: not one epoch loop
                     looped.add(name)
                     if depth:
                         nested.add(name)
@@ -1085,7 +1088,7 @@ class _EpochReads:
             if depth and isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
                 called.add(node.func.id)
             stack.extend((c, depth) for c in ast.iter_child_nodes(node))
-        return nested, looped, called
+        return nested - twice, looped - twice, called
 
     def per_epoch(self, name: str, scope: _Scope) -> bool:
         if name in self._nested.get(id(scope.node), ()):
