@@ -3,8 +3,10 @@
 The scripts of tests/ddp_shapes/ (a tutorial-style module-level script with a GPU-count
 guard, pytorch-cifar's device-string guard and ``train(epoch)``, a flag guard with an aliased
 import, ``device_ids`` and ``.cuda()`` on the wrapper and an inline dataset, factory
-functions for the model, the wrap and the loader, and a multi-file project whose loader is
-built in another module) are migrated by the CLI as one project, then run three ways:
+functions for the model, the wrap and the loader, a multi-file project whose loader is
+built by a function of another module, and a BERT-pytorch-shaped project whose entry script
+hands its loader to a trainer class that wraps the model) are migrated by the CLI as one
+project, then run three ways:
 as written, migrated under ``torchrun --standalone --nproc_per_node=2`` (gloo, CPU), and
 migrated as plain ``python``. Each of the three is one process (or one launch) running every
 script in turn (tests/ddp_shapes/run_all.py), so torch starts three times, not fifteen.
@@ -12,8 +14,11 @@ script in turn (tests/ddp_shapes/run_all.py), so torch starts three times, not f
 No shuffling and no BatchNorm: with the global batch kept (the sampler halves each
 process's batch; in the multi-file project the sampler is added in the module that builds the
 loader and set_epoch in train.py), DDP's averaged gradient equals the one-process gradient, so
-every run ends with the original's weights. The shuffled shard check lives in
-test_ddp_migration.py (train_dp_shuffle.py).
+every run ends with the original's weights. The BERT-shaped project's data side is reported,
+not edited: every process reads all of it, and the averaged gradient is the same. The
+multi-file project is also run with one side migrated and the other as written (a user who
+excludes or reverts one file): same weights. The shuffled shard check lives in
+test_ddp_migration.py (train_dp_shuffle.py, in one file and split across two).
 """
 
 from __future__ import annotations
