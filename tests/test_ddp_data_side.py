@@ -244,3 +244,86 @@ def test_a_loader_read_by_two_loops_is_not_paired(tmp_path: Path) -> None:
     _fix(tmp_path)
     assert (tmp_path / "data.py").read_text() == DATA
     assert "set_epoch" not in (tmp_path / "train.py").read_text()
+
+
+# ---------------------------------------------- a loader handed to a trainer class (BERT-pytorch)
+ENTRY = '''\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+from trainer import Trainer
+
+
+def main(inputs, targets):
+    dataset = TensorDataset(inputs, targets)
+    train_loader = DataLoader(dataset, batch_size=16, shuffle=True)
+    trainer = Trainer(torch.nn.Linear(4, 1), train_dataloader=train_loader)
+    for epoch in range(5):
+        trainer.train(epoch)
+'''
+TRAINER = '''\
+import torch
+from torch import nn
+
+
+class Trainer:
+    def __init__(self, model, train_dataloader):
+        self.model = nn.DataParallel(model)
+        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1)
+        self.data = train_dataloader
+
+    def train(self, epoch):
+        for x, y in self.data:
+            self.optimizer.zero_grad()
+            nn.functional.mse_loss(self.model(x), y).backward()
+            self.optimizer.step()
+'''
+
+
+def test_a_loader_handed_to_a_trainer_is_sharded_where_it_is_built(tmp_path: Path) -> None:
+    _write(tmp_path, {"main.py": ENTRY, "trainer.py": TRAINER})
+    assert not _data_side(tmp_path)
+    _fix(tmp_path)
+    entry = (tmp_path / "main.py").read_text()
+    assert "train_loader = DataLoader(dataset, batch_size=16 // _ddp_world()[1], " \
+        "sampler=torch.utils.data.DistributedSampler(dataset, num_replicas=_ddp_world()[1], " \
+        "rank=_ddp_world()[0], shuffle=True))" in entry
+    assert "    for epoch in range(5):\n        train_loader.sampler.set_epoch(epoch)  # TFC301: " \
+        "trainer.py wraps the model\n        trainer.train(epoch)\n" in entry
+    trainer = (tmp_path / "trainer.py").read_text()
+    assert "self.model = _ddp_wrap(model)  # TFC301: launch with torchrun --nproc_per_node=N " \
+        "main.py" in trainer
+    assert "set_epoch" not in trainer and "DistributedSampler" not in trainer
+    assert "data side" not in _fix(tmp_path)
+    assert (tmp_path / "main.py").read_text() == entry
+
+
+@pytest.mark.parametrize(("change", "problem"), [
+    (("        trainer.train(epoch)\n", "        trainer.train(epoch)\n    print(len(train_loader))\n"),
+     "`train_loader` is read elsewhere too"),
+    (("        trainer.train(epoch)\n", "        trainer.train(0)\n"),
+     "no single epoch loop calls a method of `trainer` with the epoch"),
+    (("    for epoch", "    other = Trainer(torch.nn.Linear(4, 1), train_dataloader=None)\n    for epoch"),
+     "`Trainer` is built 2 times in the run"),
+])
+def test_a_loader_handed_to_a_trainer_that_cannot_be_paired_is_reported(
+        tmp_path: Path, change: tuple[str, str], problem: str) -> None:
+    entry = ENTRY.replace(*change)
+    assert entry != ENTRY
+    _write(tmp_path, {"main.py": entry, "trainer.py": TRAINER})
+    [message] = _data_side(tmp_path)
+    assert "the DataLoader passed as `train_dataloader=` of `Trainer(...)` in" in message
+    assert f"(not edited: {problem}" in message
+    _fix(tmp_path)
+    assert (tmp_path / "main.py").read_text() == entry
+    assert "_ddp_wrap(model)" in (tmp_path / "trainer.py").read_text()
+
+
+def test_a_loader_handed_as_the_evaluation_loader_is_not_the_training_one(tmp_path: Path) -> None:
+    entry = ENTRY.replace("train_dataloader=", "test_dataloader=")
+    trainer = TRAINER.replace("train_dataloader", "test_dataloader")
+    _write(tmp_path, {"main.py": entry, "trainer.py": trainer})
+    [message] = _data_side(tmp_path)
+    assert "the training DataLoader (not in this file)" in message
+    _fix(tmp_path)
+    assert (tmp_path / "main.py").read_text() == entry

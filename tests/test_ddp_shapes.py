@@ -5,17 +5,16 @@ guard, pytorch-cifar's device-string guard and ``train(epoch)``, a flag guard wi
 import, ``device_ids`` and ``.cuda()`` on the wrapper and an inline dataset, factory
 functions for the model, the wrap and the loader, a multi-file project whose loader is
 built by a function of another module, and a BERT-pytorch-shaped project whose entry script
-hands its loader to a trainer class that wraps the model) are migrated by the CLI as one
-project, then run three ways:
-as written, migrated under ``torchrun --standalone --nproc_per_node=2`` (gloo, CPU), and
-migrated as plain ``python``. Each of the three is one process (or one launch) running every
-script in turn (tests/ddp_shapes/run_all.py), so torch starts three times, not fifteen.
+hands its loader to a trainer class that wraps the model, sharded in the entry script) are
+migrated by the CLI as one project, then run three ways: as written, migrated under ``torchrun
+--standalone --nproc_per_node=2`` (gloo, CPU), and migrated as plain ``python``. Each of the
+three is one process (or one launch) running every script in turn
+(tests/ddp_shapes/run_all.py), so torch starts three times, not fifteen.
 
 No shuffling and no BatchNorm: with the global batch kept (the sampler halves each
 process's batch; in the multi-file project the sampler is added in the module that builds the
 loader and set_epoch in train.py), DDP's averaged gradient equals the one-process gradient, so
-every run ends with the original's weights. The BERT-shaped project's data side is reported,
-not edited: every process reads all of it, and the averaged gradient is the same. The
+every run ends with the original's weights. The
 multi-file project is also run with one side migrated and the other as written (a user who
 excludes or reverts one file): same weights. The shuffled shard check lives in
 test_ddp_migration.py (train_dp_shuffle.py, in one file and split across two).
@@ -38,9 +37,16 @@ SCRIPTS = ("tutorial_guard.py", "cifar_device_guard.py", "flag_alias_inline.py",
            "factory_functions.py", "project/train.py", "trainer_project/main.py")
 WRAPPED_IN = {"trainer_project/main.py": "trainer_project/ddp_shape_trainer.py"}
 """Where a script's DataParallel wrap is, when not in the script itself."""
-HALF_MIGRATED = {"project_half_train": ("train.py",), "project_half_data": ("ddp_shape_data.py",)}
-"""The multi-file project with only these of its files migrated (the others as written): a
-user who excludes or reverts one side. Each file's edit must be right on its own."""
+HALF_MIGRATED = {
+    # folder: (project, its migrated files, entry script, also launched with torchrun)
+    "project_half_train": ("project", ("train.py",), "train.py", True),
+    "project_half_data": ("project", ("ddp_shape_data.py",), "train.py", False),
+    "trainer_half_trainer": ("trainer_project", ("ddp_shape_trainer.py",), "main.py", True),
+    "trainer_half_entry": ("trainer_project", ("main.py",), "main.py", False),
+}
+"""The multi-file projects with only these of their files migrated (the others as written): a
+user who excludes or reverts one side. Each file's edit must be right on its own. A script
+whose model side is not migrated is not a torchrun script: those run as plain python only."""
 
 pytestmark = pytest.mark.skipif(
     not (dist.is_available() and dist.is_gloo_available()),
@@ -68,15 +74,17 @@ def shapes(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, st
         capture_output=True, text=True, env=_env(root, "cpu"), check=False)
     report = fixed.stdout + fixed.stderr
     assert fixed.returncode in (0, 1), report
-    for folder, taken in HALF_MIGRATED.items():
-        shutil.copytree(original / "project", migrated / folder)
+    for folder, (project, taken, _, _) in HALF_MIGRATED.items():
+        shutil.copytree(original / project, migrated / folder)
         for name in taken:
-            shutil.copy(migrated / "project" / name, migrated / folder / name)
+            shutil.copy(migrated / project / name, migrated / folder / name)
 
     def scripts(folder: Path) -> list[str]:
         return [str(folder / name) for name in SCRIPTS]
 
-    halves = [str(migrated / folder / "train.py") for folder in HALF_MIGRATED]
+    halves = [str(migrated / folder / entry) for folder, (_, _, entry, _) in HALF_MIGRATED.items()]
+    launched = [str(migrated / folder / entry)
+                for folder, (_, _, entry, torchrun) in HALF_MIGRATED.items() if torchrun]
     runner = "run_all.py"
     procs = {
         "original": _run([str(original / runner), str(out), "original", *scripts(original)],
@@ -85,7 +93,7 @@ def shapes(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, st
                       migrated, _env(root, "cpu")),
         # The original train.py is not a torchrun script: only the migrated one is launched.
         "torchrun": _run([*_torchrun(migrated / runner, 2), str(out), "torchrun",
-                          *scripts(migrated), halves[0]], migrated, _env(root, "cpu")),
+                          *scripts(migrated), *launched], migrated, _env(root, "cpu")),
     }
     outputs = {name: _wait(proc) for name, proc in procs.items()}
     return out, outputs, report
@@ -100,13 +108,12 @@ def test_every_shape_is_migrated(shapes: tuple[Path, dict[str, str], str]) -> No
         assert "_ddp_wrap(" in text, name
     # The multi-file project's loader gets its sampler in the module that builds it (the
     # project index pairs the two files), set_epoch where the epochs run. The BERT-shaped
-    # project's loader reaches the wrap through a constructor: reported, naming where it is.
-    remaining = [line for line in report.splitlines() if "data side not migrated" in line]
-    assert len(remaining) == 1 and "ddp_shape_trainer.py" in remaining[0], report
-    assert "`train_dataloader=` of `Trainer(...)` in" in remaining[0], report
-    assert "main.py line 17" in remaining[0], report
-    assert (migrated / "trainer_project" / "main.py").read_text() == \
-        (SHAPES / "trainer_project" / "main.py").read_text()
+    # project's loader reaches the wrap through a constructor: the entry script, which builds
+    # it and runs the epochs, gets the sampler and set_epoch; the trainer the model side.
+    assert "data side not migrated" not in report, report
+    entry = (migrated / "trainer_project" / "main.py").read_text()
+    assert "sampler=torch.utils.data.DistributedSampler(dataset, num_replicas=" in entry
+    assert "        train_data_loader.sampler.set_epoch(epoch)" in entry
     data = (migrated / "project" / "ddp_shape_data.py").read_text()
     assert "DistributedSampler(train_dataset, num_replicas=_ddp_world()[1]" in data
     assert "batch_size=10 // _ddp_world()[1]" in data
@@ -129,14 +136,13 @@ def test_every_shape_reaches_the_original_weights(
                                            msg=lambda m, n=name, r=run, k=key: f"{n} {r} {k}: {m}")
         # Rank 0 saves; rank 1 does not write.
         assert not list(out.glob(f"{stem.replace('*.', '*')}.torchrun.rank1.pt")), name
-    # One side of the multi-file project migrated, the other as written: the same weights.
-    reference = _weights(out / "project.train.original.pt")
-    runs = [*(f"{folder}.train.plain.pt" for folder in HALF_MIGRATED),
-            "project_half_train.train.torchrun.rank0.pt"]
-    for run in runs:
-        got = _weights(out / run)
-        for key, value in reference.items():
-            torch.testing.assert_close(got[key], value, rtol=1e-5, atol=1e-6,
-                                       msg=lambda m, r=run, k=key: f"{r} {k}: {m}")
-    # Prints run on rank 0 only: once per epoch in the launch as in the original.
-    assert outputs["torchrun"].count("epoch 2 done") == outputs["original"].count("epoch 2 done") == 1
+    # One side of a multi-file project migrated, the other as written: the same weights.
+    for folder, (project, _, entry, torchrun) in HALF_MIGRATED.items():
+        stem = Path(entry).stem
+        reference = _weights(out / f"{project}.{stem}.original.pt")
+        for run in ["plain", *(["torchrun.rank0"] if torchrun else [])]:
+            got = _weights(out / f"{folder}.{stem}.{run}.pt")
+            for key, value in reference.items():
+                torch.testing.assert_close(got[key], value, rtol=1e-5, atol=1e-6,
+                                           msg=lambda m, r=f"{folder} {run}", k=key:
+                                           f"{r} {k}: {m}")

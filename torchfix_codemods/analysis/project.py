@@ -132,8 +132,15 @@ class LoaderShard:
     """The line of its ``DataLoader(...)`` call."""
     training_path: str
     target: str
-    """The name the training file assigns the loader to."""
+    """The name the training file assigns the loader to (for a loader handed to a trainer's
+    constructor: the name the building file binds it to)."""
     problem: str | None = None
+    passed_as: str | None = None
+    """For a loader built in one file and handed to the constructor of a class of the training
+    file (BERT-pytorch: ``BERTTrainer(..., train_dataloader=loader)``): the keyword. The
+    building file then gets the sampler *and* ``set_epoch`` (its epoch loop calls the
+    trainer), the training file only the model side; ``function`` is the function around the
+    loader ("" at module level)."""
 
 
 class ProjectFacts(Protocol):
@@ -191,6 +198,10 @@ class ProjectFacts(Protocol):
         """Where other files of the run pass a ``DataLoader`` they build to the constructor
         of this file's class ``class_name``: "``train_dataloader=`` at main.py line 57"."""
 
+    def passed_loader_shard(self, class_name: str) -> LoaderShard | None:
+        """The training loader another file builds, hands to this file's class
+        ``class_name`` and shards itself (sampler and ``set_epoch``), or why it does not."""
+
 
 class NoProject:
     """The project of a run without an index: every question is answered "unknown"."""
@@ -224,6 +235,9 @@ class NoProject:
 
     def loaders_passed_to(self, class_name: str) -> tuple[str, ...]:
         return ()
+
+    def passed_loader_shard(self, class_name: str) -> LoaderShard | None:
+        return None
 
 
 NO_PROJECT: ProjectFacts = NoProject()

@@ -43,6 +43,7 @@ from torchfix_codemods.analysis.project_summary import (
     Key,
     LoaderCall,
     LoadSite,
+    PassedLoader,
     SaveSite,
     Value,
     module_path_parts,
@@ -183,7 +184,8 @@ class ProjectIndex:
         answers.append(["training-loaders", view.training_loaders()])
         if summary.data_parallel is not None:
             for name in sorted(summary.classes):
-                answers.append(["loaders-passed", name, view.loaders_passed_to(name)])
+                answers.append(["loaders-passed", name, view.loaders_passed_to(name),
+                                view.passed_loader_shard(name)])
             for call in summary.data_parallel.loader_calls:
                 answers.append(["loader-shard", call.callee, view.loader_shard(call.callee)])
         return hashlib.sha256(json.dumps(answers, default=repr).encode()).hexdigest()
@@ -661,7 +663,7 @@ class ProjectIndex:
     @cached_property
     def _shards_by_loader_file(self) -> dict[str, tuple[LoaderShard, ...]]:
         table: dict[str, list[LoaderShard]] = {}
-        for shard in self.loader_shards.values():
+        for shard in [*self.loader_shards.values(), *self.passed_shards.values()]:
             if shard.problem is None:
                 table.setdefault(os.path.abspath(shard.loader_path), []).append(shard)
         return {path: tuple(shards) for path, shards in table.items()}
@@ -686,20 +688,61 @@ class ProjectIndex:
             return shard(loader.problem)
         if found.file.notebook:
             return shard("it is in a notebook")
-        if found.file.summary.data_parallel is not None:
-            return shard("that file wraps a model in DataParallel too")
-        if use.wraps != 1 or use.distributed or not use.trains:
-            return shard("the training file is not one DataParallel training loop without a "
-                         "distributed path of its own")
-        if use.problem is not None:
-            return shard(use.problem)
-        if not _same_policy(self.shardable, training, found.file):
-            return shard("TFC301 does not run with the same fix policy on both files in this run")
+        problem = self._pairing_problem(training, use, found.file)
+        if problem is not None:
+            return shard(problem)
         calls = self.call_count(found)
         if calls != 1:
             return shard(f"`{found.name}()` is called {calls} times in the run: a sampler there "
                          "would shard every caller's data")
         return shard()
+
+    def _pairing_problem(self, training: IndexedFile, use: DataParallelUse,
+                         building: IndexedFile) -> str | None:
+        """Why a training file and the file that builds its loader cannot be migrated
+        together (the rule would not migrate the training file, or not both files)."""
+        other = building.summary.data_parallel
+        if other is not None and other.wraps:
+            return "that file wraps a model in DataParallel too"
+        if use.wraps != 1 or use.distributed or not use.trains:
+            return ("the training file is not one DataParallel training loop without a "
+                    "distributed path of its own")
+        if use.problem is not None:
+            return use.problem
+        if not _same_policy(self.shardable, training, building):
+            return "TFC301 does not run with the same fix policy on both files in this run"
+        return None
+
+    @cached_property
+    def passed_shards(self) -> dict[tuple[str, str], LoaderShard]:
+        """Loaders handed to a DataParallel trainer class's constructor by another file: by
+        (path of the class's file, class name). Only a keyword not named for evaluation."""
+        table: dict[tuple[str, str], LoaderShard] = {}
+        for building in self.files.values():
+            for passed in building.summary.passed_loaders:
+                if _named_for_evaluation(passed.keyword):
+                    continue
+                found = self.definition(passed.callee, building)
+                if found is None or found.kind != "class" or found.file is building:
+                    continue
+                use = found.file.summary.data_parallel
+                if use is None or found.name not in use.classes or found.file.notebook:
+                    continue
+                table[(found.file.path, found.name)] = self._passed_shard(
+                    building, passed, found, use)
+        return table
+
+    def _passed_shard(self, building: IndexedFile, passed: PassedLoader, found: _Definition,
+                      use: DataParallelUse) -> LoaderShard:
+        problem = passed.problem or ("it is in a notebook" if building.notebook else None) or \
+            self._pairing_problem(found.file, use, building)
+        if problem is None:
+            calls = self.call_count(found)
+            if calls != 1:
+                problem = (f"`{found.name}` is built {calls} times in the run: which loader "
+                           "trains is not one place")
+        return LoaderShard(building.display, passed.function, passed.line, found.file.display,
+                           passed.target, problem, passed_as=passed.keyword)
 
     @cached_property
     def _loaders_passed(self) -> dict[tuple[str, str], tuple[str, ...]]:
@@ -709,7 +752,8 @@ class ProjectIndex:
         for caller in self.files.values():
             for call in caller.summary.calls:
                 passed = [key for key, value in call.args.items()
-                          if value[0] == "call" and self._is_loader_class(value[1], caller)]
+                          if value[0] == "call" and not _named_for_evaluation(key)
+                          and self._is_loader_class(value[1], caller)]
                 if not passed:
                     continue
                 found = self.definition(call.callee, caller)
@@ -731,6 +775,9 @@ class ProjectIndex:
 
     def loaders_passed_to(self, file: IndexedFile, class_name: str) -> tuple[str, ...]:
         return self._loaders_passed.get((file.path, class_name), ())
+
+    def passed_loader_shard(self, file: IndexedFile, class_name: str) -> LoaderShard | None:
+        return self.passed_shards.get((file.path, class_name))
 
     def call_count(self, found: _Definition) -> int:
         """How many calls of the function ``found`` the run's files make (calls only: a
@@ -768,6 +815,11 @@ class ProjectIndex:
                                f"`{found.qualified}` returns a "
                                f"{'detached ' if detached else ''}CPU tensor ({where})")
         return None
+
+
+def _named_for_evaluation(keyword: str) -> bool:
+    """``test_dataloader=``, ``val_loader=``: not the loader a trainer trains on."""
+    return any(word in keyword.lower() for word in ("test", "val", "eval"))
 
 
 def _absolute_keys(policies: Mapping[str, bool] | None) -> dict[str, bool] | None:
@@ -846,4 +898,7 @@ class FileFacts:
 
     def loaders_passed_to(self, class_name: str) -> tuple[str, ...]:
         return self.index.loaders_passed_to(self.file, class_name)
+
+    def passed_loader_shard(self, class_name: str) -> LoaderShard | None:
+        return self.index.passed_loader_shard(self.file, class_name)
 

@@ -174,6 +174,24 @@ class LoaderCall:
 
 
 @dataclass
+class PassedLoader:
+    """``X = DataLoader(...)`` handed to a constructor, ``Y = C(..., keyword=X)``, in a file
+    whose epoch loop calls a method of ``Y`` with the epoch (BERT-pytorch's ``__main__``:
+    ``for epoch in ...: trainer.train(epoch)``)."""
+
+    callee: str
+    keyword: str
+    target: str
+    """``X``, the loader's name."""
+    instance: str
+    """``Y``, the name the constructed object is bound to."""
+    function: str
+    line: int
+    """The line of the ``DataLoader(...)`` call."""
+    problem: str | None = None
+
+
+@dataclass
 class DataParallelUse:
     """What a file that calls ``nn.DataParallel`` shows about its training (for TFC301)."""
 
@@ -184,6 +202,8 @@ class DataParallelUse:
     trains: bool
     """It calls ``.backward()`` or builds a ``torch.optim`` optimizer."""
     loader_calls: list[LoaderCall] = field(default_factory=list)
+    classes: list[str] = field(default_factory=list)
+    """The module-level classes the wraps are in (a trainer class)."""
     problem: str | None = None
     """Why the rule would not migrate the file, where ``ast`` shows it (the wrap is not a
     plain assignment or sits in a loop, the file already binds ``_ddp_*`` names, it loads with
@@ -214,6 +234,7 @@ class FileSummary:
     loader_functions: dict[str, LoaderFunction] = field(default_factory=dict)
     data_parallel: DataParallelUse | None = None
     """Only for a file that calls ``nn.DataParallel``."""
+    passed_loaders: list[PassedLoader] = field(default_factory=list)
     callees: dict[str, int] = field(default_factory=dict)
     """How many times the file calls each function of another module (dotted as the file
     spells it, like ``CallSite.callee``) or of its own module level (``@.name``)."""
@@ -236,6 +257,7 @@ class FileSummary:
             loader_functions={k: LoaderFunction(**v)
                               for k, v in data.get("loader_functions", {}).items()},
             data_parallel=_data_parallel_use(data.get("data_parallel")),
+            passed_loaders=[PassedLoader(**p) for p in data.get("passed_loaders", [])],
             callees=dict(data.get("callees", {})),
             parsed=bool(data["parsed"]),
         )
@@ -246,7 +268,7 @@ def _data_parallel_use(data: dict[str, Any] | None) -> DataParallelUse | None:
         return None
     calls = [LoaderCall(**c) for c in data.get("loader_calls", [])]
     return DataParallelUse(data["wraps"], data["distributed"], data["trains"], calls,
-                           data.get("problem"))
+                           list(data.get("classes", [])), data.get("problem"))
 
 
 def site_id(expr: ast.expr) -> str:
@@ -322,6 +344,7 @@ class _Summarizer:
         # files that cannot take part.
         if "DataLoader" in text:
             self._loader_functions(tree)
+            self._passed_loaders()
         if "DataParallel" in text:
             self._data_parallel(tree)
 
@@ -607,6 +630,37 @@ class _Summarizer:
                 problem = "it is silenced with `# noqa: TFC301`"
             self.summary.loader_functions[node.name] = LoaderFunction(call.lineno, problem)
 
+    def _passed_loaders(self) -> None:
+        """``X = DataLoader(...)`` passed by keyword to ``Y = C(...)`` (see :class:`PassedLoader`)."""
+        loaders: dict[tuple[int, str], ast.Call] = {}
+        for call, scope, target, statement in self._calls:
+            if target is not None and isinstance(statement, ast.Assign) and \
+                    statement.value is call and \
+                    is_dataloader_class(self.dotted(call.func, scope) or ""):
+                loaders[(id(scope.node), target)] = call
+        if not loaders:
+            return
+        for call, scope, target, _ in self._calls:
+            dotted = self.dotted(call.func, scope) if target is not None else None
+            if dotted is None or dotted.startswith(("torch.", "@.")):
+                continue
+            for item in call.keywords:
+                name = item.value.id if isinstance(item.value, ast.Name) else None
+                loader = loaders.get((id(scope.node), name or ""))
+                if loader is None or item.arg is None or name is None:
+                    continue
+                problem = _loader_problem(loader)
+                if problem is None and len(scope.bindings.get(name, [])) != 1:
+                    problem = f"`{name}` is bound more than once"
+                if problem is None and _reads(scope.node, name) != 1:
+                    problem = f"`{name}` is read elsewhere too (sharding it changes that use)"
+                if problem is None and _epoch_calls(scope.node, target) != 1:
+                    problem = f"no single epoch loop calls a method of `{target}` with the epoch"
+                if problem is None and self._noqa(loader, "TFC301"):
+                    problem = "it is silenced with `# noqa: TFC301`"
+                self.summary.passed_loaders.append(PassedLoader(
+                    dotted, item.arg, name, target, scope.name, loader.lineno, problem))
+
     def _returned_loader(self, value: ast.expr | None, scope: _Scope) -> ast.Call | None:
         if isinstance(value, ast.Name):
             bound = self._plain_binding(value.id, scope)
@@ -633,12 +687,16 @@ class _Summarizer:
         if any(load.line > save.line for save in self.summary.saves
                for load in self.summary.loads):
             use.problem = "the training file loads with torch.load after it saves"
+        classes = [(node.lineno, node.end_lineno or node.lineno, node.name) for node in tree.body
+                   if isinstance(node, ast.ClassDef)]
         for call, scope, target, _ in self._calls:
             dotted = self.dotted(call.func, scope)
             if dotted is None:
                 continue
             if dotted in DATA_PARALLEL_CLASSES:
                 use.wraps += 1
+                use.classes.extend(name for first, last, name in classes
+                                   if first <= call.lineno <= last)
                 if id(call) not in assigned or any(first < call.lineno <= last
                                                    for first, last in loops):
                     use.problem = "the DataParallel wrap is not a plain assignment outside loops"
@@ -1028,6 +1086,39 @@ def _loader_problem(call: ast.Call) -> str | None:
     if batch is None or (isinstance(batch, ast.Constant) and batch.value in (None, False)):
         return "it has no batch_size to divide by the world size"
     return None
+
+
+def _own_nodes(owner: ast.AST) -> list[ast.AST]:
+    """Every node of a scope's own code (not inside nested functions, classes, lambdas)."""
+    found: list[ast.AST] = []
+    stack: list[ast.AST] = list(getattr(owner, "body", []))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        found.append(node)
+        stack.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def _reads(owner: ast.AST, name: str) -> int:
+    return sum(1 for node in _own_nodes(owner) if isinstance(node, ast.Name)
+               and node.id == name and isinstance(node.ctx, ast.Load))
+
+
+def _epoch_calls(owner: ast.AST, instance: str) -> int:
+    """How many ``for`` loops of the scope call ``instance.<method>(..., <loop variable>)``."""
+    count = 0
+    for node in _own_nodes(owner):
+        if not isinstance(node, (ast.For, ast.AsyncFor)) or not isinstance(node.target, ast.Name):
+            continue
+        epoch = node.target.id
+        if any(isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute)
+               and isinstance(c.func.value, ast.Name) and c.func.value.id == instance
+               and any(isinstance(a, ast.Name) and a.id == epoch for a in c.args)
+               for statement in node.body for c in ast.walk(statement)):
+            count += 1
+    return count
 
 
 _LOOP_WRAPPERS = frozenset({"enumerate", "tqdm", "iter", "zip"})

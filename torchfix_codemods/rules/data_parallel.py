@@ -132,9 +132,18 @@ def _ddp_world():
 '''
 
 
+LAUNCH = "torchrun --nproc_per_node=N "
+
+
 def launch_line(path: str) -> str:
-    script = os.path.basename(path.split("#", 1)[0]) or "script.py"
-    return f"torchrun --nproc_per_node=N {script}"
+    """``torchrun --nproc_per_node=N train.py``; a package's ``__main__.py`` runs as
+    ``-m package`` (its relative imports need the package)."""
+    clean = path.split("#", 1)[0]
+    script = os.path.basename(clean) or "script.py"
+    package = os.path.basename(os.path.dirname(os.path.abspath(clean)))
+    if script == "__main__.py" and package.isidentifier():
+        return f"{LAUNCH}-m {package}"
+    return LAUNCH + script
 
 
 class _Irregular(Exception):
@@ -491,18 +500,27 @@ class DataParallelToDDP(Rule):
         """The loaders this file builds for another file's DataParallel training loop (the
         project index pairs them): a DistributedSampler here, ``set_epoch`` there."""
         for shard in self.context.project.training_loaders():
-            function = next((s for s in self.context.module.body if isinstance(s, cst.FunctionDef)
-                             and s.name.value == shard.function), None)
-            loaders = [c for c in self._loaders
-                       if self.names.enclosing(c, cst.FunctionDef) is function]
-            if function is None or len(loaders) != 1:
+            if shard.passed_as is None:
+                function = next((s for s in self.context.module.body
+                                 if isinstance(s, cst.FunctionDef)
+                                 and s.name.value == shard.function), None)
+                loaders = [c for c in self._loaders
+                           if self.names.enclosing(c, cst.FunctionDef) is function]
+                if function is None:
+                    continue
+            else:
+                lines = positions_of(self.context.module, self._loaders)
+                loaders = [c for c in self._loaders
+                           if lines[id(c)].start.line == shard.loader_line]
+            if len(loaders) != 1:
                 continue  # the index and this file disagree: nothing to pair
             loader = loaders[0]
             if argument(loader, "sampler", 3) is not None:
                 continue  # sharded already (an earlier round of this run, or an earlier run)
             message = (f"the training DataLoader of {shard.training_path}'s DataParallel -> DDP "
                        "migration: each process must read its own shard")
-            migration = self._migration(launch_line(shard.training_path))
+            launch = launch_line(self.context.path if shard.passed_as else shard.training_path)
+            migration = self._migration(launch)
             try:
                 fix = migration.shard_for_other_file(loader, shard)
             except (_Irregular, ImportUnavailable) as why:
@@ -519,6 +537,8 @@ class DataParallelToDDP(Rule):
             return
         migration = self._migration(launch_line(self.context.path))
         migration.wrap = self._migrated_wraps[0]
+        if migration.passed_shard() is not None:
+            return  # the file that builds the loader shards it and calls set_epoch
         try:
             migration.locate_data_side()
             why = "the training DataLoader has no DistributedSampler"
@@ -535,9 +555,9 @@ class DataParallelToDDP(Rule):
 
     def _report_wraps(self) -> bool:
         """Reports every wrap; True when the file's one wrap gets the migration fix."""
-        launch = launch_line(self.context.path)
         if not self._wraps:
             return False
+        launch = self._launch(self._wraps[0])
         if self._distributed:
             for call in self._wraps:
                 self.report(call, f"`nn.DataParallel` next to a DistributedDataParallel/process-"
@@ -572,7 +592,12 @@ class DataParallelToDDP(Rule):
             self.report(call, f"{self.message} (`{launch}`; DDP's batch_size is per process); "
                         f"no automatic rewrite: {why}; {CHECKLIST}")
             return False
-        if remaining is None:
+        passed = migration.passed_shard()
+        if remaining is not None and passed is not None:
+            self.report(call, f"{self.message}: `{launch}`; the model side is migrated here, "
+                        f"{passed.loader_path} shards the loader it hands to this class "
+                        f"(`{passed.passed_as}=`)", fix=fix)
+        elif remaining is None:
             self.report(call, f"{self.message}: `{launch}`; DDP's batch_size is per process "
                         "(the fix divides it by the world size to keep the global batch)", fix=fix)
         else:
@@ -580,6 +605,15 @@ class DataParallelToDDP(Rule):
                         "side is reported on this line", fix=fix)
             self.report(call, remaining)
         return True
+
+    def _launch(self, wrap: cst.Call) -> str:
+        """The launch line: this file, or the script that builds the loader and hands it to
+        the class around the wrap (the script a user runs, when the index pairs them)."""
+        owner = self.names.enclosing(wrap, cst.ClassDef)
+        shard = self.context.project.passed_loader_shard(owner.name.value) if owner else None
+        if shard is not None and shard.problem is None:
+            return launch_line(shard.loader_path)
+        return launch_line(self.context.path)
 
     def _migration(self, launch: str) -> _Migration:
         migration = _Migration(self.context, self._loaders, self._outputs, self._reloads, launch)
@@ -684,6 +718,8 @@ class _Migration:
         world size), so this file's edit is right whether or not the other file is migrated."""
         self._check_helper_names()
         self.loader = loader
+        if shard.passed_as is not None:
+            self._set_epoch_of_passed_loader(loader, shard)
         world = cst.parse_expression("_ddp_world()[1]")
         placement = [keyword("num_replicas", world),
                      keyword("rank", cst.parse_expression("_ddp_world()[0]"))]
@@ -697,6 +733,42 @@ class _Migration:
                    f"sets) and batch_size per process = global // world size; "
                    f"{shard.training_path} calls set_epoch every epoch",
                    self.edits.replacements(), imports=tuple(dict.fromkeys(self.imports)))
+
+    def _set_epoch_of_passed_loader(self, loader: cst.Call, shard: LoaderShard) -> None:
+        """``loader = DataLoader(...)`` handed to ``trainer = Trainer(..., key=loader)``, and
+        ``for epoch in ...: trainer.train(epoch)``: ``set_epoch`` at the top of that loop,
+        here, where the sampler is added too (this file's edit is whole on its own)."""
+        target = assigned_name(self.names, loader)
+        reads = self.names.loads_in(self.names.scope_of(target), target.value) \
+            if target is not None else []
+        argument_node = self.names.parent(reads[0]) if len(reads) == 1 else None
+        constructor = self.names.parent(argument_node) if argument_node is not None else None
+        instance = assigned_name(self.names, constructor) if isinstance(
+            constructor, cst.Call) else None
+        if target is None or instance is None:
+            raise _Irregular(f"`{shard.target}` is not handed to one constructor whose result "
+                             "is assigned to a name")
+        loops: dict[int, cst.For] = {}
+        for read in self.names.loads_in(self.names.scope_of(instance), instance.value):
+            method = self.names.parent(read)
+            call = self.names.parent(method) if isinstance(method, cst.Attribute) else None
+            if not (isinstance(call, cst.Call) and call.func is method):
+                continue
+            passed = {a.value.value for a in call.args if isinstance(a.value, cst.Name)}
+            for ancestor in self.names.ancestors(call):
+                if isinstance(ancestor, cst.For) and isinstance(ancestor.target, cst.Name) and \
+                        ancestor.target.value in passed:
+                    loops[id(ancestor)] = ancestor
+                    break
+        if len(loops) != 1:
+            raise _Irregular(f"no single epoch loop calls a method of `{instance.value}` with "
+                             "the epoch")
+        loop = next(iter(loops.values()))
+        if not isinstance(loop.body, cst.IndentedBlock) or not isinstance(loop.target, cst.Name):
+            raise _Irregular("the epoch loop's body is not an indented block")
+        self.edits.before(loop.body.body[0], simple_line(
+            f"{target.value}.sampler.set_epoch({loop.target.value})",
+            f"TFC301: {os.path.basename(shard.training_path)} wraps the model"))
 
     def locate_data_side(self) -> None:
         """The training DataLoader and its epoch loop, for :meth:`data_side_report`."""
@@ -739,6 +811,12 @@ class _Migration:
                 "the training DataLoader (not in this file)"
         return where
 
+    def passed_shard(self) -> LoaderShard | None:
+        """The loader another file hands to the class around the wrap and shards itself."""
+        owner = self.names.enclosing(self.wrap, cst.ClassDef) if self.wrap is not None else None
+        shard = self.context.project.passed_loader_shard(owner.name.value) if owner else None
+        return shard if shard is not None and shard.problem is None else None
+
     def _loader_passed_in(self) -> str | None:
         """The wrap is in a class another file builds with a DataLoader (a trainer given
         ``train_dataloader=``): where that file passes it, from the project index."""
@@ -748,7 +826,9 @@ class _Migration:
         passed = self.context.project.loaders_passed_to(owner.name.value)
         if not passed:
             return None
-        return "the DataLoader passed as " + "; ".join(passed)
+        shard = self.context.project.passed_loader_shard(owner.name.value)
+        unpaired = f" (not edited: {shard.problem})" if shard is not None and shard.problem else ""
+        return "the DataLoader passed as " + "; ".join(passed) + unpaired
 
     def _loader_elsewhere(self) -> str | None:
         """Where a loader of this file comes from when another file builds it: a function the
@@ -1173,7 +1253,7 @@ class _Migration:
         }
         refs = {key: imports.reference(name, after, module)
                 for key, (name, module) in wanted.items() if "{" + key + "}" in template}
-        text = template.format(script=self.launch.split()[-1],
+        text = template.format(script=self.launch.removeprefix(LAUNCH),
                                **{key: ref.code for key, ref in refs.items()})
         statements = [s.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
                       for s in cst.parse_module(text).body]

@@ -1,7 +1,7 @@
 """BERT-pytorch's shape: the entry script builds the DataLoader and runs the epochs; the
 trainer class in another module wraps the model in DataParallel and is handed the loader
-(`train_dataloader=`). The model side is migrated; the data side is reported (it names this
-file's line), so every process reads the whole data and the weights still match."""
+(`train_dataloader=`). The trainer's file gets the model side; this file gets the sampler and
+`set_epoch` in its epoch loop (the project index follows the loader into the constructor)."""
 import os
 
 import torch
