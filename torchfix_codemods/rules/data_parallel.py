@@ -252,15 +252,22 @@ class DataParallelToDDP(Rule):
     used for evaluation or by another script would be sharded there too), the
     training file has one wrap, trains and has no DDP path of its own, and both
     files are fixed by this rule with the same policy; a file run alone, or
-    excluded, is never edited for the other. Otherwise, and whenever the
+    excluded, is never edited for the other. A wrap inside a class that another
+    file builds with its training loader (BERT-pytorch: `loader =
+    DataLoader(...)`, `trainer = BERTTrainer(..., train_dataloader=loader)`,
+    `for epoch in ...: trainer.train(epoch)`) is paired the same way when the
+    loader is read only there, one epoch loop calls a method of the trainer
+    with the epoch, and the class is built once in the run: the building file
+    gets the sampler and `set_epoch` (both its own, so it is whole alone), the
+    class's file the model side, and the launch line names the building script
+    (`-m package` for a package's `__main__.py`). Otherwise, and whenever the
     training `DataLoader` cannot be placed (none in the file, no single epoch
     loop), only the model side is migrated and a second finding names the data
     side's edit: the function's file and line and why it was not edited, the
-    call an epoch loop reads when that function's file is not in the run, or,
-    for a wrap inside a class that another file constructs with a `DataLoader`
-    (BERT-pytorch's trainer given `train_dataloader=`), that file's line; the
-    epoch loop for `set_epoch`. It stays reported on the migrated file until
-    `set_epoch` is called there.
+    call an epoch loop reads when that function's file is not in the run, or
+    the line that hands the loader to the class; the epoch loop for
+    `set_epoch`. It stays reported on the migrated file until `set_epoch` is
+    called there.
 
     Measured with torch 2.13 (tests/test_ddp_shapes.py,
     tests/test_ddp_migration.py): eight DataParallel scripts of different
@@ -274,9 +281,10 @@ class DataParallelToDDP(Rule):
     `python`, end with the original one-process weights (rtol 1e-5; no
     shuffle, no BatchNorm). The multi-file project with only one of its two
     files migrated (the other as written) ends with the same weights too,
-    plain and under torchrun; so does the BERT-shaped project, whose data side
-    is reported: every process reads the whole data and DDP averages identical
-    gradients. With `shuffle=True` each rank reads exactly
+    plain and under torchrun (a file whose model side is not migrated runs as
+    plain `python` only); so does the BERT-shaped project with one of its files
+    migrated: where the data side is not sharded, every process reads the whole
+    data and DDP averages identical gradients. With `shuffle=True` each rank reads exactly
     `randperm(64, seed=epoch)[rank::2]`, a new order each epoch, with the
     loader built in the same file or by another module's function.
     Report only, with the launch line and the checklist, when the file already
