@@ -84,7 +84,9 @@ class ForkServer:
         self._by_pid: dict[int, _Run] = {}
         self._ready = threading.Event()
         self.dead = False
-        threading.Thread(target=self._read, name="tfc-verify-forkserver", daemon=True).start()
+        self._reader = threading.Thread(target=self._read, name="tfc-verify-forkserver",
+                                        daemon=True)
+        self._reader.start()
         if not self._ready.wait(_READY_TIMEOUT) or self.dead:
             self.close()
             raise ServerDown("the fork server did not start")
@@ -157,6 +159,11 @@ class ForkServer:
         except (OSError, subprocess.TimeoutExpired):
             self._process.kill()
             self._process.wait()
+        # The reader sees end of output once the server is gone; its pipe is then closed
+        # here, not left to the interpreter's exit (a ResourceWarning after every test run).
+        self._reader.join(5)
+        if self._process.stdout is not None and not self._reader.is_alive():
+            self._process.stdout.close()
 
 
 _server: ForkServer | None = None
