@@ -13,8 +13,8 @@ import libcst as cst
 from torchfix_codemods.analysis.names import NameIndex
 from torchfix_codemods.analysis.project import (
     ClassFacts,
-    LoaderShard,
     ModulePair,
+    NoProject,
     ReturnFacts,
     SavedContent,
 )
@@ -76,8 +76,9 @@ def probe(source: str) -> tuple[NameIndex, cst.BaseExpression]:
     return names, statement.value
 
 
-class FakeProject:
-    """A project index that knows only what a test tells it (``ProjectFacts``)."""
+class FakeProject(NoProject):
+    """A project index that knows only what a test tells it (``ProjectFacts``; every question
+    it is not told about is answered "unknown", as :class:`NoProject` does)."""
 
     def __init__(self, *, version_flags: dict[str, bool] | None = None,
                  returns: dict[str, ReturnFacts] | None = None) -> None:
@@ -104,12 +105,3 @@ class FakeProject:
 
     def module_arguments(self, function: str) -> dict[str, str] | None:
         return None
-
-    def training_loaders(self) -> tuple[LoaderShard, ...]:
-        return ()
-
-    def loader_shard(self, qualified: str) -> LoaderShard | None:
-        return None
-
-    def loaders_passed_to(self, class_name: str) -> tuple[str, ...]:
-        return ()
