@@ -217,7 +217,8 @@ def test_shuffled_loader_reshuffles_every_epoch_through_set_epoch(runs: _Runs) -
 
 
 # ----------------------------------------------------------------- report-only and traps
-@pytest.mark.parametrize("name", ["report_two_models.py", "trap_already_ddp.py"])
+@pytest.mark.parametrize("name", ["report_wraps_in_two_functions.py",
+                                  "report_wrap_per_item_condition.py", "trap_already_ddp.py"])
 def test_irregular_files_get_the_launch_line_and_no_rewrite(name: str) -> None:
     data = (FIXTURES / name).read_bytes()
     result = process(SourceUnit.from_bytes(name, data), OPTIONS, apply_fixes=True)

@@ -34,7 +34,8 @@ from test_ddp_migration import _env, _run, _torchrun, _wait
 
 SHAPES = Path(__file__).parent / "ddp_shapes"
 SCRIPTS = ("tutorial_guard.py", "cifar_device_guard.py", "flag_alias_inline.py",
-           "factory_functions.py", "project/train.py", "trainer_project/main.py")
+           "factory_functions.py", "project/train.py", "trainer_project/main.py",
+           "gan_two_models.py", "models_in_a_loop.py")
 WRAPPED_IN = {"trainer_project/main.py": "trainer_project/ddp_shape_trainer.py"}
 """Where a script's DataParallel wrap is, when not in the script itself."""
 HALF_MIGRATED = {

@@ -704,8 +704,8 @@ class ProjectIndex:
         other = building.summary.data_parallel
         if other is not None and other.wraps:
             return "that file wraps a model in DataParallel too"
-        if use.wraps != 1 or use.distributed or not use.trains:
-            return ("the training file is not one DataParallel training loop without a "
+        if not use.wraps or use.distributed or not use.trains:
+            return ("the training file is not a DataParallel training loop without a "
                     "distributed path of its own")
         if use.problem is not None:
             return use.problem

@@ -689,12 +689,16 @@ class _Summarizer:
             use.problem = "the training file loads with torch.load after it saves"
         classes = [(node.lineno, node.end_lineno or node.lineno, node.name) for node in tree.body
                    if isinstance(node, ast.ClassDef)]
+        wrap_scopes: set[str] = set()
         for call, scope, target, _ in self._calls:
             dotted = self.dotted(call.func, scope)
             if dotted is None:
                 continue
             if dotted in DATA_PARALLEL_CLASSES:
                 use.wraps += 1
+                wrap_scopes.add(scope.name)
+                if len(wrap_scopes) > 1:
+                    use.problem = "the models are wrapped in different functions"
                 use.classes.extend(name for first, last, name in classes
                                    if first <= call.lineno <= last)
                 if id(call) not in assigned or any(first < call.lineno <= last
