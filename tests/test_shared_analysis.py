@@ -259,3 +259,69 @@ def test_a_computed_range_end_is_moved_by_one_step_with_the_right_precedence() -
     fixed = fixed_text(source, ["TFC406"], unsafe=True)
     assert "torch.arange(0, (n << 1) + 1, dtype=torch.get_default_dtype())" in fixed
     assert "torch.arange(0, 2 * n + 1, dtype=torch.get_default_dtype())" in fixed
+
+
+_DARKNET = """
+    import torch.nn as nn
+
+    def create_modules(defs):
+        module_list = nn.ModuleList()
+        for d in defs:
+            module_list.append(nn.Sequential(nn.Conv2d(3, 3, 1), nn.BatchNorm2d(3)))
+        return {}, module_list
+
+    class Darknet(nn.Module):
+        def __init__(self, defs):
+            super().__init__()
+            self.defs = defs
+            self.hyperparams, self.module_list = create_modules(defs)
+
+        def save(self, cutoff):
+            for i, (module_def, module) in enumerate(zip(self.defs[:cutoff],
+                                                         self.module_list[:cutoff])):
+                probe = module[1]
+    """
+
+
+def _probe_evidence(source: str):
+    module, names = _index(source)
+    found = []
+
+    class Visit(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            target = node.targets[0].target
+            if isinstance(target, cst.Name) and target.value == "probe":
+                found.append(module_evidence(names, node.value))
+
+    module.visit(Visit())
+    return found[0]
+
+
+def test_a_module_container_unpacked_from_a_builder_sliced_zipped_and_indexed() -> None:
+    """PyTorch-YOLOv3: `self.hyperparams, self.module_list = create_modules(...)`, iterated
+    as `enumerate(zip(defs[:cutoff], self.module_list[:cutoff]))`, each item indexed."""
+    evidence = _probe_evidence(_DARKNET)
+    assert evidence is not None
+    assert "an item of a module container" in evidence.reason
+    assert "returned by `create_modules()`" in evidence.reason
+
+
+@pytest.mark.parametrize(("change", "by"), [
+    # the builder's first element is not a module: position matters
+    ("self.hyperparams, self.module_list = create_modules(defs)",
+     "self.module_list, self.hyperparams = create_modules(defs)"),
+    # one return that is not a tuple written out
+    ("    return {}, module_list\n", "    if not defs:\n        return None\n"
+     "    return {}, module_list\n"),
+    # another write of the attribute that is neither plain nor unpacked
+    ("    def save(self, cutoff):\n", "    def reset(self):\n"
+     "        self.module_list += [nn.ReLU()]\n\n    def save(self, cutoff):\n"),
+    # zip's other side, not the module list
+    ("(module_def, module) in", "(module, module_def) in"),
+    # a dict of modules yields keys, not modules
+    ("module_list = nn.ModuleList()", "module_list = nn.ModuleDict()"),
+])
+def test_no_module_evidence_when_one_step_does_not_hold(change: str, by: str) -> None:
+    source = textwrap.dedent(_DARKNET)
+    assert change in source
+    assert _probe_evidence(source.replace(change, by)) is None

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from torchfix_codemods.analysis.callees import defined_function
 from torchfix_codemods.analysis.calls import argument
 from torchfix_codemods.analysis.names import Binding, NameIndex, dotted_name
 from torchfix_codemods.analysis.torch_classes import (
@@ -25,10 +26,10 @@ from torchfix_codemods.analysis.torch_classes import (
     is_module_class,
     is_module_factory,
 )
-from torchfix_codemods.analysis.walk import walk
+from torchfix_codemods.analysis.walk import walk, walk_local
 
 _CHAINABLE = CHAINABLE_METHODS
-_MAX_DEPTH = 6
+_MAX_DEPTH = 8
 # Functions that return the module they are given, reparametrized.
 _WRAPPERS = frozenset({
     "torch.nn.utils.weight_norm", "torch.nn.utils.spectral_norm",
@@ -140,6 +141,30 @@ def module_evidence(names: NameIndex, expr: cst.BaseExpression,
         return _submodule_evidence(names, expr, depth)
     if isinstance(expr, cst.Attribute) and expr.attr.value not in ("weight", "bias"):
         return _instance_attribute_evidence(names, expr, depth)
+    if isinstance(expr, cst.Subscript):
+        return _item_evidence(names, expr, depth)
+    return None
+
+
+def _item_evidence(names: NameIndex, expr: cst.Subscript, depth: int) -> ModuleEvidence | None:
+    """``layers[1]``, ``self.blocks[0]`` of an ``nn.ModuleList``/``nn.Sequential`` (or of a
+    loop variable over one: PyTorch-YOLOv3 indexes each ``nn.Sequential`` of its module
+    list): an item of a module container is a module; a slice of one is the same kind of
+    container (measured on torch 2.13: ``nn.ModuleList(...)[:1]`` is a ``ModuleList``)."""
+    if len(expr.slice) != 1:
+        return None
+    container = module_evidence(names, expr.value, depth + 1)
+    if container is None:
+        return None
+    if isinstance(expr.slice[0].slice, cst.Slice):
+        # `self.module_list[:cutoff]`: a slice of a ModuleList/Sequential is one too
+        if container.built_from in _ITERATES_MODULES:
+            return ModuleEvidence(f"a slice of a `{container.built_from}` ({container.reason})",
+                                  container.built_from)
+        return None
+    if container.built_from in _ITERATES_MODULES or container.reason.startswith(
+            ("loop variable", "an item of a module container")):
+        return ModuleEvidence(f"an item of a module container ({container.reason})")
     return None
 
 
@@ -174,16 +199,28 @@ def _instance_attribute_evidence(names: NameIndex, expr: cst.Attribute,
 def _class_attribute_evidence(names: NameIndex, owner: cst.ClassDef, attr: str, shown: str,
                               depth: int) -> ModuleEvidence | None:
     values: list[tuple[str, cst.BaseExpression | None]] = []
+    unpacked: list[tuple[cst.BaseExpression, int]] = []
     for statement in owner.body.body:
         if not isinstance(statement, cst.FunctionDef):
             continue
-        for node in self_assignments(statement, attr):
-            values.append((statement.name.value, node))
+        plain = self_assignments(statement, attr)
+        values.extend((statement.name.value, node) for node in plain)
+        if None in plain:
+            unpacked.extend(_unpacked_self_assignments(statement, attr))
     if not values or not any(method == "__init__" for method, _ in values):
         return None
+    if sum(value is None for _, value in values) != len(unpacked):
+        return None  # some `self.<attr>` write is neither plain nor a tuple unpacking
     reasons: list[ModuleEvidence] = []
     for _, value in values:
-        reason = module_evidence(names, value, depth + 1) if value is not None else None
+        if value is None:
+            continue
+        reason = module_evidence(names, value, depth + 1)
+        if reason is None:
+            return None
+        reasons.append(reason)
+    for value, position in unpacked:
+        reason = _element_evidence(names, value, position, depth + 1)
         if reason is None:
             return None
         reasons.append(reason)
@@ -237,6 +274,53 @@ def _self_assignments_by_attr(
         del _ASSIGNMENTS[next(iter(_ASSIGNMENTS))]
     _ASSIGNMENTS[id(function)] = (function, table)
     return table
+
+
+def _unpacked_self_assignments(function: cst.FunctionDef,
+                               attr: str) -> list[tuple[cst.BaseExpression, int]]:
+    """``self.params, self.layers = build(...)``: (the value, the position of
+    ``self.<attr>`` in the target) for each such single-target tuple assignment."""
+    found: list[tuple[cst.BaseExpression, int]] = []
+
+    def enter(node: cst.CSTNode, _parent: cst.CSTNode | None) -> bool:
+        if isinstance(node, cst.Assign) and len(node.targets) == 1 and \
+                isinstance(node.targets[0].target, (cst.Tuple, cst.List)):
+            elements = node.targets[0].target.elements
+            for position, element in enumerate(elements):
+                if not isinstance(element, cst.StarredElement) and \
+                        _self_attr(element.value) == attr and \
+                        not any(isinstance(e, cst.StarredElement) for e in elements):
+                    found.append((node.value, position))
+        return True
+
+    walk(function.body, enter, lambda _node: None)
+    return found
+
+
+def _element_evidence(names: NameIndex, value: cst.BaseExpression, position: int,
+                      depth: int) -> ModuleEvidence | None:
+    """Element ``position`` of ``value`` unpacked: of a tuple written out, or of what a
+    function of this file returns when every ``return`` writes a tuple out
+    (PyTorch-YOLOv3's ``create_modules`` returns ``hyperparams, module_list``)."""
+    if depth > _MAX_DEPTH:
+        return None
+    if isinstance(value, (cst.Tuple, cst.List)):
+        elements = value.elements
+        if position < len(elements) and not isinstance(elements[position], cst.StarredElement):
+            return module_evidence(names, elements[position].value, depth + 1)
+        return None
+    if not isinstance(value, cst.Call):
+        return None
+    function = defined_function(names, value.func)
+    if function is None:
+        return None
+    returns = [node.value for node in walk_local(function.body) if isinstance(node, cst.Return)]
+    if not returns or any(r is None for r in returns):
+        return None
+    reasons = [_element_evidence(names, r, position, depth + 1) for r in returns]  # type: ignore[arg-type]
+    if any(r is None for r in reasons):
+        return None
+    return reasons[0].wrapped(f"returned by `{function.name.value}()` ({reasons[0].reason})")  # type: ignore[union-attr]
 
 
 def _self_attr(node: cst.BaseExpression) -> str | None:
@@ -495,10 +579,11 @@ def _loop_evidence(names: NameIndex, binding: Binding, name: cst.Name,
     """``for layer in self.layers`` over an ``nn.ModuleList``/``nn.Sequential``, and
     ``for m in model.modules()`` (or ``.children()``) of a module."""
     loop = binding.node
-    if not isinstance(loop, (cst.For, cst.CompFor)) or not isinstance(loop.target, cst.Name) \
-            or loop.target.value != name.value:
+    if not isinstance(loop, (cst.For, cst.CompFor)):
         return None
-    iterator = loop.iter
+    iterator = _iterated_by(names, loop.target, loop.iter, name.value)
+    if iterator is None:
+        return None
     if isinstance(iterator, cst.Call) and isinstance(iterator.func, cst.Attribute) and \
             iterator.func.attr.value in ("modules", "children") and not iterator.args:
         owner = module_evidence(names, iterator.func.value, depth + 1)
@@ -510,6 +595,30 @@ def _loop_evidence(names: NameIndex, binding: Binding, name: cst.Name,
     if container is not None and container.built_from in _ITERATES_MODULES:
         return ModuleEvidence(f"loop variable over a `{container.built_from}` "
                               f"({container.reason})")
+    return None
+
+
+def _iterated_by(names: NameIndex, target: cst.BaseExpression, iterator: cst.BaseExpression,
+                 name: str) -> cst.BaseExpression | None:
+    """The iterable whose items ``name`` takes in ``for <target> in <iterator>``, seen
+    through ``enumerate(...)`` and ``zip(...)`` (``for i, (cfg, layer) in
+    enumerate(zip(cfgs, self.layers))`` iterates ``self.layers`` for ``layer``)."""
+    if isinstance(target, cst.Name):
+        return iterator if target.value == name else None
+    if not isinstance(target, (cst.Tuple, cst.List)) or not isinstance(iterator, cst.Call) or \
+            not isinstance(iterator.func, cst.Name) or names.bindings_of(iterator.func) or \
+            any(a.keyword is not None or a.star for a in iterator.args):
+        return None
+    elements = [e.value for e in target.elements if isinstance(e, cst.Element)]
+    if len(elements) != len(target.elements):
+        return None
+    if iterator.func.value == "enumerate" and len(elements) == 2 and len(iterator.args) == 1:
+        return _iterated_by(names, elements[1], iterator.args[0].value, name)
+    if iterator.func.value == "zip" and len(elements) == len(iterator.args):
+        for element, source in zip(elements, iterator.args, strict=True):
+            found = _iterated_by(names, element, source.value, name)
+            if found is not None:
+                return found
     return None
 
 
