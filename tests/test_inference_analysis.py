@@ -495,3 +495,52 @@ def test_functional_dropout_and_unknown_bases_count() -> None:
     classes = {s.name.value: s for s in module.body if isinstance(s, cst.ClassDef)}
     assert changes_with_mode(names, classes["Functional"]) is True
     assert changes_with_mode(names, classes["Derived"]) is None
+
+
+_SMOKE = """
+import torch
+import torchvision
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, 2)
+        self.drop = nn.Dropout()
+
+    def forward(self, x):
+        return self.drop(self.fc(x))
+
+
+def build():
+    return Net()
+
+
+def test():
+    net = Net()
+    print(net(torch.randn(2, 2)).size())
+"""
+
+
+@pytest.mark.parametrize(("change", "by"), [
+    # weights loaded: an evaluation of a trained model
+    ("    net = Net()\n",
+     "    net = Net()\n    net.load_state_dict(torch.load('n.pt', weights_only=True))\n"),
+    # a builder of this file that loads weights
+    ("    return Net()\n", "    model = Net()\n    model.load_state_dict(torch.load('n.pt'))\n"
+     "    return model\n"),
+    # a library factory may load pretrained weights
+    ("    net = Net()\n", "    net = torchvision.models.resnet18(weights='DEFAULT')\n"),
+    # a model that comes from outside the function
+    ("def test():\n    net = Net()\n", "net = Net()\n\n\ndef test():\n"),
+])
+def test_only_a_freshly_built_model_makes_a_smoke_test(change: str, by: str) -> None:
+    """`def test(): net = Net(); print(net(x).size())` is a shape check (no finding); the
+    same function with weights loaded, a library factory or a model from outside is not."""
+    assert [f.code for f in findings(_SMOKE, ["TFC201", "TFC202"])] == []
+    built = _SMOKE.replace("    net = Net()\n", "    net = build()\n") if "return Net()" in change \
+        else _SMOKE
+    assert change in built
+    codes = {f.code for f in findings(built.replace(change, by), ["TFC201", "TFC202"])}
+    assert "TFC202" in codes

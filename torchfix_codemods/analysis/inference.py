@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from torchfix_codemods.analysis.callees import defined_function
 from torchfix_codemods.analysis.frameworks import imports_torch
 from torchfix_codemods.analysis.grad_mode import grad_mode_at, sets_grad_mode
 from torchfix_codemods.analysis.modules import (
@@ -42,6 +43,7 @@ from torchfix_codemods.analysis.naming import TRAINING_TOKENS, name_tokens
 from torchfix_codemods.analysis.optimizers import updates_parameters
 from torchfix_codemods.analysis.statements import enclosing_statement
 from torchfix_codemods.analysis.syntax import code_of, is_false, is_main_guard
+from torchfix_codemods.analysis.torch_classes import is_module_factory
 from torchfix_codemods.analysis.walk import children, names_in, walk_local
 
 EVAL_TOKENS = frozenset({"evaluate", "evaluation", "eval", "validate", "validation", "val",
@@ -650,7 +652,7 @@ class InferenceAnalysis:
             if kind is None or self.differentiates(facts):
                 continue
             uses = list(self.model_uses(facts))
-            if not uses:
+            if not uses or self._smoke_test(facts, uses):
                 continue
             root = self._root(facts, kind, uses)
             if root.result_differentiated:
@@ -664,6 +666,45 @@ class InferenceAnalysis:
             for _, caller in root.callers)]
         self.names.cache[f"inference-roots:{id(self)}"] = roots
         return roots
+
+    def _smoke_test(self, facts: FunctionFacts,
+                    uses: list[tuple[Site, ModelUse | None]]) -> bool:
+        """``def test(): net = VGG('VGG11'); print(net(torch.randn(2, 3, 32, 32)).size())``
+        (every model file of kuangliu/pytorch-cifar): each model it runs is built right here
+        by a class, with its random initial weights, and nothing here loads weights. It
+        checks shapes; there is nothing to evaluate, so neither eval mode nor no_grad is a
+        finding there."""
+        if not uses or any(use is None or use.pending for _, use in uses):
+            return False
+        body = facts.node.body
+        if any(self._loads_weights(node) for node in walk_local(body)):
+            return False
+        scope = self.names.scope_of(body)
+        for _, use in uses:
+            assert use is not None
+            bindings = scope.bindings.get(use.code, []) if use.code.isidentifier() else []
+            if not bindings or not all(self._built_by_class(b.value) for b in bindings):
+                return False
+        return True
+
+    def _built_by_class(self, value: cst.BaseExpression | None, depth: int = 0) -> bool:
+        """A call of an ``nn.Module`` class, or of a function of this file that returns one
+        and loads nothing (``ResNet18()`` returning ``ResNet(BasicBlock, [2, 2, 2, 2])``);
+        not a library factory, which may load pretrained weights (``resnet18(weights=...)``,
+        ``timm.create_model(pretrained=True)``)."""
+        if not isinstance(value, cst.Call) or depth > 3:
+            return False
+        function = defined_function(self.names, value.func)
+        if function is not None:
+            returns = [n.value for n in walk_local(function.body) if isinstance(n, cst.Return)]
+            return bool(returns) and not any(
+                self._loads_weights(n) for n in walk_local(function.body)) and all(
+                self._built_by_class(r, depth + 1) for r in returns)
+        evidence = module_evidence(self.names, value)
+        if evidence is None or evidence.built_from is None:
+            return False
+        qualified = self.names.qualified_name(value.func)
+        return not (qualified is not None and is_module_factory(qualified))
 
     def _root(self, facts: FunctionFacts, kind: str,
               uses: list[tuple[Site, ModelUse | None]]) -> InferenceFunction:

@@ -53,7 +53,12 @@ class MissingEval(Rule):
     `torch.autograd.grad`, optimizer step, `requires_grad_`) on any path it
     takes through this file; a helper shared with training and called with
     `train=False` is followed with that value, so code under `if train:` does
-    not count. A pytest `test_*` function is not inference.
+    not count. A pytest `test_*` function is not inference, nor is a smoke test
+    that builds its model right there from a class (random initial weights,
+    nothing loaded) and runs it to check shapes (`def test(): net = VGG('VGG11');
+    print(net(torch.randn(2, 3, 32, 32)).size())` in every model file of
+    kuangliu/pytorch-cifar); a model loaded with weights, from a library
+    factory (which may load pretrained ones) or from outside the function is.
 
     ## Why is this bad?
     In train mode Dropout drops activations at random and BatchNorm normalises
