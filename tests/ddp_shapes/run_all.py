@@ -6,6 +6,7 @@ script leaves behind is destroyed before the next one starts. Under torchrun the
 share one process group: a group destroyed and made again in the same processes waits
 forever on the launcher's store, so `destroy_process_group` is deferred to the end.
 """
+import gc
 import os
 import runpy
 import sys
@@ -34,7 +35,11 @@ def main() -> None:
                     del sys.modules[name]
             if rank is None and dist.is_initialized():
                 destroy()
+            # The script's DDP models (their reducers hold gloo work) go now, while the
+            # process group they talk to is alive, not at interpreter exit.
+            gc.collect()
     if dist.is_initialized():
+        dist.barrier()
         destroy()
 
 
