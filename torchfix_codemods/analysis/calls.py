@@ -58,3 +58,17 @@ def calls_by_name(names: NameIndex) -> Iterator[cst.Call]:
                     child, parent = parent, names.parent(parent)
                 if isinstance(parent, cst.Call) and parent.func is child:
                     yield parent
+
+
+def parameter_bound_by(function: cst.FunctionDef, call: cst.Call, arg: cst.Arg) -> str | None:
+    """The parameter of ``function`` that ``arg`` of ``call`` binds (a plain call of it: no
+    ``self`` to skip), or None (a ``*``/``**`` argument, or more arguments than parameters)."""
+    if arg.star:
+        return None
+    params = [*function.params.posonly_params, *function.params.params]
+    if arg.keyword is not None:
+        named = arg.keyword.value
+        return named if any(p.name.value == named for p in
+                            (*params, *function.params.kwonly_params)) else None
+    position = [a for a in call.args if a.keyword is None and not a.star].index(arg)
+    return params[position].name.value if position < len(params) else None

@@ -376,27 +376,32 @@ def _loaded_under_module_globals(names: NameIndex,
     """``with torch.serialization.safe_globals([Net, nn.Conv2d, ...]): model = torch.load(f)``:
     the load is allowed to rebuild nn.Module classes, which only a whole pickled model needs
     (pytorch/examples' super_resolve.py). A state_dict load needs no such globals."""
+    for element in _allowed_globals(names, load):
+        qualified = names.qualified_name(element) or ""
+        local = element.value if isinstance(element, cst.Name) else None
+        binding = names.binding_of(element) if isinstance(element, cst.Name) else None
+        if (local in module_classes(names) and binding is not None and binding.kind == "class") \
+                or (qualified and (_project_module(names, qualified) or (
+                    is_module_class(qualified) and qualified.startswith("torch.nn.")))):
+            shown = local or qualified
+            return ModuleEvidence(f"a whole model loaded with `safe_globals` that allow "
+                                  f"the nn.Module class `{shown}`", shown)
+    return None
+
+
+def _allowed_globals(names: NameIndex, load: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The classes a ``with torch.serialization.safe_globals([...]):`` around ``load`` (in the
+    same function) allows: what the pickle may contain."""
     for ancestor in names.ancestors(load):
         if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            return None
-        if not isinstance(ancestor, cst.With):
-            continue
-        for item in ancestor.items:
-            call = item.item
-            if not (isinstance(call, cst.Call) and call.args and names.qualified_name(
-                    call.func) == "torch.serialization.safe_globals"):
-                continue
-            for element in _listed(names, call.args[0].value):
-                qualified = names.qualified_name(element) or ""
-                local = element.value if isinstance(element, cst.Name) else None
-                if (local in module_classes(names) and names.binding_of(element) is not None
-                        and names.binding_of(element).kind == "class") or (  # type: ignore[union-attr]
-                        qualified and (_project_module(names, qualified) or (
-                            is_module_class(qualified) and qualified.startswith("torch.nn.")))):
-                    shown = local or qualified
-                    return ModuleEvidence(f"a whole model loaded with `safe_globals` that allow "
-                                          f"the nn.Module class `{shown}`", shown)
-    return None
+            return []
+        if isinstance(ancestor, cst.With):
+            for item in ancestor.items:
+                call = item.item
+                if isinstance(call, cst.Call) and call.args and names.qualified_name(
+                        call.func) == "torch.serialization.safe_globals":
+                    return _listed(names, call.args[0].value)
+    return []
 
 
 def _listed(names: NameIndex, expr: cst.BaseExpression) -> list[cst.BaseExpression]:
@@ -729,17 +734,6 @@ def _loaded_changes_with_mode(names: NameIndex, expr: cst.Name) -> bool | None:
     if True in answers:
         return True
     return None if None in answers or not answers else False
-
-
-def _allowed_globals(names: NameIndex, load: cst.BaseExpression) -> list[cst.BaseExpression]:
-    for ancestor in names.ancestors(load):
-        if isinstance(ancestor, cst.With):
-            for item in ancestor.items:
-                call = item.item
-                if isinstance(call, cst.Call) and call.args and names.qualified_name(
-                        call.func) == "torch.serialization.safe_globals":
-                    return _listed(names, call.args[0].value)
-    return []
 
 
 def _class_changes_with_mode(names: NameIndex, cls: cst.BaseExpression) -> bool | None:

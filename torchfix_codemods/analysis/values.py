@@ -55,6 +55,7 @@ from typing import Literal
 import libcst as cst
 
 from torchfix_codemods.analysis.callees import local_function
+from torchfix_codemods.analysis.calls import parameter_bound_by
 from torchfix_codemods.analysis.definite import runs_before
 from torchfix_codemods.analysis.flow import reaching_bindings
 from torchfix_codemods.analysis.grad_mode import grad_mode_at
@@ -265,22 +266,11 @@ def _converts(names: NameIndex, read: cst.Name, decorators: tuple[str, ...]) -> 
     function = local_function(names, call)
     if function is None:
         return None
-    parameter = _parameter_for(function, call, argument)
+    parameter = parameter_bound_by(function, call, argument)
     if parameter is None:
         return None
     return f" (in `{function.name.value}`)" if _converts_parameter(
         names, function, parameter, decorators) else None
-
-
-def _parameter_for(function: cst.FunctionDef, call: cst.Call, argument: cst.Arg) -> str | None:
-    """The parameter of ``function`` that ``argument`` of ``call`` binds."""
-    params = [*function.params.posonly_params, *function.params.params]
-    if argument.keyword is not None:
-        named = argument.keyword.value
-        return named if any(p.name.value == named for p in
-                            (*params, *function.params.kwonly_params)) else None
-    position = [a for a in call.args if a.keyword is None].index(argument)
-    return params[position].name.value if position < len(params) else None
 
 
 def _converts_parameter(names: NameIndex, function: cst.FunctionDef, parameter: str,

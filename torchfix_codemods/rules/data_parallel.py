@@ -898,8 +898,7 @@ class _Migration:
         new_wrap = cst.Call(cst.Name("_ddp_wrap"), [cst.Arg(wrapped.value)])
         self.edits.rewrite(replaced, lambda _: new_wrap)
         line = statement_line(self.names, call)
-        if guard is None and line is not None and not any(
-                n is line for n in self.edits.nodes()):
+        if guard is None and line is not None:
             self.edits.rewrite(line, lambda node: with_trailing_comment(
                 node, f"TFC301: launch with {self.launch}"))  # type: ignore[arg-type]
 
