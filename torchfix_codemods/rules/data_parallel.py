@@ -250,6 +250,13 @@ class DataParallelToDDP(Rule):
     `find_unused_parameters=False`, as does an ensemble wrapped by a
     comprehension and a `for` loop. A wrap under a condition inside a loop, in
     a `while` loop, or models wrapped in different functions stay reported.
+    One behaviour DataParallel did not have: a model with parameters that take
+    no part in the loss (an unused head, a branch a step skips) raises at its
+    second step under DDP ("Expected to have finished reduction in the prior
+    iteration before starting a new one", measured on torch 2.13, gloo, 2
+    processes); the tool cannot see which parameters a loss reaches, so it
+    does not guess: pass `find_unused_parameters=True` in `_ddp_wrap` for such
+    a model (it then runs, at the cost of a graph walk every step).
 
     A training `DataLoader` built by a module-level function of another file of
     the run (`train_loader = make_loader(...)`) is sharded where it is built:
