@@ -250,12 +250,9 @@ class ProjectIndex:
             name = rest[0]
             summary = owner.summary
             if len(rest) == 1:
-                if name in summary.classes:
-                    return _Definition(owner, "class", name)
-                if name in summary.functions:
-                    return _Definition(owner, "function", name)
-                if name in summary.names:
-                    return _Definition(owner, "name", name)
+                found = _own_definition(owner, name)
+                if found is not None:
+                    return found
             target = summary.imports.get(name)
             if target is not None:
                 return self.definition(".".join([target, *rest[1:]]), owner, depth + 1)
