@@ -61,6 +61,7 @@ def _no_trailing_newline(text: str) -> str:
 TEXT_VARIANTS: dict[str, Variant] = {
     "identity": lambda text: text,
     "crlf": _crlf,
+    "cr-only": lambda text: text.replace("\n", "\r"),
     "tabs": _tabs,
     "no-trailing-newline": _no_trailing_newline,
     "comment-preamble": lambda text: "#!/usr/bin/env python\n# A comment that must survive.\n" + text,

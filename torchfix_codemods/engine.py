@@ -304,7 +304,7 @@ def _fix(
             break
         chosen = _non_overlapping(current.names, candidates)
         try:
-            new_text = _apply(current_module, [fix for _, fix in chosen])
+            new_text = _apply(current_module, [fix for _, fix in chosen]) + _lost_ending(text)
         except Exception as error:  # noqa: BLE001 - a broken fix must not crash the run
             withheld = f"applying the fixes failed ({type(error).__name__}: {error})"
             break
@@ -359,6 +359,13 @@ def _non_overlapping(names: NameIndex,
             taken.add(id(target))
             taken_ancestors.update(id(a) for a in names.ancestors(target))
     return chosen
+
+
+def _lost_ending(text: str) -> str:
+    """What LibCST's code generation drops from ``text``: with CR-only line endings (old Mac
+    files), a module ending in ``\\r`` comes back without that last ``\\r`` (LibCST 1.x:
+    ``parse_module("x = 1\\r").code == "x = 1"``), so it is put back."""
+    return "\r" if text.endswith("\r") else ""
 
 
 def _apply(module: cst.Module, fixes: Iterable[Fix]) -> str:
