@@ -152,7 +152,7 @@ class _Index:
         """
         if not self.updates:
             return
-        import tempfile
+        from torchfix_codemods.writing import replace_file
 
         entries = {**_read_index(self.path), **self.updates}
         entries = {path: entry for path, entry in entries.items()
@@ -162,15 +162,7 @@ class _Index:
             ignore_for_git(self.root.parent)
             payload = json.dumps({"tool": tool_fingerprint(), "files": entries},
                                  separators=(",", ":"))
-            fd, temporary = tempfile.mkstemp(dir=self.root, prefix=".index-", suffix=".tmp")
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                    handle.write(payload)
-                os.replace(temporary, self.path)
-            except BaseException:
-                if os.path.exists(temporary):
-                    os.unlink(temporary)
-                raise
+            replace_file(str(self.path), payload.encode("utf-8"), durable=False)
         except OSError:
             return
         self.updates = {}

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -170,14 +168,12 @@ class SummaryStore:
         if len(entries) > _MAX_ENTRIES:
             entries = {digest: entries[digest] for digest in self._used}
         from torchfix_codemods.cache import ignore_for_git
+        from torchfix_codemods.writing import replace_file
 
         directory: Path = self.path.parent
         try:
             directory.mkdir(parents=True, exist_ok=True)
             ignore_for_git(directory.parent)
-            fd, temporary = tempfile.mkstemp(dir=directory, suffix=".tmp")
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(entries, handle)
-            os.replace(temporary, self.path)
+            replace_file(str(self.path), json.dumps(entries).encode("utf-8"), durable=False)
         except OSError:
             return

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import enum
 import os
-import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -74,37 +73,6 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def atomic_write(path: str, data: bytes, expected: bytes) -> str | None:
-    """Replace ``path`` with ``data`` via a temporary file and a rename, keeping its mode.
-
-    Returns an error message instead of writing when the file changed since it
-    was read (an editor saved it meanwhile): nothing is lost.
-    """
-    import tempfile
-
-    try:
-        with open(path, "rb") as handle:
-            if handle.read() != expected:
-                return "file changed on disk while it was being fixed; not written"
-        mode = stat.S_IMODE(os.stat(path).st_mode)
-        directory = os.path.dirname(os.path.abspath(path))
-        fd, temporary = tempfile.mkstemp(prefix=".torchfix-", suffix=".tmp", dir=directory)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.chmod(temporary, mode)
-            os.replace(temporary, path)
-        except BaseException:
-            if os.path.exists(temporary):
-                os.unlink(temporary)
-            raise
-    except OSError as error:
-        return f"cannot write: {error.strerror or error}"
-    return None
-
-
 def analyse(path: str, data: bytes, settings: Settings, mode: Mode,
             project: ProjectFacts = NO_PROJECT) -> FileResult:
     """Everything for one file whose bytes are read: safe to run in a worker process."""
@@ -122,10 +90,16 @@ def analyse(path: str, data: bytes, settings: Settings, mode: Mode,
                          locate_edits=mode is Mode.DIFF, project=project)
         result.findings = [unit.place(finding) for finding in result.findings]
         if mode is Mode.FIX and result.changed and result.new_bytes is not None:
-            problem = atomic_write(path, result.new_bytes, data)
+            from torchfix_codemods.writing import write_source
+
+            problem = write_source(path, result.new_bytes, data)
             if problem is not None:
+                # Nothing was written: the file's findings are those of its bytes as they are,
+                # none of them fixed, so that the summary counts no fix that did not happen.
+                result = process(unit, settings.options_for(path), apply_fixes=False,
+                                 project=project)
+                result.findings = [unit.place(finding) for finding in result.findings]
                 result.error = problem
-                result.fixed = None
         if not result.changed:
             result.original = None
             result.fixed = None
@@ -152,13 +126,21 @@ def run_paths(
     contents: dict[str, tuple[bytes, str]] = {}
     if work:
         from torchfix_codemods.cache import content_digest
+    seen: dict[tuple[int, int], str] = {}
     for index, (path, _) in enumerate(work):
         try:
             with open(path, "rb") as handle:
                 data = handle.read()
+                identity = _identity(handle.fileno())
         except OSError as error:
             results[index] = FileResult(path, error=f"cannot read: {error.strerror or error}")
             continue
+        if mode is Mode.FIX and identity in seen:
+            # Another name (a symlink) of a file this run fixes already: fixed once, under
+            # the first name; a second fix would find the file changed under it.
+            results[index] = FileResult(path)
+            continue
+        seen.setdefault(identity, path)
         contents[path] = (data, content_digest(data))
     project = _project(work, contents, configuration, jobs)
     store = None
@@ -192,6 +174,12 @@ def run_paths(
     if store is not None:
         store.save()
     return results  # type: ignore[return-value]
+
+
+def _identity(fd: int) -> tuple[int, int]:
+    """The file behind a name: a symlink and its target are one file."""
+    status = os.fstat(fd)
+    return status.st_dev, status.st_ino
 
 
 class _Emitter:
