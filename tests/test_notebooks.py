@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from torchfix_codemods.cli import app
@@ -134,3 +135,100 @@ def test_one_loader_reads_notebooks_and_python_files_alike() -> None:
     assert module.notebook is None and module.text == "import torch\r\n"
     assert module.place(finding) is finding
     assert module.encode(module.text) == b"\xef\xbb\xbfimport torch\r\n"
+
+
+# --- The JSON layout of what a fix does not touch stays byte-identical (issue 28.6) ---
+
+LAYOUT_CELLS = _notebook(
+    ("markdown", "# Café\n\nNotes with non-ASCII text: é, ü, 日本.\n"),
+    ("code", "import torch\n# ünïcode comment\nx = 1\n"),
+    ("code", "with torch.cuda.amp.autocast():\n    pass\n"),
+    ("code", "print('résumé')\n"),
+)
+LAYOUTS = {
+    "nbformat (indent 1, raw UTF-8)": lambda d: json.dumps(d, indent=1, ensure_ascii=False) + "\n",
+    "tabs": lambda d: json.dumps(d, indent="\t", ensure_ascii=False) + "\n",
+    "escaped non-ASCII": lambda d: json.dumps(d, indent=2) + "\n",
+    "CRLF": lambda d: (json.dumps(d, indent=1, ensure_ascii=False) + "\n").replace("\n", "\r\n"),
+    "one line": lambda d: json.dumps(d, ensure_ascii=False),
+    "compact": lambda d: json.dumps(d, separators=(",", ":"), ensure_ascii=False),
+    "no trailing newline": lambda d: json.dumps(d, indent=4, ensure_ascii=False),
+    "keys sorted": lambda d: json.dumps(d, indent=1, sort_keys=True, ensure_ascii=False) + "\n",
+}
+
+
+def _changed_lines(before: str, after: str) -> set[int]:
+    """0-based lines of ``before`` that a line diff to ``after`` replaces or deletes (an
+    insertion counts as touching the line it goes before)."""
+    import difflib
+
+    lines = set()
+    matcher = difflib.SequenceMatcher(None, before.splitlines(), after.splitlines(), autojunk=False)
+    for tag, i1, i2, _, _ in matcher.get_opcodes():
+        if tag != "equal":
+            lines.update(range(i1, max(i2, i1 + 1)))
+    return lines
+
+
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+def test_fix_keeps_the_json_layout_of_untouched_cells(tmp_path: Path, layout: str) -> None:
+    from torchfix_codemods.notebook_json import source_spans
+
+    raw = LAYOUTS[layout](LAYOUT_CELLS)
+    path = tmp_path / "nb.ipynb"
+    path.write_bytes(raw.encode("utf-8"))
+    result = runner.invoke(app, ["fix", "--select", "TFC401", str(path)])
+    assert result.exit_code == 0, result.output
+    after = path.read_bytes().decode("utf-8")
+    expected = json.loads(json.dumps(LAYOUT_CELLS))
+    expected["cells"][2]["source"] = ['with torch.amp.autocast("cuda"):\n', "    pass\n"]
+    assert json.loads(after) == expected
+    start, end = source_spans(raw)[2]
+    # Everything before and after the fixed cell's source is the file's own bytes.
+    assert after.startswith(raw[:start]) and after.endswith(raw[end:])
+    # ...and the new value is laid out as the old one was: only its one changed line differs.
+    if "\n" in raw:
+        first_line = raw[:start].count("\n")
+        assert _changed_lines(raw, after) == {first_line + 1}
+
+
+def _notebooks_at_hand() -> list[Path]:
+    """The repository's notebooks, and those of the real-code check where a run of
+    tests/realcode/ecosystem/score.py materialised them on this machine (never downloaded)."""
+    import os
+
+    root = Path(__file__).resolve().parent.parent
+    found = sorted((root / "examples").rglob("*.ipynb")) + sorted((root / "tests").rglob("*.ipynb"))
+    cache = Path(os.environ.get("TORCHFIX_REALCODE_CACHE",
+                                Path.home() / ".cache" / "torchfix-codemods" / "ecosystem"))
+    if cache.is_dir():
+        found += sorted(cache.rglob("*.ipynb"))
+    return found
+
+
+@pytest.mark.parametrize("path", _notebooks_at_hand(), ids=lambda p: p.name)
+def test_real_notebooks_round_trip_byte_identical(path: Path) -> None:
+    """Each code cell changed in turn: the document is right, and the only lines of the file
+    that differ are inside that cell's source."""
+    from torchfix_codemods.notebook_json import source_spans
+    from torchfix_codemods.notebooks import CELL_MARKER
+
+    data = path.read_bytes()
+    notebook = Notebook.parse(data)
+    raw = data.decode("utf-8")
+    assert notebook.render(notebook.text) == data
+    spans = source_spans(raw)
+    for index in notebook.cells:
+        marker = f"{CELL_MARKER}{index}\n"
+        changed_text = notebook.text.replace(marker, marker + "_round_trip = 1\n")
+        after = notebook.render(changed_text).decode("utf-8")
+        expected = json.loads(raw)
+        source = expected["cells"][index]["source"]
+        if isinstance(source, list):
+            expected["cells"][index]["source"] = ["_round_trip = 1\n", *source]
+        else:
+            expected["cells"][index]["source"] = "_round_trip = 1\n" + source
+        assert json.loads(after) == expected
+        start, end = spans[index]
+        first, last = raw[:start].count("\n"), raw[:end].count("\n")
+        assert _changed_lines(raw, after) <= set(range(first, last + 1)), index

@@ -43,11 +43,14 @@ class Notebook:
     """1-based line in the joined text where each joined cell's first line is."""
     text: str
     indent: int | None
+    raw: str = ""
+    """The notebook's JSON text as read, into which changed sources are spliced."""
 
     @classmethod
     def parse(cls, data: bytes) -> Notebook:
         try:
-            document = json.loads(data.decode("utf-8"))
+            raw = data.decode("utf-8")
+            document = json.loads(raw)
         except (UnicodeDecodeError, json.JSONDecodeError) as error:
             raise NotebookError(f"not a readable notebook: {error}") from None
         if not isinstance(document, dict) or not isinstance(document.get("cells"), list):
@@ -71,7 +74,7 @@ class Notebook:
             cells.append(index)
             starts.append(line + 1)
             line += 1 + body.count("\n")
-        return cls(document, cells, starts, "".join(parts), indent)
+        return cls(document, cells, starts, "".join(parts), indent, raw)
 
     def locate(self, line: int) -> tuple[int, int]:
         """(1-based cell number as Jupyter shows it, line within that cell) for a joined line."""
@@ -83,16 +86,24 @@ class Notebook:
         return cell_index + 1, max(1, line - self.starts[position] + 1) if self.starts else line
 
     def render(self, fixed: str) -> bytes:
-        """The notebook's bytes with the fixed joined text split back into its cells."""
-        document = json.loads(json.dumps(self.document))
+        """The notebook's bytes with the fixed joined text split back into its cells.
+
+        Only the changed cells' ``source`` values are rewritten, spliced into the
+        original JSON text in its own layout (see :mod:`torchfix_codemods.notebook_json`):
+        every other byte (indentation, separators, escapes, line endings, key order)
+        stays as the file had it, so a migration's diff shows the fixed cells alone.
+        """
+        from torchfix_codemods.notebook_json import render_sources
+
+        changed: dict[int, str | list[str]] = {}
         for index, _, new in split_cells(fixed):
-            cell = document["cells"][index]
-            original = _source_text(cell.get("source", ""))
+            source = self.document["cells"][index].get("source", "")
+            original = _source_text(source)
             if not original.endswith("\n") and new.endswith("\n"):
                 new = new[:-1]
             if new != original:
-                cell["source"] = _source_lines(new)
-        return (json.dumps(document, indent=self.indent, ensure_ascii=False) + "\n").encode()
+                changed[index] = _source_lines(new) if isinstance(source, list) else new
+        return render_sources(self.raw, self.document, changed, self.indent)
 
 
 def split_cells(text: str) -> list[tuple[int, int, str]]:
