@@ -232,3 +232,57 @@ def test_real_notebooks_round_trip_byte_identical(path: Path) -> None:
         start, end = spans[index]
         first, last = raw[:start].count("\n"), raw[:end].count("\n")
         assert _changed_lines(raw, after) <= set(range(first, last + 1)), index
+
+
+# --- IPython syntax and kernels (issues 28.17, 21.8) ---
+
+
+def test_assignment_magics_parse_and_are_kept(tmp_path: Path) -> None:
+    document = _notebook(
+        ("code", "import torch\nfiles = !ls *.pt\nt = %timeit -o sum(range(9))\na, b = !echo 1 2\n"),
+        ("code", "model.load_state_dict(torch.load(files[0]))\n"),
+    )
+    path = _write(tmp_path, document)
+    notebook = Notebook.parse(path.read_bytes())
+    compile(notebook.text, "nb", "exec")
+    result = runner.invoke(app, ["fix", "--select", "TFC001", "--unsafe-fixes", str(path)])
+    assert result.exit_code == 0, result.output
+    after = json.loads(path.read_text())
+    assert after["cells"][0] == document["cells"][0]
+    assert "weights_only=True" in "".join(after["cells"][1]["source"])
+
+
+def test_percent_operator_on_a_continuation_line_is_not_a_magic() -> None:
+    # The shape of issue 21's report: `%` formatting continued on the next line, in a cell
+    # that also holds a real magic.
+    source = ('%matplotlib inline\nfor epoch in range(3):\n    print("epoch %d"\n'
+              '          % (epoch,))\ntext = """\n%d lines\n"""\nx = 1 + \\\n    2\n')
+    notebook = Notebook.parse(json.dumps(_notebook(("code", source))).encode())
+    compile(notebook.text, "nb", "exec")
+    assert notebook.text.count("torchfix-codemods-magic") == 1
+    assert '          % (epoch,))\n' in notebook.text and "\n%d lines\n" in notebook.text
+
+
+def test_other_kernels_are_skipped_with_a_note(tmp_path: Path) -> None:
+    for metadata in ({"kernelspec": {"name": "ir", "language": "R"}},
+                     {"language_info": {"name": "julia"}}):
+        document = _notebook(("code", "import torch\ntorch.load('m.pt')\n"))
+        document["metadata"] = metadata
+        path = _write(tmp_path, document)
+        result = runner.invoke(app, ["check", "--no-cache", str(path)])
+        assert result.exit_code == 0, result.output
+        language = metadata.get("kernelspec", metadata.get("language_info"))
+        shown = language.get("language", language.get("name")).lower()
+        assert f"nb.ipynb: note: skipped: a notebook in {shown}, not Python" in result.output
+        assert "TFC001" not in result.output
+
+
+def test_findings_are_ordered_by_cell_then_line(tmp_path: Path) -> None:
+    path = _write(tmp_path, _notebook(
+        ("code", "import torch\n\n\ntorch.load('a.pt')\n"),
+        ("code", "torch.load('b.pt')\n"),
+    ))
+    result = runner.invoke(app, ["check", "--no-cache", "--select", "TFC001", str(path)])
+    assert result.exit_code == 1
+    lines = [line for line in result.output.splitlines() if ": TFC001" in line]
+    assert [line.split(":")[1] for line in lines] == ["cell 1", "cell 2"], result.output

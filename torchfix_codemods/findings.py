@@ -63,8 +63,9 @@ class Finding:
     def fixable(self) -> bool:
         return self.fix is not None and self.fix.withheld is None
 
-    def sort_key(self) -> tuple[str, int, int, str]:
-        return (self.path, self.line, self.column, self.code)
+    def sort_key(self) -> tuple[str, int, int, int, str]:
+        """Path, then a notebook's cell (cell 1's findings before cell 2's), line, column."""
+        return (self.path, self.cell or 0, self.line, self.column, self.code)
 
 
 @dataclass
@@ -77,6 +78,8 @@ class FileResult:
     fixed: str | None = None
     new_bytes: bytes | None = None
     error: str | None = None
+    note: str | None = None
+    """Why the file was passed over without being an error (a notebook of another language)."""
     edits_by_code: dict[str, list[tuple[int, int]]] | None = None
     """For ``--diff`` of a file fixed by several codes: the old-line ranges (0-based,
     half-open) each code's fixes touch (see ``attribution``)."""

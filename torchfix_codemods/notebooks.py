@@ -25,11 +25,17 @@ CELL_MARKER = "# torchfix-codemods: cell "
 MAGIC_MARKER = "#torchfix-codemods-magic:"
 PASS_MARKER = "pass  " + MAGIC_MARKER
 """An indented magic hidden as a statement: ``<indent>pass  #torchfix-codemods-magic:%pip ...``."""
-_LINE_MAGIC = re.compile(r"^\s*(%|!|\?)|^[^#]*\?\s*$")
+_LINE_MAGIC = re.compile(r"^\s*(%|!|\?)|^[^#]*\?\s*$"
+                         # ``files = !ls``, ``t = %timeit -o f()``: an assignment magic.
+                         r"|^\s*[A-Za-z_][\w.]*(\s*,\s*[A-Za-z_][\w.]*)*\s*=\s*[!%]")
 
 
 class NotebookError(Exception):
     """Not a notebook this tool can read; the message says why."""
+
+
+class NotebookSkipped(NotebookError):
+    """A notebook whose code is not Python (an R or Julia kernel): passed over with a note."""
 
 
 @dataclass
@@ -55,6 +61,9 @@ class Notebook:
             raise NotebookError(f"not a readable notebook: {error}") from None
         if not isinstance(document, dict) or not isinstance(document.get("cells"), list):
             raise NotebookError("not a notebook: no 'cells' list (nbformat 4 is supported)")
+        language = _language(document)
+        if language is not None and language != "python":
+            raise NotebookSkipped(f"skipped: a notebook in {language}, not Python")
         indent = _indent_of(data)
         cells: list[int] = []
         starts: list[int] = []
@@ -126,6 +135,18 @@ def split_cells(text: str) -> list[tuple[int, int, str]]:
     return cells
 
 
+def _language(document: dict[str, Any]) -> str | None:
+    """The notebook's language as its metadata names it (lower case), None when it does not."""
+    metadata = document.get("metadata")
+    if not isinstance(metadata, dict):
+        return None
+    for key, field_name in (("language_info", "name"), ("kernelspec", "language")):
+        table = metadata.get(key)
+        if isinstance(table, dict) and isinstance(table.get(field_name), str):
+            return table[field_name].strip().lower()
+    return None
+
+
 def _indent_of(data: bytes) -> int | None:
     lines = data.split(b"\n", 2)
     if len(lines) < 2:
@@ -155,8 +176,12 @@ def _hide_magics(source: str) -> str:
 
 def _hidden(source: str, *, statements: bool) -> str:
     hidden = []
+    state = _Continuation()
     for line in source.splitlines(keepends=True):
-        if not _LINE_MAGIC.match(line):
+        if state.open or not _LINE_MAGIC.match(line):
+            # A line inside brackets, a string or after a backslash continues a statement:
+            # ``% (epoch,)`` there is the formatting operator, not a magic.
+            state.feed(line)
             hidden.append(line)
             continue
         ending = "\n" if line.endswith("\n") else ""
@@ -167,6 +192,53 @@ def _hidden(source: str, *, statements: bool) -> str:
         else:
             hidden.append(MAGIC_MARKER + text + ending)
     return "".join(hidden)
+
+
+class _Continuation:
+    """Whether the lines read so far leave a statement open: an unclosed bracket, an
+    unfinished triple-quoted string, or a trailing backslash (a light scan, no tokenizer,
+    since the cell is not Python until its magics are hidden)."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.quote: str | None = None
+        self.backslash = False
+
+    @property
+    def open(self) -> bool:
+        return self.depth > 0 or self.quote is not None or self.backslash
+
+    def feed(self, line: str) -> None:
+        position, length = 0, len(line)
+        self.backslash = False
+        while position < length:
+            char = line[position]
+            if self.quote is not None:
+                if char == "\\":
+                    position += 2
+                    continue
+                if line.startswith(self.quote, position):
+                    position += len(self.quote)
+                    self.quote = None
+                    continue
+                if char == "\n" and len(self.quote) == 1:
+                    self.quote = None  # an unterminated short string ends with its line
+                position += 1
+                continue
+            if char == "#":
+                break
+            if char in "\"'":
+                triple = line[position:position + 3]
+                self.quote = triple if triple in ('"""', "'''") else char
+                position += len(self.quote)
+                continue
+            if char in "([{":
+                self.depth += 1
+            elif char in ")]}":
+                self.depth = max(0, self.depth - 1)
+            elif char == "\\" and line[position + 1:].strip() == "":
+                self.backslash = True
+            position += 1
 
 
 def _parses(text: str) -> bool:

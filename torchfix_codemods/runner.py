@@ -77,11 +77,13 @@ def analyse(path: str, data: bytes, settings: Settings, mode: Mode,
             project: ProjectFacts = NO_PROJECT) -> FileResult:
     """Everything for one file whose bytes are read: safe to run in a worker process."""
     from torchfix_codemods.engine import process, read_unit
-    from torchfix_codemods.notebooks import NotebookError
+    from torchfix_codemods.notebooks import NotebookError, NotebookSkipped
 
     try:
         try:
             unit = read_unit(path, data)
+        except NotebookSkipped as error:
+            return FileResult(path, note=str(error))
         except NotebookError as error:
             return FileResult(path, error=str(error))
         if isinstance(unit, Finding):  # TFC000: the bytes are not source text
@@ -167,7 +169,8 @@ def run_paths(
     computed = _compute(tasks, mode, jobs, project)
     for task, result in _progress(computed, len(paths), done, show_progress):
         results[task.index] = result
-        if store is not None and task.key is not None and result.error is None:
+        if (store is not None and task.key is not None and result.error is None
+                and result.note is None):
             store.put(task.path, task.settings, task.settings.options_for(task.path), task.key,
                       result.findings)
         emitted.advance()

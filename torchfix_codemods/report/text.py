@@ -82,6 +82,8 @@ def render_text(console: Console | PlainConsole, results: list[FileResult], *, f
     for result in results:
         for finding in sorted(remaining(result.findings), key=Finding.sort_key):
             render_finding(console, finding, show_fixes)
+        if result.note:
+            console.file.write(f"{result.path}: note: {result.note}\n")
         if result.error and not console.is_terminal:
             console.file.write(f"{result.path}: error: {result.error}\n")
         elif result.error:
