@@ -168,7 +168,13 @@ def _codes(where: str, key: str, values: Iterable[str]) -> tuple[str, ...]:
 
 
 def parse_target_torch(where: str, value: Any) -> tuple[int, int]:
-    match = _VERSION.match(str(value).strip()) if isinstance(value, (str, float)) else None
+    if isinstance(value, float):
+        # TOML reads `target-torch = 2.10` as the number 2.1: the version is lost before we see it.
+        raise ConfigError(
+            f"{where}: 'target-torch' must be a quoted string such as \"2.10\", got the TOML "
+            f"number {value!r} (a number drops trailing zeros: 2.10 reads as 2.1)"
+        )
+    match = _VERSION.match(value.strip()) if isinstance(value, str) else None
     if match is None:
         raise ConfigError(
             f"{where}: 'target-torch' must look like '2.6' (major.minor), got {value!r}"
@@ -212,6 +218,9 @@ def build_settings(config_path: Path | None, overrides: Overrides, cwd: str) -> 
             return None
         return _string_list(where, key, table[key])
 
+    if overrides.select == ():
+        raise ConfigError("--select: no rule code given (expected codes or prefixes such as "
+                          "TFC001,TFC1, or ALL)")
     select = overrides.select if overrides.select is not None else file_list("select")
     if select is not None:
         select = _codes(where if overrides.select is None else "--select", "select", select)
