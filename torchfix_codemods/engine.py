@@ -43,7 +43,7 @@ from torchfix_codemods.prefilter import Selection, could_match
 from torchfix_codemods.rules.base import Fix, NodeFinding, Rule, RuleContext
 from torchfix_codemods.rules.registry import rule_by_code
 from torchfix_codemods.source import SourceUnit, UndecodableSource, load_source
-from torchfix_codemods.validation import check_rewrite
+from torchfix_codemods.validation import check_rewrite, uncompilable
 
 MAX_FIX_ROUNDS = 8
 Located = tuple[NodeFinding, CodeRange]
@@ -191,10 +191,19 @@ def process(unit: SourceUnit, options: FileOptions, *, apply_fixes: bool,
         return result
     silenced = noqa_lines(unit.text)
     first = _analyse(unit, module, runnable, options, project, silenced)
-    if not apply_fixes:
-        result.findings = _to_findings(unit.path, first.located, options, applied=set())
+    # LibCST parses syntax this Python cannot compile (3.12's under 3.11, deep nesting): say
+    # so in ``check`` and ``fix`` alike, not blame a fix. Compiled only when a fix is at stake.
+    unverifiable = (uncompilable(unit.text, unit.path)
+                    if selection.parses is not True and _has_fix(first.located) else None)
+    if not apply_fixes or unverifiable is not None:
+        result.findings = _to_findings(unit.path, first.located, options, applied=set(),
+                                       withheld=unverifiable)
         return result
     return _fix(unit, module, runnable, options, project, first, result, locate_edits)
+
+
+def _has_fix(located: Sequence[Located]) -> bool:
+    return any(finding.fixes for finding, _ in located)
 
 
 def _syntax_finding(path: str, line: int, column: int, message: str) -> Finding:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import builtins
 import symtable
+import sys
 
 from torchfix_codemods.analysis.definite import flow_of
 
@@ -51,11 +52,30 @@ def undefined_names(text: str, path: str = "<fixed>") -> set[str]:
     return read - bound - _BUILTINS
 
 
+def uncompilable(text: str, path: str) -> str | None:
+    """Why this Python cannot compile the file as it is (syntax of a newer Python, nesting
+    past the parser's limits), or None when it can. LibCST parses such files, so rules
+    find things in them; but no fix can be checked here, so none is applied."""
+    try:
+        compile(text, path, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
+        version = f"{sys.version_info.major}.{sys.version_info.minor}"
+        detail = getattr(error, "msg", None) or str(error) or type(error).__name__
+        line = getattr(error, "lineno", None)
+        where = f", line {line}" if line else ""
+        return (f"Python {version} cannot compile this file as it is ({detail}{where}), so "
+                "the fix cannot be checked here: run under the Python the code is written for")
+    return None
+
+
 def check_rewrite(before: str, after: str, path: str) -> str | None:
     """Why ``after`` must not replace ``before``, or None when it may."""
     try:
         compile(after, path, "exec", dont_inherit=True)
-    except (SyntaxError, ValueError) as error:
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
+        original = uncompilable(before, path)
+        if original is not None:  # the fix is not to blame
+            return original
         return f"the fixed code does not compile ({error.__class__.__name__}: {error})"
     try:
         added = undefined_names(after, path) - undefined_names(before, path)
