@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
@@ -32,11 +31,12 @@ from torchfix_codemods.commands import (
 from torchfix_codemods.configuration import Configuration
 from torchfix_codemods.findings import Safety
 from torchfix_codemods.migrate.model import DEFAULT_BRANCH
+from torchfix_codemods.report.console import rich_console
 from torchfix_codemods.report.diff import render_diff
 from torchfix_codemods.report.json import render_json
 from torchfix_codemods.report.statistics import render_fixes, render_statistics
 from torchfix_codemods.report.summary import summarize
-from torchfix_codemods.report.text import render_summary
+from torchfix_codemods.report.text import render_problems, render_summary
 from torchfix_codemods.rules.registry import all_rules, rule_by_code
 from torchfix_codemods.runner import Mode, run_paths
 from torchfix_codemods.settings import OUTPUT_FORMATS, Overrides
@@ -49,8 +49,8 @@ app = typer.Typer(
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-stdout = Console(highlight=False)
-stderr = Console(stderr=True, highlight=False)
+stdout = rich_console()
+stderr = rich_console(stderr=True)
 
 
 def fail(message: str) -> typer.Exit:
@@ -230,6 +230,7 @@ def fix(
             if statistics:
                 render_statistics(stderr, results, fmt)
             else:
+                render_problems(stderr, results)
                 render_summary(stderr, results, fixing=True, unsafe_fixes=unsafe, dry_run=True)
         # The README's exit-code table: 1 while the diff is not empty or findings remain.
         raise _exit(bool(summary.changed_files or summary.findings or summary.errors), exit_zero)

@@ -334,11 +334,12 @@ def _progress(items: Iterator[tuple[Task, FileResult]], total: int, done: int,
     if not show:
         yield from items
         return
-    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
+    from torchfix_codemods.report.console import rich_console
+
     with Progress(TextColumn("checking"), BarColumn(), MofNCompleteColumn(),
-                  console=Console(stderr=True), transient=True) as progress:
+                  console=rich_console(stderr=True), transient=True) as progress:
         task = progress.add_task("files", total=total, completed=done)
         for item in items:
             progress.advance(task)

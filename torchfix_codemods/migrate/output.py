@@ -11,6 +11,7 @@ from rich.measure import Measurement
 from rich.table import Table
 
 from torchfix_codemods.migrate.model import MigrateOptions, RepoOutcome, SuiteOutcome
+from torchfix_codemods.report.console import rich_console
 from torchfix_codemods.report.json import SCHEMA_VERSION, finding_to_dict
 
 
@@ -95,7 +96,7 @@ def render_table(console: Console, outcomes: list[RepoOutcome], options: Migrate
     # Piped output is 80 columns by default: let the table be as wide as its content.
     width = Measurement.get(console, console.options.update_width(1000), table).maximum
     if width > console.width and not console.is_terminal:
-        Console(file=console.file, width=width, highlight=False).print(table)
+        rich_console(file=console.file, width=width).print(table)
     else:
         console.print(table)
     for o in outcomes:

@@ -46,11 +46,29 @@ def wants_rich(stream: TextIO) -> bool:
         return False
 
 
+def no_color() -> bool:
+    """``NO_COLOR`` set to anything but the empty string (no-color.org)."""
+    return os.environ.get("NO_COLOR", "") != ""
+
+
+def rich_console(*, stderr: bool = False, **options: Any) -> Console:
+    """A rich Console; under ``NO_COLOR``, one that writes no escape code at all.
+
+    no-color.org asks only for no colour, and rich honours that by dropping colours but
+    keeping bold and dim. Users who set ``NO_COLOR`` (screen readers, logs that keep
+    escape codes as text) want plain text, so no style is written: ``color_system=None``.
+    """
+    from rich.console import Console
+
+    options.setdefault("highlight", False)
+    if no_color():
+        options["color_system"] = None
+    return Console(stderr=stderr, **options)
+
+
 def console(*, stderr: bool = False, plain_when_piped: bool = False) -> Console | PlainConsole:
     """A console for stdout (or stderr); plain on a pipe when the caller can do without rich."""
     stream = sys.stderr if stderr else sys.stdout
     if plain_when_piped and not wants_rich(stream):
         return PlainConsole(stderr=stderr)
-    from rich.console import Console
-
-    return Console(stderr=stderr, highlight=False)
+    return rich_console(stderr=stderr)

@@ -82,6 +82,14 @@ def render_text(console: Console | PlainConsole, results: list[FileResult], *, f
     for result in results:
         for finding in sorted(remaining(result.findings), key=Finding.sort_key):
             render_finding(console, finding, show_fixes)
+        render_problems(console, [result])
+    render_summary(console, results, fixing=fixing, unsafe_fixes=unsafe_fixes)
+
+
+def render_problems(console: Console | PlainConsole, results: list[FileResult]) -> None:
+    """``path: error: why`` for each file that could not be processed (and ``path: note:``
+    for each passed over), so that no count of failures comes without its files."""
+    for result in results:
         if result.note:
             console.file.write(f"{result.path}: note: {result.note}\n")
         if result.error and not console.is_terminal:
@@ -91,7 +99,6 @@ def render_text(console: Console | PlainConsole, results: list[FileResult], *, f
 
             console.print(f"[bold]{escape(result.path)}:[/] [red]error:[/] {escape(result.error)}",
                           highlight=False, soft_wrap=True)
-    render_summary(console, results, fixing=fixing, unsafe_fixes=unsafe_fixes)
 
 
 def render_summary(console: Console | PlainConsole, results: list[FileResult], *, fixing: bool,
