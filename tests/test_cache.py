@@ -139,3 +139,70 @@ def test_each_file_is_read_once_on_a_miss(tmp_path: Path, monkeypatch) -> None:
     assert sorted(f.code for f in results[0].findings) == ["TFC001", "TFC002"]
     assert opened == [str(source)]
     assert hashed == [SOURCE.encode()]
+
+
+# --- The cache does not grow without bound (issue 28.20) ---
+
+DAY = 24 * 60 * 60
+
+
+def _age(path: Path, days: float) -> None:
+    import time
+
+    when = time.time() - days * DAY
+    os.utime(path, (when, when))
+
+
+def test_a_run_prunes_indexes_no_run_used_for_a_month(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.torchfix-codemods]\n")
+    (tmp_path / "m.py").write_text(SOURCE)
+    _check(tmp_path)
+    current = _result_indexes(tmp_path)
+    assert len(current) == 1
+    version = current[0].parent
+    # Every other rule selection leaves an index of its own; an old tool version a folder.
+    _check(tmp_path, "--select", "TFC001")
+    other = next(p for p in _result_indexes(tmp_path) if p != current[0])
+    _age(other, cache.MAX_AGE_DAYS + 1)
+    recent = version / "results-recently-used.json"
+    recent.write_text("{}")
+    _age(recent, cache.MAX_AGE_DAYS - 1)
+    old_version = version.parent / "0.0.1"
+    old_version.mkdir()
+    (old_version / "results-old.json").write_text("{}")
+    _age(old_version / "results-old.json", 90)
+    killed = version / ".torchfix-killed.tmp"
+    killed.write_text("")
+    _age(killed, 1)
+    (tmp_path / "m.py").write_text(SOURCE + "x = 1\n")  # a change, so the run writes
+    _check(tmp_path)
+    assert current[0].exists() and recent.exists()
+    assert not other.exists() and not killed.exists()
+    assert not old_version.exists()
+
+
+def test_prune_keeps_the_cache_under_its_size_least_recently_used_first(tmp_path: Path) -> None:
+    version = tmp_path / ".torchfix_cache" / "1.0"
+    version.mkdir(parents=True)
+    paths = []
+    for days, name in ((5, "oldest"), (3, "older"), (1, "newer"), (10, "this-run")):
+        path = version / f"results-{name}.json"
+        path.write_bytes(b"x" * 1000)
+        _age(path, days)
+        paths.append(path)
+    oldest, older, newer, this_run = paths
+    removed = cache.prune(tmp_path / ".torchfix_cache", keep={this_run}, max_bytes=1500)
+    assert removed == [oldest, older]
+    assert newer.exists() and this_run.exists()
+
+
+def test_a_read_marks_an_index_as_used(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.torchfix-codemods]\n")
+    (tmp_path / "m.py").write_text(SOURCE)
+    _check(tmp_path)
+    (index,) = _result_indexes(tmp_path)
+    _age(index, cache.MAX_AGE_DAYS + 5)
+    _check(tmp_path)  # answered from the cache: nothing written, the index read
+    import time
+
+    assert time.time() - index.stat().st_mtime < DAY

@@ -17,6 +17,13 @@ index records a fingerprint of the tool's source (every ``.py`` and ``.toml``
 of the package), so a development checkout never serves results of older rules.
 
 Only ``check`` reads and writes it: ``fix`` always recomputes before writing.
+
+The cache does not grow without bound (:func:`prune`): every configuration, rule
+selection and tool version ever used leaves an index, so after each write the
+indexes (of every version) that no run has used for :data:`MAX_AGE_DAYS` are
+removed, then the least recently used ones until the cache fits
+:data:`MAX_BYTES`. A file's modification time is its last use: writing sets it,
+and a read refreshes it once a day.
 Everything is best effort: an unreadable, corrupt or concurrently rewritten
 index only means misses, never a wrong answer, because each entry's key covers
 everything its result depends on.
@@ -37,6 +44,13 @@ from torchfix_codemods.options import FileOptions
 from torchfix_codemods.settings import Settings
 
 CACHE_DIRECTORY = ".torchfix_cache"
+MAX_AGE_DAYS = 30
+"""An index no run has read or written for this long is removed."""
+MAX_BYTES = 64 * 1024 * 1024
+"""Above this total, the least recently used indexes go first (this run's are kept)."""
+_DAY = 24 * 60 * 60
+_STALE_TEMPORARY = 60 * 60
+"""A temporary file older than this was left by a killed run; younger ones may be in use."""
 _FORMAT = 3
 """Bumped when the index layout changes; an index of another format is ignored."""
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
@@ -142,6 +156,8 @@ class _Index:
     def entries(self) -> dict[str, list[Any]]:
         if self._entries is None:
             self._entries = _read_index(self.path)
+            if self._entries:
+                mark_used(self.path)
         return self._entries
 
     def save(self) -> None:
@@ -166,6 +182,72 @@ class _Index:
         except OSError:
             return
         self.updates = {}
+        prune(self.root.parent, keep={self.path})
+
+
+def mark_used(path: Path) -> None:
+    """Refresh ``path``'s modification time (its last use, for :func:`prune`) once a day."""
+    import time
+
+    try:
+        if time.time() - path.stat().st_mtime > _DAY:
+            os.utime(path)
+    except OSError:
+        pass
+
+
+def prune(directory: Path, keep: set[Path], *, now: float | None = None,
+          max_age_days: float = MAX_AGE_DAYS, max_bytes: int = MAX_BYTES) -> list[Path]:
+    """Remove from the cache ``directory`` (``.torchfix_cache``, every version under it) the
+    indexes unused for ``max_age_days``, then the least recently used until the rest fits
+    ``max_bytes``, never one in ``keep``; and temporary files a killed run left. Returns what
+    was removed. Best effort: a file another run removes or rewrites meanwhile is skipped."""
+    import time
+
+    now = time.time() if now is None else now
+    files: list[tuple[float, int, Path]] = []
+    removed: list[Path] = []
+    try:
+        versions = [entry for entry in os.scandir(directory) if entry.is_dir()]
+    except OSError:
+        return removed
+    for version in versions:
+        try:
+            entries = list(os.scandir(version.path))
+        except OSError:
+            continue
+        for entry in entries:
+            path = Path(entry.path)
+            try:
+                status = entry.stat()
+            except OSError:
+                continue
+            if entry.name.endswith(".tmp"):
+                if now - status.st_mtime > _STALE_TEMPORARY and _remove(path):
+                    removed.append(path)
+            elif entry.name.endswith(".json") and path not in keep:
+                files.append((status.st_mtime, status.st_size, path))
+    total = sum(size for _, size, _ in files)
+    for mtime, size, path in sorted(files):  # oldest first
+        if now - mtime <= max_age_days * _DAY and total <= max_bytes:
+            break
+        if _remove(path):
+            removed.append(path)
+            total -= size
+    for version in versions:
+        try:
+            os.rmdir(version.path)  # only succeeds once empty
+        except OSError:
+            pass
+    return removed
+
+
+def _remove(path: Path) -> bool:
+    try:
+        path.unlink()
+    except OSError:
+        return False
+    return True
 
 
 def ignore_for_git(directory: Path) -> None:

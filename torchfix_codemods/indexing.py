@@ -140,6 +140,10 @@ class SummaryStore:
             try:
                 loaded = json.loads(self.path.read_text(encoding="utf-8"))
                 self._entries = loaded if isinstance(loaded, dict) else {}
+                if self._entries:
+                    from torchfix_codemods.cache import mark_used
+
+                    mark_used(self.path)
             except (OSError, ValueError):
                 self._entries = {}
         return self._entries
@@ -167,7 +171,7 @@ class SummaryStore:
         entries = self._load()
         if len(entries) > _MAX_ENTRIES:
             entries = {digest: entries[digest] for digest in self._used}
-        from torchfix_codemods.cache import ignore_for_git
+        from torchfix_codemods.cache import ignore_for_git, prune
         from torchfix_codemods.writing import replace_file
 
         directory: Path = self.path.parent
@@ -177,3 +181,4 @@ class SummaryStore:
             replace_file(str(self.path), json.dumps(entries).encode("utf-8"), durable=False)
         except OSError:
             return
+        prune(directory.parent, keep={self.path})
