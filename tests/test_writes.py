@@ -154,3 +154,13 @@ def test_failed_cache_writes_leave_no_temporary_file(tmp_path: Path,
     assert len(attempts) == 2  # the summaries and the results
     left = [p.name for p in (tmp_path / ".torchfix_cache").rglob("*") if p.is_file()]
     assert left == [".gitignore"]
+
+
+def test_a_fifo_in_the_tree_is_passed_over_not_waited_on(tmp_path: Path) -> None:
+    """Reading a FIFO blocks until something writes to it: a walk must not open one."""
+    os.mkfifo(tmp_path / "pipe.py")
+    (tmp_path / "real.py").write_text(BEFORE)
+    result = fix(".", cwd=tmp_path)
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "real.py").read_text() == AFTER
+    assert stat.S_ISFIFO(os.stat(tmp_path / "pipe.py").st_mode)

@@ -211,6 +211,11 @@ def _walk(top: Path, configuration: Configuration) -> list[str]:
                 continue
             if not name.endswith(SOURCE_SUFFIXES):
                 continue
+            try:
+                if not entry.is_file():  # a FIFO or socket named x.py: reading it would block
+                    continue
+            except OSError:
+                continue
             if is_link:
                 target = Path(entry.path).resolve()
                 if not target.is_file() or real_top not in map(str, target.parents):
