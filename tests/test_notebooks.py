@@ -275,6 +275,10 @@ def test_other_kernels_are_skipped_with_a_note(tmp_path: Path) -> None:
         shown = language.get("language", language.get("name")).lower()
         assert f"nb.ipynb: note: skipped: a notebook in {shown}, not Python" in result.output
         assert "TFC001" not in result.output
+    document["metadata"] = {"kernelspec": {"name": "python3", "language": "Python3"}}
+    path = _write(tmp_path, document)
+    result = runner.invoke(app, ["check", "--no-cache", str(path)])
+    assert result.exit_code == 1 and "TFC001" in result.output and "note:" not in result.output
 
 
 def test_findings_are_ordered_by_cell_then_line(tmp_path: Path) -> None:

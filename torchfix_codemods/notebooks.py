@@ -62,7 +62,7 @@ class Notebook:
         if not isinstance(document, dict) or not isinstance(document.get("cells"), list):
             raise NotebookError("not a notebook: no 'cells' list (nbformat 4 is supported)")
         language = _language(document)
-        if language is not None and language != "python":
+        if language is not None and "python" not in language:  # "python", "python3"
             raise NotebookSkipped(f"skipped: a notebook in {language}, not Python")
         indent = _indent_of(data)
         cells: list[int] = []
