@@ -13,6 +13,8 @@ Configurations:
 * ``ours cold``: ``check --no-cache --format json DIRS``;
 * ``ours warm``: ``check --format json DIRS`` with its cache filled by an
   untimed run first (the cache lives in a scratch working directory);
+* ``ours fix --diff``: ``fix --unsafe-fixes --diff DIRS``, what a
+  migration campaign runs (every fix round and its validation, writing nothing);
 * ``ast.parse floor``: a fresh Python that reads and ``ast.parse``-s the same
   ``.py`` files, one process: what any Python linter pays at least;
 * ``python -c pass`` and ``ours, empty folder``: start-up alone.
@@ -145,6 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     configs += [
         Config("ours cold", [*ours, "check", "--no-cache", "--format", "json", *paths]),
         Config("ours warm", [*ours, "check", "--format", "json", *paths]),
+        Config("ours fix --diff", [*ours, "fix", "--unsafe-fixes", "--diff", *paths]),
         Config("ast.parse floor", [sys.executable, "-c", FLOOR, *paths]),
         Config("python -c pass", [sys.executable, "-c", "pass"]),
         Config("ours, empty folder", [*ours, "check", "--format", "json", str(empty)]),
@@ -189,13 +192,18 @@ def report(configs: list[Config], files: int, rounds: int) -> None:
         print(f"| {config.label} | {config.median:.2f} | {config.best:.2f} | {config.cpu:.2f} "
               f"| {rate} |")
     by = {config.label: config.median for config in configs}
+    cpu = {config.label: config.cpu for config in configs}
     print()
     if "torchfix" in by:
-        print(f"ours cold is {by['torchfix'] / by['ours cold']:.1f}x faster than TorchFix; "
+        print(f"ours cold is {by['torchfix'] / by['ours cold']:.1f}x faster than TorchFix "
+              f"(CPU: {cpu['torchfix'] / cpu['ours cold']:.1f}x); "
               f"ours warm {by['torchfix'] / by['ours warm']:.1f}x")
     floor = by["ast.parse floor"]
-    print(f"ours cold takes {by['ours cold'] / floor:.1f}x the ast.parse floor; "
+    print(f"ours cold takes {by['ours cold'] / floor:.1f}x the ast.parse floor "
+          f"(CPU: {cpu['ours cold'] / cpu['ast.parse floor']:.1f}x); "
           f"ours warm {by['ours warm'] / floor:.1f}x")
+    print(f"fix --unsafe-fixes --diff takes {by['ours fix --diff'] / by['ours cold']:.1f}x a cold "
+          f"check (CPU: {cpu['ours fix --diff'] / cpu['ours cold']:.1f}x)")
     print(f"start-up: python -c pass {1000 * by['python -c pass']:.0f} ms, ours on an empty "
           f"folder {1000 * by['ours, empty folder']:.0f} ms")
 
