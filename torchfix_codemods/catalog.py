@@ -83,10 +83,19 @@ CATALOG: tuple[RuleEntry, ...] = (
 )
 
 
+ENGINE_FACTS: tuple[str, ...] = ("version-flags",)
+"""Cross-file facts the engine's own policies read, whatever rules are selected: a finding
+or fix inside ``if LEGACY:``, where ``LEGACY`` is another file's torch-version flag, is
+left alone for every rule (compatibility guards). Were the index built only for rules that
+declare a fact, ``--select TFC401`` would rewrite such a branch that the default selection
+leaves alone: results must not depend on the selection."""
+
+
 def reads_project(codes: Iterable[str]) -> bool:
-    """Whether any of these rules reads the project index."""
+    """Whether a run of these rules reads the project index: any rule but TFC000 does,
+    through its own facts or the engine's (:data:`ENGINE_FACTS`)."""
     table = entries_by_code()
-    return any(table[code].project_facts for code in codes if code in table)
+    return any(code in table and code != SYNTAX_ERROR_CODE for code in codes)
 
 
 class UnknownRuleCode(ValueError):
