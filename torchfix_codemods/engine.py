@@ -30,12 +30,17 @@ from libcst.metadata import CodeRange
 
 from torchfix_codemods import attribution
 from torchfix_codemods.analysis.compat import guard_of
-from torchfix_codemods.analysis.imports import Imports
+from torchfix_codemods.analysis.imports import ImportRemoval, Imports
 from torchfix_codemods.analysis.names import NameIndex
 from torchfix_codemods.analysis.positions import positions_of
 from torchfix_codemods.analysis.project import NO_PROJECT, ProjectFacts
 from torchfix_codemods.analysis.walk import walk
 from torchfix_codemods.catalog import SYNTAX_ERROR_CODE
+from torchfix_codemods.edits.import_statements import (
+    add_module_imports,
+    handles,
+    remove_unused_imports,
+)
 from torchfix_codemods.findings import FileResult, Finding, FixInfo, Safety
 from torchfix_codemods.noqa import is_silenced, noqa_lines
 from torchfix_codemods.options import FileOptions
@@ -378,33 +383,37 @@ def _lost_ending(text: str) -> str:
 
 
 def _apply(module: cst.Module, fixes: Iterable[Fix]) -> str:
-    # libcst.codemod costs more to import than a whole check of a small file: load it
-    # only when a fix is actually applied.
-    from libcst.codemod import CodemodContext
-    from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
-
     replacements: dict[int, object] = {}
     after: dict[int, list[cst.SimpleStatementLine]] = {}
     lazy: set[tuple[int, str]] = set()
-    context = CodemodContext()
-    removals = []
+    needed: list[str] = []
+    removals: list[ImportRemoval] = []
     for fix in fixes:
         for old, new in fix.replacements:
             replacements[id(old)] = new
         for request in fix.imports:
             if request.after is None:
-                AddImportsVisitor.add_needed_import(context, request.module)
+                needed.append(request.module)
             elif (id(request.after), request.module) not in lazy:
                 lazy.add((id(request.after), request.module))
                 after.setdefault(id(request.after), []).append(cst.SimpleStatementLine(
                     [cst.Import([cst.ImportAlias(cst.parse_expression(request.module))])]))
         removals.extend(fix.remove_imports)
     new_module = module.visit(_Replacer(replacements, after))
-    if context.scratch.get(AddImportsVisitor.CONTEXT_KEY):
-        new_module = AddImportsVisitor(context).transform_module(new_module)
-    if removals:
+    if needed:
+        new_module = add_module_imports(new_module, needed)
+    own = [removal for removal in removals if handles(removal)]
+    if own:
+        new_module = remove_unused_imports(new_module, own)
+    others = [removal for removal in removals if not handles(removal)]
+    if others:
+        # libcst.codemod costs more to import than a whole check of a small file: load it
+        # only for the removals this project does not decide itself (``import a.b``).
+        from libcst.codemod import CodemodContext
+        from libcst.codemod.visitors import RemoveImportsVisitor
+
         remove_context = CodemodContext()
-        for removal in removals:
+        for removal in others:
             RemoveImportsVisitor.remove_unused_import(remove_context, removal.module, removal.name)
         new_module = RemoveImportsVisitor(remove_context).transform_module(new_module)
     return new_module.code
