@@ -104,13 +104,22 @@ class _BatchedVisitor:
 
 
 class _Replacer(cst.CSTTransformer):
-    """Puts each fix's new nodes in place, and lazy imports right after their anchor line."""
+    """Puts each fix's new nodes in place, and lazy imports right after their anchor line.
+
+    ``reach``: the nodes on the way from the module to every edited node; the walk does
+    not enter any other subtree (LibCST rebuilds what it enters, which on a long file
+    cost more than the parse). None: enter everything."""
 
     def __init__(self, replacements: dict[int, object],
-                 after: dict[int, list[cst.SimpleStatementLine]]) -> None:
+                 after: dict[int, list[cst.SimpleStatementLine]],
+                 reach: set[int] | None = None) -> None:
         super().__init__()
         self._replacements = replacements
         self._after = after
+        self._reach = reach
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        return self._reach is None or id(node) in self._reach
 
     def on_leave(self, original_node, updated_node):  # type: ignore[no-untyped-def]
         replacement = self._replacements.get(id(original_node))
@@ -122,6 +131,24 @@ class _Replacer(cst.CSTTransformer):
             return cst.FlattenSentinel(added)
         kept = list(result.nodes) if isinstance(result, cst.FlattenSentinel) else [result]
         return cst.FlattenSentinel([*kept, *added])
+
+
+def _reach(names: NameIndex, module: cst.Module, targets: Iterable[int],
+           nodes: dict[int, cst.CSTNode]) -> set[int] | None:
+    """The ids of ``targets`` and of every node above them, or None when the index does
+    not know a target's way up to ``module`` (it skips the inside of import statements)."""
+    reach: set[int] = set()
+    for target in targets:
+        node: cst.CSTNode | None = nodes[target]
+        while node is not None and id(node) not in reach:
+            reach.add(id(node))
+            if node is module:
+                break
+            node = names.parent(node)
+        else:
+            if node is None:
+                return None
+    return reach
 
 
 def active_rules(options: FileOptions) -> list[type[Rule]]:
@@ -318,7 +345,8 @@ def _fix(
             break
         chosen = _non_overlapping(current.names, candidates)
         try:
-            new_text = _apply(current_module, [fix for _, fix in chosen]) + _lost_ending(text)
+            new_text = _apply(current_module, [fix for _, fix in chosen],
+                              current.names) + _lost_ending(text)
         except Exception as error:  # noqa: BLE001 - a broken fix must not crash the run
             withheld = f"applying the fixes failed ({type(error).__name__}: {error})"
             break
@@ -382,8 +410,11 @@ def _lost_ending(text: str) -> str:
     return "\r" if text.endswith("\r") else ""
 
 
-def _apply(module: cst.Module, fixes: Iterable[Fix]) -> str:
+def _apply(module: cst.Module, fixes: Iterable[Fix], names: NameIndex | None = None) -> str:
+    """The code of ``module`` with ``fixes`` applied; ``names``, the index of ``module``,
+    lets the rewrite enter only the subtrees that hold an edit."""
     replacements: dict[int, object] = {}
+    nodes: dict[int, cst.CSTNode] = {}
     after: dict[int, list[cst.SimpleStatementLine]] = {}
     lazy: set[tuple[int, str]] = set()
     needed: list[str] = []
@@ -391,15 +422,18 @@ def _apply(module: cst.Module, fixes: Iterable[Fix]) -> str:
     for fix in fixes:
         for old, new in fix.replacements:
             replacements[id(old)] = new
+            nodes[id(old)] = old
         for request in fix.imports:
             if request.after is None:
                 needed.append(request.module)
             elif (id(request.after), request.module) not in lazy:
+                nodes[id(request.after)] = request.after
                 lazy.add((id(request.after), request.module))
                 after.setdefault(id(request.after), []).append(cst.SimpleStatementLine(
                     [cst.Import([cst.ImportAlias(cst.parse_expression(request.module))])]))
         removals.extend(fix.remove_imports)
-    new_module = module.visit(_Replacer(replacements, after))
+    reach = _reach(names, module, nodes, nodes) if names is not None else None
+    new_module = module.visit(_Replacer(replacements, after, reach))
     if needed:
         new_module = add_module_imports(new_module, needed)
     own = [removal for removal in removals if handles(removal)]
