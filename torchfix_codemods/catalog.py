@@ -80,6 +80,10 @@ CATALOG: tuple[RuleEntry, ...] = (
     RuleEntry("TFC505", "zero-grad-between-backward-and-step", "training_order"),
     RuleEntry("TFC506", "clip-before-backward", "training_order"),
     RuleEntry("TFC507", "scheduler-before-optimizer", "training_order"),
+    RuleEntry("TFC508", "clip-scaled-gradients", "grad_scaler"),
+    RuleEntry("TFC509", "step-around-scaler", "grad_scaler"),
+    RuleEntry("TFC510", "missing-scaler-update", "grad_scaler"),
+    RuleEntry("TFC511", "grad-scaler-with-bfloat16", "grad_scaler", default_enabled=False),
 )
 
 
