@@ -105,10 +105,25 @@ def grad_scaler_on_cpu() -> None:
                 scaler.update()
         print(f"scaler.update() called={update}: scale at the end {scaler.get_scale()}, "
               f"steps skipped {skipped}")
+    # a second update with no step in between (an update added where the caller has one)
+    try:
+        scaler.update()
+    except AssertionError as error:
+        print("scaler.update() twice after one step: AssertionError:", error)
+    # a disabled scaler: no crash without update
+    model = nn.Linear(4, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    scaler = torch.amp.GradScaler("cpu", enabled=False)
+    for _ in range(3):
+        scaler.scale(model(x).sum()).backward()
+        scaler.step(opt)
+    print("disabled scaler, three steps without update: no error")
 
 
 def bf16_needs_no_scaler() -> None:
     print("== bfloat16 range ==")
+    print("autocast('cpu') default dtype:", torch.get_autocast_dtype("cpu"),
+          "autocast('cuda') default dtype:", torch.get_autocast_dtype("cuda"))
     print("finfo(bfloat16).max:", torch.finfo(torch.bfloat16).max, "float32:",
           torch.finfo(torch.float32).max, "float16:", torch.finfo(torch.float16).max)
     print("smallest normal bf16:", torch.finfo(torch.bfloat16).tiny, "fp16:",

@@ -252,9 +252,11 @@ class StepAroundScaler(_ScalerRule):
     update in between raises `RuntimeError: step() has already been called
     since the last update()`. Report only when the step takes arguments (a
     closure: `scaler.step` does not support one) or is not a statement of its
-    own. Not a finding: a step that already uses the scaler anywhere in the
-    loop (a GAN stepping one optimizer through it), a backward that is not
-    scaled.
+    own, and in a step function with no loop and no update of its own (the
+    caller may update, and a second update without a step raises
+    `AssertionError`). Not a finding: a step that already uses the scaler
+    anywhere in the loop (a GAN stepping one optimizer through it), a backward
+    that is not scaled.
 
     ## References
     - [AMP examples: typical mixed precision training](https://docs.pytorch.org/docs/stable/notes/amp_examples.html#typical-mixed-precision-training)
@@ -317,6 +319,10 @@ class StepAroundScaler(_ScalerRule):
             self.report(step.call, f"{message} (no fix: {why})")
             return
         new = [parse_statement(f"{code_of(scaler)}.step({optimizer})\n")]
+        if not _updates_scaler(self, scope) and isinstance(scope, cst.FunctionDef):
+            self.report(step.call, f"{message} (no fix: the scaler's update is not in this "
+                        "function; a second update would raise)")
+            return
         if not _updates_scaler(self, scope):
             new.append(parse_statement(f"{code_of(scaler)}.update()\n"))
         first = new[0].with_changes(leading_lines=line.leading_lines,
