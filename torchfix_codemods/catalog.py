@@ -84,6 +84,7 @@ CATALOG: tuple[RuleEntry, ...] = (
     RuleEntry("TFC509", "step-around-scaler", "grad_scaler"),
     RuleEntry("TFC510", "missing-scaler-update", "grad_scaler"),
     RuleEntry("TFC511", "grad-scaler-with-bfloat16", "grad_scaler", default_enabled=False),
+    RuleEntry("TFC512", "accumulation-without-loss-division", "gradient_accumulation"),
 )
 
 
