@@ -23,3 +23,9 @@ def test_migration_fixtures_build_distributed_samplers() -> None:
     """The test above means something only if the migrated files have samplers and epochs."""
     texts = [p.read_text(encoding="utf-8") for p in MIGRATED]
     assert sum("DistributedSampler(" in t and "set_epoch(" in t for t in texts) >= 2
+
+
+@pytest.mark.parametrize("path", MIGRATED, ids=lambda p: str(p.relative_to(FIXTURES)))
+def test_every_rank_saves_is_quiet_on_the_data_parallel_migration(path: Path) -> None:
+    """TFC301's migration saves on rank 0 only; TFC308 must accept its guard."""
+    assert findings(path.read_text(encoding="utf-8"), ["TFC308"], path=str(path)) == []

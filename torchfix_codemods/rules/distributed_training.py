@@ -7,14 +7,17 @@ unwrapped model will read it (TFC309).
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from torchfix_codemods.analysis.callees import local_function
 from torchfix_codemods.analysis.calls import keyword_arg
 from torchfix_codemods.analysis.frameworks import imports_torch
+from torchfix_codemods.analysis.imports import ImportUnavailable
 from torchfix_codemods.analysis.loops import epoch_loop_of
-from torchfix_codemods.analysis.statements import contains
-from torchfix_codemods.analysis.syntax import literal_bool
+from torchfix_codemods.analysis.statements import comes_before, contains, own_line
+from torchfix_codemods.analysis.syntax import code_of, literal_bool
 from torchfix_codemods.analysis.walk import walk_local
 from torchfix_codemods.edits.statements import insert_before, parse_statement
 from torchfix_codemods.findings import Safety
@@ -206,4 +209,196 @@ class SamplerWithoutSetEpoch(Rule):
         return found[0] if len(found) == 1 else None
 
 
-RULES = [SamplerWithoutSetEpoch]
+
+_INIT_PROCESS_GROUP = frozenset({"torch.distributed.init_process_group",
+                                 "torch.distributed.distributed_c10d.init_process_group"})
+_RANK_WORDS = re.compile(r"rank|main_process|is_main|master|primary|is_root|leader|chief",
+                         re.IGNORECASE)
+"""Words of a condition or function name that pick one process (``if rank == 0``,
+``is_main_process()``, ``master_process``, ``save_on_master``, ``@rank_zero_only``)."""
+_MAX_CALLER_DEPTH = 3
+
+
+class EveryRankSaves(Rule):
+    """## What it does
+    Finds `torch.save(...)` in a script that starts a process group
+    (`torch.distributed.init_process_group`) with nothing that restricts it to
+    one rank, and guards it to run on rank 0 only.
+
+    ## Why is this bad?
+    Every process of the job runs the save: N processes write the same file at
+    the same time. The writes race (a reader can see a half-written file, and
+    on shared file systems the result can be corrupt), the disk and network
+    work is N times what is needed, and a process that reads the file right
+    after may read it while another rank is still writing.
+
+    ## Example
+    ```python
+    dist.init_process_group("nccl")
+    ...
+    for epoch in range(epochs):
+        train(model, loader)
+        torch.save(model.module.state_dict(), "checkpoint.pt")
+    ```
+
+    ## Use instead
+    ```python
+    dist.init_process_group("nccl")
+    ...
+    for epoch in range(epochs):
+        train(model, loader)
+        if not dist.is_initialized() or dist.get_rank() == 0:
+            torch.save(model.module.state_dict(), "checkpoint.pt")
+    ```
+
+    ## Fix safety
+    Unsafe: the other ranks stop writing. The guard also saves when no process
+    group is initialized (`dist.get_rank()` raises there), so a script that
+    also runs on one process keeps saving. When the same function later loads
+    the same path, a barrier (under `dist.is_initialized()`) follows the save
+    so that no rank reads before rank 0 has written. Measured on torch 2.13
+    with one gloo process: the fixed script saves and loads the same tensors.
+    Report only when the save is not a statement of its own in a block. Not a
+    finding: a save under a condition or in a function that names a rank
+    (`if rank == 0`, `if is_main_process()`, `if not master: return`,
+    `save_on_master`, `@rank_zero_only`), a path that holds the rank (one file
+    per rank), a helper whose every call in the file is so guarded, a method
+    or a function never called in the file that does not start the process
+    group itself (its callers are unknown), and a file that never starts a
+    process group.
+
+    ## References
+    - [Getting started with distributed data parallel: save and load checkpoints](https://docs.pytorch.org/tutorials/intermediate/ddp_tutorial.html#save-and-load-checkpoints)
+    - [`torch.distributed.barrier`](https://docs.pytorch.org/docs/stable/distributed.html#torch.distributed.barrier)
+    """
+
+    code = "TFC308"
+    name = "every-rank-saves"
+    message = "every rank runs this `torch.save`: all processes write the same file"
+    safety = Safety.UNSAFE
+    triggers = ("init_process_group",)
+    needs = Needs.any_of("init_process_group") & Needs.any_of("save")
+    valid = (
+        "import torch\nimport torch.distributed as dist\ndist.init_process_group('gloo')\n"
+        "if dist.get_rank() == 0:\n    torch.save(model.state_dict(), 'm.pt')\n",
+        "import torch\nimport torch.distributed as dist\ndist.init_process_group('gloo')\n"
+        "torch.save(model.state_dict(), f'm_{rank}.pt')\n",
+    )
+    invalid = (
+        Example(
+            "import torch\nimport torch.distributed as dist\ndist.init_process_group('gloo')\n"
+            "torch.save(model.state_dict(), 'm.pt')\n",
+            "import torch\nimport torch.distributed as dist\ndist.init_process_group('gloo')\n"
+            "if not dist.is_initialized() or dist.get_rank() == 0:\n"
+            "    torch.save(model.state_dict(), 'm.pt')\n",
+            unsafe=True,
+        ),
+        Example(
+            "import torch\nimport torch.distributed as dist\ndist.init_process_group('gloo')\n"
+            "if args.save: torch.save(model.state_dict(), 'm.pt')\n"
+        ),
+    )
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._saves: list[cst.Call] = []
+        self._loads: list[cst.Call] = []
+        self._starts_group = False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        qualified = self.qualified_name(node.func)
+        if qualified == "torch.save":
+            self._saves.append(node)
+        elif qualified == "torch.load":
+            self._loads.append(node)
+        elif qualified in _INIT_PROCESS_GROUP:
+            self._starts_group = True
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        if not self._starts_group:
+            return
+        for save in self._saves:
+            if len(save.args) >= 2 and not any(a.star for a in save.args) and \
+                    not _RANK_WORDS.search(code_of(save.args[1].value)) and \
+                    not self._guarded(save, 0):
+                self._report(save)
+
+    def _guarded(self, node: cst.CSTNode, depth: int) -> bool:
+        """Whether ``node`` runs on one rank only, or may (unknown callers)."""
+        for ancestor in self.names.ancestors(node):
+            if isinstance(ancestor, (cst.If, cst.IfExp, cst.While)) and \
+                    _RANK_WORDS.search(code_of(ancestor.test)):
+                return True
+            if isinstance(ancestor, cst.FunctionDef):
+                return self._function_guarded(ancestor, node, depth)
+        return False
+
+    def _function_guarded(self, function: cst.FunctionDef, node: cst.CSTNode,
+                          depth: int) -> bool:
+        if _RANK_WORDS.search(function.name.value) or any(
+                _RANK_WORDS.search(code_of(d.decorator)) for d in function.decorators):
+            return True
+        for statement in walk_local(function.body):
+            if isinstance(statement, cst.If) and comes_before(self.names, statement, node) and \
+                    not contains(self.names, statement, node) and \
+                    _RANK_WORDS.search(code_of(statement.test)) and any(
+                        isinstance(n, (cst.Return, cst.Raise)) for n in walk_local(statement)):
+                return True  # `if not is_main_process(): return` before the save
+        if self.names.enclosing(function, (cst.FunctionDef, cst.ClassDef)) is not None:
+            return True  # a method or nested function: its callers are unknown
+        callers = self._callers(function)
+        if not callers:
+            return not self._starts_group_in(function)  # the entry point, or unknown callers
+        if depth >= _MAX_CALLER_DEPTH:
+            return True
+        return all(self._guarded(call, depth + 1) for call in callers)
+
+    def _starts_group_in(self, function: cst.FunctionDef) -> bool:
+        return any(isinstance(n, cst.Call) and self.qualified_name(n.func) in _INIT_PROCESS_GROUP
+                   for n in walk_local(function.body))
+
+    def _callers(self, function: cst.FunctionDef) -> list[cst.Call]:
+        module = self.names.module_scope
+        if module is None:
+            return []
+        found = []
+        for read in self.names.loads_in(module, function.name.value):
+            call = self.names.parent(read)
+            if isinstance(call, cst.Call) and call.func is read:
+                found.append(call)
+        return found
+
+    def _report(self, save: cst.Call) -> None:
+        line = own_line(self.names, save)
+        if line is None:
+            self.report(save, f"{self.message} (no fix: the save is not a statement of its own)")
+            return
+        try:
+            initialized = self.context.imports.reference(
+                "torch.distributed.is_initialized", at=line)
+            rank = self.context.imports.reference("torch.distributed.get_rank", at=line)
+            barrier = self.context.imports.reference("torch.distributed.barrier", at=line)
+        except ImportUnavailable as error:
+            self.report(save, f"{self.message} (no fix: {error})")
+            return
+        guard = cst.If(
+            test=cst.parse_expression(f"not {initialized.code}() or {rank.code}() == 0"),
+            body=cst.IndentedBlock(body=[line.with_changes(leading_lines=())]),
+            leading_lines=line.leading_lines)
+        new: list[cst.BaseStatement] = [guard]
+        if self._read_later(save):
+            new.append(parse_statement(f"if {initialized.code}():\n    {barrier.code}()\n"))
+        needs = tuple({r.needs for r in (initialized, rank, barrier) if r.needs is not None})
+        self.report(save, self.message, fix=Fix(
+            Safety.UNSAFE, "save on rank 0 only", [(line, cst.FlattenSentinel(new))],
+            imports=needs))
+
+    def _read_later(self, save: cst.Call) -> bool:
+        """A ``torch.load`` of the same path after the save, in the same function."""
+        path = code_of(save.args[1].value)
+        function = self.names.enclosing(save, cst.FunctionDef)
+        return any(load.args and code_of(load.args[0].value) == path and
+                   self.names.enclosing(load, cst.FunctionDef) is function and
+                   comes_before(self.names, save, load) for load in self._loads)
+
+
+RULES = [SamplerWithoutSetEpoch, EveryRankSaves]
