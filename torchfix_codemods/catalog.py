@@ -64,6 +64,7 @@ CATALOG: tuple[RuleEntry, ...] = (
     RuleEntry("TFC306", "pin-memory-missing", "pin_memory", default_enabled=False),
     RuleEntry("TFC307", "distributed-sampler-without-set-epoch", "distributed_training"),
     RuleEntry("TFC308", "every-rank-saves", "distributed_training"),
+    RuleEntry("TFC309", "ddp-state-dict-with-module-prefix", "distributed_training"),
     RuleEntry("TFC401", "cuda-amp", "deprecated_amp"),
     RuleEntry("TFC402", "functional-aliases", "functional_aliases"),
     RuleEntry("TFC403", "legacy-reduction", "legacy_reduction"),

@@ -401,4 +401,133 @@ class EveryRankSaves(Rule):
                    comes_before(self.names, save, load) for load in self._loads)
 
 
-RULES = [SamplerWithoutSetEpoch, EveryRankSaves]
+
+_DDP = frozenset({"torch.nn.parallel.DistributedDataParallel",
+                  "torch.nn.parallel.distributed.DistributedDataParallel"})
+_PREFIX_STRIPPERS = ("consume_prefix_in_state_dict_if_present",)
+
+
+class WrappedStateDictSaved(Rule):
+    """## What it does
+    Finds `torch.save` of a `DistributedDataParallel` model's `state_dict()`
+    and saves the wrapped module's instead: `model.module.state_dict()`.
+
+    ## Why is this bad?
+    DDP keeps your model as its `module` attribute, so every key of its
+    state_dict starts with `module.`. The model that evaluation, export or
+    fine-tuning code builds is the plain one, and its `load_state_dict` raises
+    on every key. Measured on torch 2.13 (one gloo process): the keys were
+    `module.weight`, `module.bias`; loading them into an unwrapped
+    `nn.Linear` raised `RuntimeError: Error(s) in loading state_dict for
+    Linear`, and `model.module.state_dict()` loaded.
+
+    ## Example
+    ```python
+    model = DistributedDataParallel(model, device_ids=[rank])
+    ...
+    torch.save(model.state_dict(), "model.pt")
+    ```
+
+    ## Use instead
+    ```python
+    model = DistributedDataParallel(model, device_ids=[rank])
+    ...
+    torch.save(model.module.state_dict(), "model.pt")
+    ```
+
+    ## Fix safety
+    Unsafe: the file's keys lose the `module.` prefix, on purpose, so a reader
+    that expects the prefix would break. That is why nothing is reported when
+    the file itself loads a state_dict into the wrapped model (a resume, as in
+    the DDP tutorial) or strips the prefix (a `"module."` or `"module"` string,
+    as in `k.replace("module.", "")`, or
+    `consume_prefix_in_state_dict_if_present`).
+    Report only when the wrap is conditional (`if args.distributed: model =
+    DDP(model)`): `.module` would not exist on the other path. Readers in
+    other files are not seen.
+
+    ## References
+    - [`torch.nn.parallel.DistributedDataParallel`](https://docs.pytorch.org/docs/stable/generated/torch.nn.parallel.DistributedDataParallel.html)
+    - [Getting started with distributed data parallel: save and load checkpoints](https://docs.pytorch.org/tutorials/intermediate/ddp_tutorial.html#save-and-load-checkpoints)
+    """
+
+    code = "TFC309"
+    name = "ddp-state-dict-with-module-prefix"
+    message = ("saving a DistributedDataParallel model's state_dict: every key starts with "
+               "`module.`, and an unwrapped model cannot load it")
+    safety = Safety.UNSAFE
+    triggers = ("DistributedDataParallel",)
+    needs = Needs.any_of("DistributedDataParallel") & Needs.any_of("state_dict")
+    valid = (
+        "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
+        "model = DDP(net)\ntorch.save(model.module.state_dict(), 'm.pt')\n",
+        "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
+        "model = DDP(net)\ntorch.save(model.state_dict(), 'm.pt')\n"
+        "model.load_state_dict(torch.load('m.pt'))\n",
+    )
+    invalid = (
+        Example(
+            "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
+            "model = DDP(net)\ntorch.save(model.state_dict(), 'm.pt')\n",
+            "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
+            "model = DDP(net)\ntorch.save(model.module.state_dict(), 'm.pt')\n",
+            unsafe=True,
+        ),
+        Example(
+            "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
+            "if distributed:\n    net = DDP(net)\ntorch.save(net.state_dict(), 'm.pt')\n"
+        ),
+    )
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._saves: list[cst.Call] = []
+        self._loaded_into: set[str] = set()
+        self._strips = any(marker in self.context.source for marker in _PREFIX_STRIPPERS)
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        if node.value.strip("'\"rbuRBU") in ("module.", "module"):
+            self._strips = True  # `k.replace("module.", "")`, `k.startswith("module")`
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "load_state_dict":
+            self._loaded_into.add(code_of(func.value))
+        elif self.qualified_name(func) == "torch.save" and node.args:
+            self._saves.append(node)
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        if self._strips:
+            return
+        for save in self._saves:
+            value = save.args[0].value
+            for node in (value, *walk_local(value)):
+                if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and \
+                        node.func.attr.value == "state_dict" and not node.args and \
+                        isinstance(node.func.value, cst.Name):
+                    self._check(save, node, node.func.value)
+
+    def _check(self, save: cst.Call, call: cst.Call, receiver: cst.Name) -> None:
+        if receiver.value in self._loaded_into:
+            return  # the file loads into the wrapped model: the prefix is expected
+        before = [b for b in self.names.bindings_of(receiver)
+                  if b.node is not None and comes_before(self.names, b.node, save)]
+        if not before:
+            return
+        last = before[-1]
+        if not (isinstance(last.value, cst.Call) and
+                self.qualified_name(last.value.func) in _DDP):
+            return
+        conditional = any(isinstance(a, (cst.If, cst.Try)) and
+                          not contains(self.names, a, save)
+                          for a in self.names.ancestors(last.node))
+        if conditional:
+            self.report(call, f"{self.message} (no fix: the model is wrapped on some paths only;"
+                        " `.module` does not exist on the others)")
+            return
+        wrapped = cst.Attribute(value=receiver, attr=cst.Name("module"))
+        self.report(call, self.message, fix=Fix(
+            Safety.UNSAFE, f"save `{receiver.value}.module.state_dict()`",
+            [(receiver, wrapped)]))
+
+
+RULES = [SamplerWithoutSetEpoch, EveryRankSaves, WrappedStateDictSaved]
