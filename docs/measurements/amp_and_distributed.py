@@ -169,12 +169,32 @@ class _Numbers(Dataset):
         return np.random.rand(), random.random(), torch.rand(()).item()
 
 
+class _OwnGenerator(Dataset):
+    """A numpy Generator made once in __init__: each worker gets a copy of the same state."""
+
+    def __init__(self) -> None:
+        self.rng = np.random.default_rng(0)
+
+    def __len__(self) -> int:
+        return 4
+
+    def __getitem__(self, index: int):
+        return self.rng.random()
+
+
 def dataloader_worker_seeds() -> None:
     print("== DataLoader workers and numpy/random ==")
+    np.random.seed(0)
+    random.seed(0)
+    torch.manual_seed(0)
     loader = DataLoader(_Numbers(), batch_size=1, num_workers=2)
     for epoch in range(2):
         rows = [(round(float(a), 6), round(float(b), 6), round(float(c), 6)) for a, b, c in loader]
-        print(f"epoch {epoch}: (numpy, random, torch) per item, workers alternate:", rows)
+        print(f"epoch {epoch}: (numpy, random, torch) per item, items 0 and 2 from worker 0, "
+              f"1 and 3 from worker 1:", rows)
+    loader = DataLoader(_OwnGenerator(), batch_size=1, num_workers=2)
+    rows = [round(float(v), 6) for v in loader]
+    print("np.random.default_rng(0) made in __init__, items 0..3 (workers alternate):", rows)
 
 
 def distributed_sampler_set_epoch() -> None:
