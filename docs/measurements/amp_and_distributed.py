@@ -118,6 +118,12 @@ def grad_scaler_on_cpu() -> None:
         scaler.scale(model(x).sum()).backward()
         scaler.step(opt)
     print("disabled scaler, three steps without update: no error")
+    opt.zero_grad()
+    scaler.scale(model(x).sum()).backward()
+    grad = model.weight.grad.clone()
+    scaler.unscale_(opt)
+    print("disabled scaler: unscale_ leaves the gradients as they are:",
+          torch.equal(grad, model.weight.grad))
 
 
 def bf16_needs_no_scaler() -> None:

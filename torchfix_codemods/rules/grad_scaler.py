@@ -487,8 +487,8 @@ class GradScalerWithBfloat16(Rule):
     number is 6.1e-05 and its largest 65504. bfloat16 has float32's exponent
     range (smallest normal 1.2e-38, largest 3.4e38, measured on torch 2.13;
     a gradient of 1e-8 is 0.0 in float16 and 1.0e-08 in bfloat16), so there is
-    nothing to rescue: the scaler only adds work per step, and an overflow
-    check that skips steps for no reason.
+    nothing to rescue: the scaler only adds work to every step (a multiply of
+    the loss, an unscale and an inf/NaN check of every gradient).
 
     ## Example
     ```python
