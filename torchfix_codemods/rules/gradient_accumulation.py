@@ -8,6 +8,7 @@ from torchfix_codemods.analysis.amp import scaler_of_backward
 from torchfix_codemods.analysis.calls import keyword_arg
 from torchfix_codemods.analysis.frameworks import imports_torch
 from torchfix_codemods.analysis.loops import innermost_loop
+from torchfix_codemods.analysis.modules import self_assignments
 from torchfix_codemods.analysis.names import dotted_name
 from torchfix_codemods.analysis.optimizers import optimizer_of_step
 from torchfix_codemods.analysis.syntax import code_of
@@ -78,8 +79,9 @@ class AccumulationWithoutLossDivision(Rule):
     (`scaler.scale(loss / k)` with a `GradScaler`) rather than as `loss = loss
     / k`, so what the loop logs from `loss` stays the per-batch mean. A
     finding needs proof that the loss is a mean: a `torch.nn.functional` loss
-    or an `nn.*Loss` module built in the file, without a `reduction` other
-    than `"mean"`, or `.mean()`. Not a finding: a loss already divided (any
+    or an `nn.*Loss` module built in the file (`criterion = nn.MSELoss()`,
+    `self.criterion = ...` in the class), without a `reduction` other than
+    `"mean"`, or `.mean()`. Not a finding: a loss already divided (any
     `/` in its assignment, `loss /= k`), k used anywhere else in the loop, a
     `reduction="sum"` loss with its own normaliser, a `zero_grad()` every
     iteration (nothing accumulates), several backward calls.
@@ -259,15 +261,28 @@ class AccumulationWithoutLossDivision(Rule):
         qualified = self.qualified_name(func) or ""
         if qualified.startswith("torch.nn.functional."):
             return qualified.rsplit(".", 1)[-1] in _MEAN_LOSSES and _mean_keywords(value)
+        constructs = self._constructors(func)
+        if len(constructs) != 1 or not isinstance(constructs[0], cst.Call):
+            return False
+        construct = constructs[0]
+        built = self.qualified_name(construct.func) or ""
+        return built.startswith("torch.nn.") and built.endswith("Loss") and \
+            built.rsplit(".", 1)[-1] not in ("CTCLoss", "TripletMarginLoss") and \
+            _mean_keywords(construct)
+
+    def _constructors(self, func: cst.BaseExpression) -> list[cst.BaseExpression | None]:
+        """What the callable ``criterion`` / ``self.criterion`` was assigned, everywhere."""
         if isinstance(func, cst.Name):
-            bindings = self.names.bindings_of(func)
-            if len(bindings) == 1 and isinstance(bindings[0].value, cst.Call):
-                construct = bindings[0].value
-                built = self.qualified_name(construct.func) or ""
-                return built.startswith("torch.nn.") and built.endswith("Loss") and \
-                    built.rsplit(".", 1)[-1] not in ("CTCLoss", "TripletMarginLoss") and \
-                    _mean_keywords(construct)
-        return False
+            return [b.value for b in self.names.bindings_of(func)]
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and \
+                func.value.value == "self":
+            owner = self.names.enclosing(func, cst.ClassDef)
+            if owner is None:
+                return []
+            return [value for statement in owner.body.body
+                    if isinstance(statement, cst.FunctionDef)
+                    for value in self_assignments(statement, func.attr.value)]
+        return []
 
     def _used_elsewhere(self, loop: Loop, test: cst.BaseExpression, k_code: str) -> bool:
         """``k`` read anywhere in the loop outside the step's condition."""
