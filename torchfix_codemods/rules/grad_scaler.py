@@ -42,6 +42,7 @@ class _ScalerRule(Rule):
 
     def visit_Module(self, node: cst.Module) -> None:
         self._scopes: dict[int, Scope] = {}
+        self._calls: list[cst.Call] = []
 
     def collects(self, call: cst.Call) -> bool:
         raise NotImplementedError
@@ -50,6 +51,7 @@ class _ScalerRule(Rule):
         return step_scope(self.names, call)
 
     def visit_Call(self, node: cst.Call) -> None:
+        self._calls.append(node)
         if self.collects(node):
             scope = self.scope_of(node)
             if scope is not None:
@@ -252,9 +254,10 @@ class StepAroundScaler(_ScalerRule):
     update in between raises `RuntimeError: step() has already been called
     since the last update()`. Report only when the step takes arguments (a
     closure: `scaler.step` does not support one) or is not a statement of its
-    own, and in a step function with no loop and no update of its own (the
+    own, in a step function with no loop and no update of its own (the
     caller may update, and a second update without a step raises
-    `AssertionError`). Not a finding: a step that already uses the scaler
+    `AssertionError`), and when a function of the file that steps nothing
+    updates the scaler (a hook). Not a finding: a step that already uses the scaler
     anywhere in the loop (a GAN stepping one optimizer through it), a backward
     that is not scaled.
 
@@ -319,11 +322,12 @@ class StepAroundScaler(_ScalerRule):
             self.report(step.call, f"{message} (no fix: {why})")
             return
         new = [parse_statement(f"{code_of(scaler)}.step({optimizer})\n")]
-        if not _updates_scaler(self, scope) and isinstance(scope, cst.FunctionDef):
+        updates = _scaler_updates(self, scope, self._calls)
+        if updates != "here" and (isinstance(scope, cst.FunctionDef) or updates == "elsewhere"):
             self.report(step.call, f"{message} (no fix: the scaler's update is not in this "
-                        "function; a second update would raise)")
+                        "function and may run elsewhere; a second update would raise)")
             return
-        if not _updates_scaler(self, scope):
+        if updates is None:
             new.append(parse_statement(f"{code_of(scaler)}.update()\n"))
         first = new[0].with_changes(leading_lines=line.leading_lines,
                                     trailing_whitespace=line.trailing_whitespace)
@@ -333,21 +337,35 @@ class StepAroundScaler(_ScalerRule):
             [(line, replacement)]))
 
 
-def _updates_scaler(rule: Rule, scope: Scope) -> bool:
-    """Whether ``scaler.update()`` may run in the code around ``scope``: a call in the
-    enclosing function (or module), or a helper of this file or method of the enclosing
-    class, called there, whose code calls an ``update``."""
+def _scaler_updates(rule: Rule, scope: Scope, calls: list[cst.Call]) -> str | None:
+    """Where ``scaler.update()`` may run for the step in ``scope``: ``"here"`` (a call in the
+    enclosing function or module code, or in a helper of this file or method of the enclosing
+    class called there), ``"elsewhere"`` (only in other code of the file, which may be a hook
+    that runs after this step; an update next to a step of its own belongs to that step), or
+    None. ``calls`` are all the calls of the file."""
     function = rule.names.enclosing(scope, cst.FunctionDef)
     outer: cst.CSTNode = function if function is not None else rule.context.module
     for node in walk_local(outer.body if isinstance(outer, cst.FunctionDef) else outer):
         if not isinstance(node, cst.Call):
             continue
         if scaler_of_update(node) is not None:
-            return True
+            return "here"
         helper = local_function(rule.names, node) or _own_method(rule, scope, node)
         if helper is not None and ".update(" in code_of(helper):
-            return True
-    return False
+            return "here"
+    for call in calls:
+        if scaler_of_update(call) is not None and not _pairs_with_own_step(rule, call):
+            return "elsewhere"
+    return None
+
+
+def _pairs_with_own_step(rule: Rule, update: cst.Call) -> bool:
+    """The function around ``update`` (or the module code) steps a scaler itself: the update
+    belongs to that training step (another loop of the file), not to a hook."""
+    function = rule.names.enclosing(update, cst.FunctionDef)
+    body: cst.CSTNode = function.body if function is not None else rule.context.module
+    return any(isinstance(node, cst.Call) and scaler_of_step(node) is not None
+               for node in walk_local(body))
 
 
 def _own_method(rule: Rule, scope: Scope, call: cst.Call) -> cst.FunctionDef | None:
@@ -403,7 +421,10 @@ class MissingScalerUpdate(_ScalerRule):
     the documented loop, bit for bit). The update goes right after the last
     `scaler.step(...)` of the iteration, in the same block (inside an `if`
     that steps every k iterations, as the AMP examples do). Report only when
-    the steps are in different blocks or not statements of their own. Not a
+    the steps are in different blocks or not statements of their own, or when
+    a function of the file that steps nothing updates the scaler (a hook that
+    may run after this step: a second `update()` without a step raises
+    `AssertionError`). Not a
     finding: an update anywhere in the function around the loop, or in a
     helper of this file or method of the same class the function calls.
 
@@ -448,7 +469,8 @@ class MissingScalerUpdate(_ScalerRule):
 
     def check(self, scope: Scope, events: list[Event]) -> None:
         steps = scaler_calls(scope, "step")
-        if not steps or _updates_scaler(self, scope):
+        updates = _scaler_updates(self, scope, self._calls)
+        if not steps or updates == "here":
             return
         scalers = {code_of(scaler_of_step(step)) for step in steps}  # type: ignore[arg-type]
         if len(scalers) != 1:
@@ -458,6 +480,10 @@ class MissingScalerUpdate(_ScalerRule):
         lines = [own_line(self.names, step) for step in steps]
         parents = {id(self.names.parent(line)) for line in lines if line is not None}
         last = lines[-1]
+        if updates == "elsewhere":
+            self.report(steps[-1], f"{message} (no fix: another part of the file updates the "
+                        "scaler and may run after this step; a second update would raise)")
+            return
         if last is None or None in lines or len(parents) != 1:
             self.report(steps[-1], f"{message} (no fix: the steps are not statements of their "
                         "own in one block)")
