@@ -257,7 +257,10 @@ class EveryRankSaves(Rule):
     also runs on one process keeps saving. When the same function later loads
     the same path, a barrier (under `dist.is_initialized()`) follows the save
     so that no rank reads before rank 0 has written. Measured on torch 2.13
-    with one gloo process: the fixed script saves and loads the same tensors.
+    under `torchrun --nproc_per_node=2` (gloo, CPU): as written both ranks
+    wrote the file; fixed, only rank 0 wrote and rank 1 read it after the
+    barrier. With one process the fixed script saves and loads the same
+    tensors.
     Report only when the save is not a statement of its own in a block. Not a
     finding: a save under a condition or in a function that names a rank
     (`if rank == 0`, `if is_main_process()`, `if not master: return`,
