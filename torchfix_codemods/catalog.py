@@ -62,6 +62,9 @@ CATALOG: tuple[RuleEntry, ...] = (
     RuleEntry("TFC304", "hard-coded-cuda", "cuda_notes", default_enabled=False),
     RuleEntry("TFC305", "empty-cache-in-loop", "cuda_notes", default_enabled=False),
     RuleEntry("TFC306", "pin-memory-missing", "pin_memory", default_enabled=False),
+    RuleEntry("TFC307", "distributed-sampler-without-set-epoch", "distributed_training"),
+    RuleEntry("TFC308", "every-rank-saves", "distributed_training"),
+    RuleEntry("TFC309", "ddp-state-dict-with-module-prefix", "distributed_training"),
     RuleEntry("TFC401", "cuda-amp", "deprecated_amp"),
     RuleEntry("TFC402", "functional-aliases", "functional_aliases"),
     RuleEntry("TFC403", "legacy-reduction", "legacy_reduction"),
@@ -80,6 +83,11 @@ CATALOG: tuple[RuleEntry, ...] = (
     RuleEntry("TFC505", "zero-grad-between-backward-and-step", "training_order"),
     RuleEntry("TFC506", "clip-before-backward", "training_order"),
     RuleEntry("TFC507", "scheduler-before-optimizer", "training_order"),
+    RuleEntry("TFC508", "clip-scaled-gradients", "grad_scaler"),
+    RuleEntry("TFC509", "step-around-scaler", "grad_scaler"),
+    RuleEntry("TFC510", "missing-scaler-update", "grad_scaler"),
+    RuleEntry("TFC511", "grad-scaler-with-bfloat16", "grad_scaler", default_enabled=False),
+    RuleEntry("TFC512", "accumulation-without-loss-division", "gradient_accumulation"),
 )
 
 
