@@ -434,5 +434,22 @@ class _MigrateProgress:
             self.progress.stop()
 
 
+@app.command()
+def server() -> None:
+    """Run the language server on stdin/stdout (needs the `server` extra: pygls).
+
+    Editors start it and get this tool's findings as diagnostics, each fix as a code
+    action labelled with its safety tier, "fix all safe" and "add noqa". Settings come
+    from each file's nearest pyproject.toml, as for `check`.
+    """
+    import importlib.util
+
+    if importlib.util.find_spec("pygls") is None or importlib.util.find_spec("lsprotocol") is None:
+        raise fail("server needs pygls: pip install 'torchfix-codemods[server]'")
+    from torchfix_codemods.server.app import serve
+
+    serve()
+
+
 def main() -> None:
     app()

@@ -228,3 +228,25 @@ def _walk(top: Path, configuration: Configuration) -> list[str]:
 
     visit(str(top), real_top, _inherited_ignores(Path(real_top)))
     return files
+
+
+def is_excluded(path: str, configuration: Configuration) -> bool:
+    """Whether ``exclude``/``extend-exclude`` (of the settings in force for ``path``) cover a
+    file named explicitly: the file itself or a directory above it, up to the settings'
+    root. For ``--force-exclude`` (pre-commit names every staged file), ``--stdin-filename``
+    and the editor, which all name files a directory walk would have skipped."""
+    settings = configuration.settings_for(path)
+    rules = _Rules(settings)
+    real = os.path.realpath(os.path.join(configuration.cwd, path))
+    if rules.excluded(os.path.basename(real), real, False):
+        return True
+    relative = _inside(real, rules.root)
+    if relative is None:
+        return False
+    parts = relative.split("/")[:-1]
+    current = rules.root
+    for part in parts:
+        current = os.path.join(current, part)
+        if rules.excluded(part, current, True):
+            return True
+    return False
