@@ -7,6 +7,7 @@ modules below it. Exit codes: 0 nothing found or everything fixed,
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -25,6 +26,7 @@ from torchfix_codemods.commands import (
     check_command,
     emit,
     exit_code,
+    output_to,
     overrides_for,
     prepare,
     statistics_format_error,
@@ -39,7 +41,7 @@ from torchfix_codemods.report.summary import summarize
 from torchfix_codemods.report.text import render_summary
 from torchfix_codemods.rules.registry import all_rules, rule_by_code
 from torchfix_codemods.runner import Mode, run_paths
-from torchfix_codemods.settings import OUTPUT_FORMATS, Overrides
+from torchfix_codemods.settings import OUTPUT_FORMATS, ConfigError, Overrides
 
 app = typer.Typer(
     name="torchfix-codemods",
@@ -126,6 +128,34 @@ ConfigOpt = Annotated[
 ]
 
 
+ConfigValuesOpt = Annotated[
+    Optional[list[str]],  # noqa: UP045
+    typer.Option("--config", help="A pyproject.toml to read settings for every file from, "
+                 "instead of each file's nearest one; or a setting as KEY = VALUE in TOML "
+                 "(e.g. 'target-torch = \"2.4\"'), laid over the files' (repeatable).",
+                 show_default=False),
+]
+StdinFilenameOpt = Annotated[
+    Optional[str],  # noqa: UP045
+    typer.Option("--stdin-filename", help="With `-` as the path: the name of the file on "
+                 "stdin (its settings, excludes and findings' path).", show_default=False),
+]
+ForceExcludeOpt = Annotated[
+    bool,
+    typer.Option("--force-exclude", help="Apply exclude patterns to files named on the "
+                 "command line too (pre-commit names every staged file)."),
+]
+QuietOpt = Annotated[
+    bool,
+    typer.Option("--quiet", "-q", help="Leave out the `why:` line under each finding."),
+]
+OutputFileOpt = Annotated[
+    Optional[str],  # noqa: UP045
+    typer.Option("--output-file", "-o", help="Write the report to this file instead of "
+                 "stdout.", show_default=False),
+]
+
+
 StatisticsOpt = Annotated[
     bool,
     typer.Option("--statistics", help="Print a count per rule code instead of every finding "
@@ -172,17 +202,35 @@ def check(
     jobs: JobsOpt = None,
     exclude: ExcludeOpt = None,
     extend_exclude: ExtendExcludeOpt = None,
-    config: ConfigOpt = None,
+    config: ConfigValuesOpt = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the "
                                            "result cache (.torchfix_cache).")] = False,
     statistics: StatisticsOpt = False,
     show_fixes: ShowFixesOpt = False,
     exit_zero: ExitZeroOpt = False,
+    stdin_filename: StdinFilenameOpt = None,
+    add_noqa: Annotated[bool, typer.Option("--add-noqa", help="Add `# noqa: CODE` to every "
+                                           "line with a finding (keeping the codes already "
+                                           "there) instead of reporting.")] = False,
+    force_exclude: ForceExcludeOpt = False,
+    quiet: QuietOpt = False,
+    output_file: OutputFileOpt = None,
+    show_settings: Annotated[Optional[str], typer.Option(  # noqa: UP045
+        "--show-settings", help="Print the settings in force for this file and exit.",
+        show_default=False)] = None,
+    show_files: Annotated[bool, typer.Option("--show-files", help="Print the files that "
+                                             "would be checked and exit.")] = False,
 ) -> None:
-    """Report findings; exit 1 when there are any. Writes nothing but its cache."""
+    """Report findings; exit 1 when there are any. Writes nothing but its cache.
+
+    `check -` reads the source from stdin (name it with --stdin-filename).
+    """
     raise typer.Exit(check_command(
         paths, select, ignore, extend_select, output_format, target_torch, jobs, exclude,
-        extend_exclude, config, no_cache, statistics, show_fixes, exit_zero))
+        extend_exclude, config, no_cache, statistics, show_fixes, exit_zero,
+        stdin_filename=stdin_filename, add_noqa=add_noqa, force_exclude=force_exclude,
+        quiet=quiet, output_file=output_file, show_settings=show_settings,
+        show_files=show_files))
 
 
 @app.command()
@@ -201,18 +249,30 @@ def fix(
     jobs: JobsOpt = None,
     exclude: ExcludeOpt = None,
     extend_exclude: ExtendExcludeOpt = None,
-    config: ConfigOpt = None,
+    config: ConfigValuesOpt = None,
     statistics: StatisticsOpt = False,
     show_fixes: ShowFixesOpt = False,
     exit_zero: ExitZeroOpt = False,
+    stdin_filename: StdinFilenameOpt = None,
+    force_exclude: ForceExcludeOpt = False,
+    quiet: QuietOpt = False,
+    output_file: OutputFileOpt = None,
 ) -> None:
     """Apply safe fixes in place (with --unsafe-fixes, also unsafe ones); report the rest.
 
     With --diff, print what would change (each hunk names its rule codes and their
-    fix safety) and write nothing.
+    fix safety) and write nothing. `fix -` reads the source from stdin and writes the
+    fixed source to stdout, its report to stderr (name it with --stdin-filename).
     """
-    overrides = overrides_for(select, ignore, extend_select, output_format, target_torch, jobs,
-                           exclude, extend_exclude, config, unsafe_fixes or None)
+    try:
+        overrides = overrides_for(select, ignore, extend_select, output_format, target_torch,
+                                  jobs, exclude, extend_exclude, config, unsafe_fixes or None,
+                                  force_exclude=force_exclude)
+    except UsageError as error:
+        raise fail(str(error)) from None
+    if paths == ["-"]:
+        raise typer.Exit(_fix_stdin(overrides, stdin_filename, diff, statistics, exit_zero,
+                                    quiet))
     files, settings = _prepare(paths, overrides)
     fmt = settings.output_format
     _check_statistics_format(statistics, fmt)
@@ -233,9 +293,41 @@ def fix(
                 render_summary(stderr, results, fixing=True, unsafe_fixes=unsafe, dry_run=True)
         # The README's exit-code table: 1 while the diff is not empty or findings remain.
         raise _exit(bool(summary.changed_files or summary.findings or summary.errors), exit_zero)
-    emit(results, fmt, fixing=True, unsafe_fixes=unsafe, statistics=statistics,
-          show_fixes=show_fixes)
+    try:
+        with output_to(output_file):
+            emit(results, fmt, fixing=True, unsafe_fixes=unsafe, statistics=statistics,
+                 show_fixes=show_fixes, quiet=quiet)
+    except UsageError as error:
+        raise fail(str(error)) from None
     raise _exit(bool(summary.findings or summary.errors), exit_zero)
+
+
+def _fix_stdin(overrides: Overrides, stdin_filename: str | None, diff: bool, statistics: bool,
+               exit_zero: bool, quiet: bool) -> int:
+    """``fix -``: the fixed source (or the input) on stdout, the report on stderr."""
+    from torchfix_codemods.stdin import read_stdin, run_stdin
+
+    try:
+        configuration = Configuration(overrides)
+    except ConfigError as error:
+        raise fail(str(error)) from None
+    _check_statistics_format(statistics, configuration.output_format)
+    data = read_stdin()
+    result, new_bytes = run_stdin(configuration, stdin_filename, data, apply_fixes=True,
+                                  diff=diff)
+    summary = summarize([result])
+    if diff:
+        render_diff(stdout, [result])
+        render_summary(stderr, [result], fixing=True, unsafe_fixes=configuration.unsafe_fixes,
+                       dry_run=True)
+        return exit_code(bool(summary.changed_files or summary.findings or summary.errors),
+                         exit_zero)
+    sys.stdout.buffer.write(new_bytes if new_bytes is not None else data)
+    sys.stdout.buffer.flush()
+    emit([result], configuration.output_format, fixing=True,
+         unsafe_fixes=configuration.unsafe_fixes, statistics=statistics, quiet=quiet,
+         stderr=True)
+    return exit_code(bool(summary.findings or summary.errors), exit_zero)
 
 
 @app.command("rules")

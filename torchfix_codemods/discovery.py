@@ -1,6 +1,6 @@
 """Which files a run looks at: walk the given paths, honour .gitignore and excludes.
 
-Explicitly named files are always checked (as in ruff). Directories are walked
+Explicitly named files are always checked (as in ruff), unless ``force-exclude`` is on. Directories are walked
 without following symlinked directories, and a symlinked file is read only when
 it points back inside the tree being walked, so a link never drags a run out
 into the rest of the disk. A directory's entries are judged by the settings in
@@ -140,7 +140,9 @@ def discover(paths: list[str], configuration: Configuration) -> list[str]:
         if not path.exists():
             raise DiscoveryError(f"{raw}: no such file or directory")
         if path.is_file():
-            configuration.settings_for(raw)
+            settings = configuration.settings_for(raw)
+            if settings.force_exclude and is_excluded(raw, configuration):
+                continue  # --force-exclude: named explicitly, excluded all the same
             found[os.path.normpath(raw)] = None
             continue
         if not path.is_dir():

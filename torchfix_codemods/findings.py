@@ -80,6 +80,8 @@ class FileResult:
     edits_by_code: dict[str, list[tuple[int, int]]] | None = None
     """For ``--diff`` of a file fixed by several codes: the old-line ranges (0-based,
     half-open) each code's fixes touch (see ``attribution``)."""
+    noqa_added: int = 0
+    """For ``check --add-noqa``: how many lines got a noqa comment."""
 
     @property
     def changed(self) -> bool:

@@ -53,6 +53,7 @@ class Mode(str, enum.Enum):
     CHECK = "check"
     FIX = "fix"
     DIFF = "diff"
+    ADD_NOQA = "add-noqa"
 
 
 @dataclass(frozen=True)
@@ -111,6 +112,8 @@ def analyse(path: str, data: bytes, settings: Settings, mode: Mode,
     from torchfix_codemods.engine import process, read_unit
     from torchfix_codemods.notebooks import NotebookError
 
+    if mode is Mode.ADD_NOQA:
+        return _add_noqa(path, data, settings, project)
     try:
         try:
             unit = read_unit(path, data)
@@ -130,6 +133,24 @@ def analyse(path: str, data: bytes, settings: Settings, mode: Mode,
             result.original = None
             result.fixed = None
         result.new_bytes = None
+        return result
+    except Exception as error:  # noqa: BLE001 - one file's failure must not stop the run
+        return FileResult(path, error=f"internal error: {_describe(error)}")
+
+
+def _add_noqa(path: str, data: bytes, settings: Settings, project: ProjectFacts) -> FileResult:
+    """``check --add-noqa`` on one file: its findings silenced in place, written atomically."""
+    from torchfix_codemods.single import noqa_text
+
+    try:
+        done = noqa_text(path, data, settings.options_for(path), project=project)
+        result = done.result
+        if done.new_bytes is not None:
+            problem = atomic_write(path, done.new_bytes, data)
+            if problem is not None:
+                result.error = problem
+            else:
+                result.noqa_added = done.noqa_added
         return result
     except Exception as error:  # noqa: BLE001 - one file's failure must not stop the run
         return FileResult(path, error=f"internal error: {_describe(error)}")
