@@ -232,8 +232,12 @@ def build_settings(config_path: Path | None, overrides: Overrides, cwd: str) -> 
                 f"{where}: unknown key '{unknown[0]}' (known: {', '.join(sorted(_KEYS))})"
             )
     if overrides.values:
+        if config_path is not None:
+            # Checked alone first, so that a bad value is blamed on --config, not the file.
+            build_settings(None, Overrides(values=overrides.values), cwd)
+        else:
+            where = "--config"
         table = {**table, **dict(overrides.values)}
-        where = f"{where} or --config" if config_path is not None else "--config"
 
     def file_list(key: str) -> tuple[str, ...] | None:
         if key not in table:
