@@ -10,6 +10,8 @@ withheld.
 from __future__ import annotations
 
 import dataclasses
+import io
+import tokenize
 from dataclasses import dataclass
 
 from torchfix_codemods.analysis.project import NO_PROJECT, ProjectFacts
@@ -17,6 +19,22 @@ from torchfix_codemods.findings import FileResult, Finding
 from torchfix_codemods.options import FileOptions
 
 SYNTAX_ERROR_CODE = "TFC000"
+
+
+def declared_encoding(text: str) -> str:
+    """The encoding a Python text declares (PEP 263), so that its bytes in that encoding
+    decode back to the text (an editor or flake8 hands over text, the engine reads bytes)."""
+    head = "".join(text.splitlines(keepends=True)[:2]).encode("utf-8", "surrogatepass")
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(head).readline)
+    except SyntaxError:
+        return "utf-8"
+    return "utf-8" if encoding == "utf-8-sig" else encoding
+
+
+def text_bytes(text: str) -> bytes:
+    """``text`` as the bytes of a file that declares what it declares."""
+    return text.encode(declared_encoding(text), "surrogatepass")
 
 
 @dataclass

@@ -12,25 +12,13 @@ and ``fix`` on the command line rewrites both sides.
 from __future__ import annotations
 
 import dataclasses
-import io
 import os
-import tokenize
 
 from torchfix_codemods.analysis.project import NO_PROJECT, ProjectFacts
 from torchfix_codemods.configuration import Configuration
 from torchfix_codemods.findings import Finding
 from torchfix_codemods.settings import Overrides
-from torchfix_codemods.single import noqa_text, run_text
-
-
-def _codec(text: str) -> str:
-    """The encoding a Python text declares (PEP 263), so its bytes read back as the text."""
-    head = "".join(text.splitlines(keepends=True)[:2]).encode("utf-8", "surrogatepass")
-    try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(head).readline)
-    except SyntaxError:
-        return "utf-8"
-    return "utf-8" if encoding == "utf-8-sig" else encoding
+from torchfix_codemods.single import declared_encoding, noqa_text, run_text
 
 
 class Analysis:
@@ -94,7 +82,7 @@ class Analysis:
         if self.excluded(path):
             return []
         options = self.configuration().settings_for(path).options_for(path)
-        done = run_text(path, text.encode(_codec(text), "surrogatepass"), options,
+        done = run_text(path, text.encode(declared_encoding(text), "surrogatepass"), options,
                         project=self._facts(path))
         return done.result.findings
 
@@ -104,7 +92,7 @@ class Analysis:
         either tier when ``unsafe``); None when nothing changes."""
         options = self.configuration().settings_for(path).options_for(path)
         options = dataclasses.replace(options, unsafe_fixes=unsafe)
-        encoding = _codec(text)
+        encoding = declared_encoding(text)
         done = run_text(path, text.encode(encoding, "surrogatepass"), options, apply_fixes=True,
                         project=self._facts(path), only=only)
         if done.new_bytes is None:
@@ -114,7 +102,7 @@ class Analysis:
     def with_noqa(self, path: str, text: str, *,
                   only: tuple[int, int, str] | None = None) -> str | None:
         options = self.configuration().settings_for(path).options_for(path)
-        encoding = _codec(text)
+        encoding = declared_encoding(text)
         done = noqa_text(path, text.encode(encoding, "surrogatepass"), options,
                          project=self._facts(path), only=only)
         if done.new_bytes is None:
