@@ -61,7 +61,9 @@ def fail(message: str) -> typer.Exit:
 
 
 def _version(value: bool) -> None:
-    if value:
+    # ``is True``: with click >= 8.2 under an older typer, an option not given reaches its
+    # callback as click's truthy UNSET sentinel, and every command printed the version.
+    if value is True:
         stdout.print(f"torchfix-codemods {__version__}")
         raise typer.Exit()
 
@@ -346,14 +348,23 @@ def list_rules(
         raise typer.Exit(EXIT_CLEAN)
     if output_format not in (None, "text"):
         raise fail(f"--format: 'rules' supports text and json, got {output_format!r}")
+    rows = [(rule.code, rule.name,
+             {Safety.SAFE: "safe", Safety.UNSAFE: "unsafe", Safety.NONE: "-"}[rule.safety],
+             "yes" if rule.default_enabled else "no", rule.message) for rule in rules]
+    if not stdout.is_terminal:
+        # Piped (grep, a pager, a file): one unwrapped line per rule, never cut at 80 columns.
+        header = ("code", "name", "fix", "default", "what it finds")
+        widths = [max(len(row[i]) for row in [header, *rows]) for i in range(4)]
+        for row in [header, *rows]:
+            cells = [cell.ljust(width) for cell, width in zip(row[:4], widths, strict=True)]
+            stdout.file.write("  ".join([*cells, row[4]]) + "\n")
+        raise typer.Exit(EXIT_CLEAN)
     table = Table(box=None, pad_edge=False)
     for column in ("code", "name", "fix", "default"):
         table.add_column(column, no_wrap=True)
     table.add_column("what it finds", overflow="fold")
-    for rule in rules:
-        fix_label = {Safety.SAFE: "safe", Safety.UNSAFE: "unsafe", Safety.NONE: "-"}[rule.safety]
-        table.add_row(rule.code, rule.name, fix_label, "yes" if rule.default_enabled else "no",
-                      escape(rule.message))
+    for code, name, fix_label, default, message in rows:
+        table.add_row(code, name, fix_label, default, escape(message))
     stdout.print(table)
 
 
@@ -373,7 +384,12 @@ def explain(
         header += " · off by default"
     if rule.min_torch:
         header += f" · fix needs torch >= {'.'.join(map(str, rule.min_torch))}"
-    stdout.print(Markdown(header + "\n\n" + rule.documentation()))
+    text = header + "\n\n" + rule.documentation()
+    if not stdout.is_terminal:
+        # Piped: the Markdown itself, unwrapped, so code and reference URLs stay whole.
+        stdout.file.write(text.rstrip("\n") + "\n")
+        return
+    stdout.print(Markdown(text))
 
 
 @app.command()
