@@ -135,12 +135,31 @@ def test_action_annotates_findings_and_writes_sarif(tmp_path: Path) -> None:
 
     annotate = _run_step(steps["Annotate findings"], inputs, tmp_path)
     assert annotate.returncode == 1
-    assert annotate.stdout.startswith("::error title=TFC001 torch-load-without-weights-only,"
+    assert annotate.stdout.startswith("::warning title=TFC001 torch-load-without-weights-only,"
                                       "file=src/loads.py,line=5,col=27")
 
     install = steps["Install torchfix-codemods"]
     assert install["env"]["TFC_ACTION_PATH"] == "${{ github.action_path }}"
     assert 'pip install --quiet "$TFC_ACTION_PATH"' in install["run"]
+
+
+def test_action_args_are_split_like_a_shell_and_never_globbed(tmp_path: Path) -> None:
+    """``--extend-exclude legacy/*`` stays one pattern (unquoted, bash globbed it into a file
+    list whose second file was then checked); a quoted path with a space stays one path."""
+    steps = _action_steps()
+    (tmp_path / "my src").mkdir()
+    (tmp_path / "my src" / "loads.py").write_text(LOADS)
+    (tmp_path / "legacy").mkdir()
+    for name in ("a.py", "b.py"):
+        (tmp_path / "legacy" / name).write_text(LOADS)
+    inputs = {**_defaults(), "args": "'my src' legacy --select TFC0 --extend-exclude legacy/*"}
+    annotate = _run_step(steps["Annotate findings"], inputs, tmp_path)
+    assert annotate.returncode == 1, annotate.stderr
+    files = re.findall(r"file=([^,]+),", annotate.stdout)
+    assert files == ["my src/loads.py"], annotate.stdout
+    unbalanced = _run_step(steps["Annotate findings"], {**inputs, "args": "'my src"}, tmp_path)
+    assert unbalanced.returncode == 1 and "args: No closing quotation" in unbalanced.stderr
+    assert unbalanced.stdout == ""
 
 
 def test_action_migrate_step_builds_the_branch_with_the_test_command(tmp_path: Path) -> None:
