@@ -431,7 +431,7 @@ def _to_findings(
             path, code_range.start.line, code_range.start.column + 1,
             code_range.end.line, code_range.end.column + 1,
             rule.code, rule.name, finding.message, fix_info, finding.reason,
-            internal_error=finding.reason == "internal-error",
+            internal_error=finding.reason == "internal-error", note=finding.note,
         ))
     return findings
 

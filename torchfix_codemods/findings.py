@@ -58,6 +58,8 @@ class Finding:
     internal_error: bool = False
     cell: int | None = None
     """For notebooks: the 1-based cell number; ``line`` is then the line within the cell."""
+    note: bool = False
+    """A remark rather than a problem (style only, "no migration needed")."""
 
     @property
     def fixable(self) -> bool:

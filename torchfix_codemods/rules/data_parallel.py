@@ -602,7 +602,8 @@ class DataParallelToDDP(Rule):
             self.report(call, "`nn.DataParallel` in evaluation-only code (no backward or "
                         "optimizer in this file): no migration needed, DistributedDataParallel "
                         "exists to synchronise gradients; for multi-process inference launch "
-                        f"with `{launch}` and shard the data with DistributedSampler(shuffle=False)")
+                        f"with `{launch}` and shard the data with DistributedSampler(shuffle=False)",
+                        note=True)
             return False
         remaining: str | None = None
         try:
