@@ -129,6 +129,10 @@ def analyse(path: str, data: bytes, settings: Settings, mode: Mode,
             if problem is not None:
                 result.error = problem
                 result.fixed = None
+        if mode is Mode.DIFF and result.changed and unit.notebook is not None \
+                and result.new_bytes is not None:
+            result.notebook_json = (data.decode("utf-8", "replace"),
+                                    result.new_bytes.decode("utf-8", "replace"))
         if not result.changed:
             result.original = None
             result.fixed = None

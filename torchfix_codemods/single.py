@@ -64,6 +64,9 @@ def run_text(path: str, data: bytes, options: FileOptions, *, apply_fixes: bool 
     result.findings = [unit.place(finding) for finding in result.findings]
     new_bytes = result.new_bytes if result.changed else None
     result.new_bytes = None
+    if locate_edits and unit.notebook is not None and new_bytes is not None:
+        result.notebook_json = (data.decode("utf-8", "replace"),
+                                new_bytes.decode("utf-8", "replace"))
     return TextResult(result, new_bytes)
 
 
