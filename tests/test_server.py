@@ -188,3 +188,61 @@ def test_unsafe_fixes_say_so_noqa_silences_and_excluded_files_stay_quiet(tmp_pat
             await session.stop()
 
     _run(body)
+
+
+def test_a_notebook_synced_cell_by_cell(tmp_path: Path) -> None:
+    """notebookDocument sync: diagnostics on each cell's URI, located in the cell; the fix
+    edits the cell; after the change the cell's diagnostics are empty."""
+    notebook_uri = from_fs_path(str(tmp_path / "nb.ipynb"))
+    cells = {"cell-1": "%matplotlib inline\nimport torch\n",
+             "cell-2": "# title", "cell-3": "x = 1\ny = torch.ger(a, b)\n"}
+    kinds = {"cell-1": types.NotebookCellKind.Code, "cell-2": types.NotebookCellKind.Markup,
+             "cell-3": types.NotebookCellKind.Code}
+    uris = {name: f"vscode-notebook-cell:{tmp_path}/nb.ipynb#{name}" for name in cells}
+
+    async def body() -> None:
+        session = Session(tmp_path)
+        await session.start()
+        try:
+            session.client.notebook_document_did_open(types.DidOpenNotebookDocumentParams(
+                notebook_document=types.NotebookDocument(
+                    uri=notebook_uri, notebook_type="jupyter-notebook", version=1,
+                    cells=[types.NotebookCell(kind=kinds[name], document=uris[name])
+                           for name in cells]),
+                cell_text_documents=[types.TextDocumentItem(
+                    uri=uris[name], language_id="python" if name != "cell-2" else "markdown",
+                    version=1, text=text) for name, text in cells.items()]))
+            published = {}
+            for _ in range(2):  # the two code cells, each on its own URI
+                params = await session.next_diagnostics()
+                published[params.uri] = list(params.diagnostics)
+            assert published[uris["cell-1"]] == []
+            [found] = published[uris["cell-3"]]
+            assert found.code == "TFC406"
+            assert found.range.start == types.Position(line=1, character=4)
+            actions = await _actions(session, uris["cell-3"], found)
+            fix = next(a for a in actions if a.title.startswith("Fix TFC406 (safe)"))
+            [change] = fix.edit.document_changes
+            assert change.text_document.uri == uris["cell-3"]
+            fixed = apply(cells["cell-3"], change.edits)
+            assert fixed == "x = 1\ny = torch.outer(a, b)\n"
+            noqa = next(a for a in actions if a.title.startswith("Add `# noqa: TFC406`"))
+            assert apply(cells["cell-3"], noqa.edit.document_changes[0].edits) == \
+                "x = 1\ny = torch.ger(a, b)  # noqa: TFC406\n"
+            session.client.notebook_document_did_change(types.DidChangeNotebookDocumentParams(
+                notebook_document=types.VersionedNotebookDocumentIdentifier(
+                    uri=notebook_uri, version=2),
+                change=types.NotebookDocumentChangeEvent(cells=types.NotebookDocumentCellChanges(
+                    text_content=[types.NotebookDocumentCellContentChanges(
+                        document=types.VersionedTextDocumentIdentifier(
+                            uri=uris["cell-3"], version=2),
+                        changes=[types.TextDocumentContentChangeWholeDocument(text=fixed)])]))))
+            after = {}
+            for _ in range(2):
+                params = await session.next_diagnostics()
+                after[params.uri] = list(params.diagnostics)
+            assert after == {uris["cell-1"]: [], uris["cell-3"]: []}
+        finally:
+            await session.stop()
+
+    _run(body)

@@ -37,6 +37,24 @@ def text_bytes(text: str) -> bytes:
     return text.encode(declared_encoding(text), "surrogatepass")
 
 
+Target = tuple[int, int, str]
+"""One finding as the user sees it: (line, column, code), 1-based; in a notebook ``line`` is
+the line within the finding's cell (see :func:`run_text`'s ``cell``)."""
+
+
+def _joined(unit: object, only: Target | None, cell: int | None) -> Target | None:
+    """``only`` located in the text the engine reads (a notebook's joined cells)."""
+    notebook = getattr(unit, "notebook", None)
+    if only is None or notebook is None or cell is None:
+        return only
+    try:
+        position = notebook.cells.index(cell - 1)
+    except ValueError:
+        return None
+    line, column, code = only
+    return notebook.starts[position] + line - 1, column, code
+
+
 @dataclass
 class TextResult:
     """Findings as the user sees the file (a notebook's cells), and the new bytes if any."""
@@ -48,8 +66,9 @@ class TextResult:
 
 def run_text(path: str, data: bytes, options: FileOptions, *, apply_fixes: bool = False,
              project: ProjectFacts = NO_PROJECT, locate_edits: bool = False,
-             only: tuple[int, int, str] | None = None) -> TextResult:
-    """Analyse ``data`` as the file ``path`` (its suffix says notebook or Python)."""
+             only: Target | None = None, cell: int | None = None) -> TextResult:
+    """Analyse ``data`` as the file ``path`` (its suffix says notebook or Python); with
+    ``only``, apply that finding's fix alone (in a notebook, the finding of cell ``cell``)."""
     from torchfix_codemods.engine import process, read_unit
     from torchfix_codemods.notebooks import NotebookError
 
@@ -60,7 +79,7 @@ def run_text(path: str, data: bytes, options: FileOptions, *, apply_fixes: bool 
     if isinstance(unit, Finding):
         return TextResult(FileResult(path, findings=[unit]))
     result = process(unit, options, apply_fixes=apply_fixes, project=project,
-                     locate_edits=locate_edits, only=only)
+                     locate_edits=locate_edits, only=_joined(unit, only, cell))
     result.findings = [unit.place(finding) for finding in result.findings]
     new_bytes = result.new_bytes if result.changed else None
     result.new_bytes = None
@@ -72,7 +91,7 @@ def run_text(path: str, data: bytes, options: FileOptions, *, apply_fixes: bool 
 
 def noqa_text(path: str, data: bytes, options: FileOptions, *,
               project: ProjectFacts = NO_PROJECT,
-              only: tuple[int, int, str] | None = None) -> TextResult:
+              only: Target | None = None, cell: int | None = None) -> TextResult:
     """``data`` with ``# noqa: CODE`` on each line with a finding (or only on ``only``'s).
 
     Syntax errors (TFC000) and internal errors are not silenced: they are not findings
@@ -90,9 +109,10 @@ def noqa_text(path: str, data: bytes, options: FileOptions, *,
     if isinstance(unit, Finding):
         return TextResult(FileResult(path, findings=[unit]))
     result = process(unit, options, apply_fixes=False, project=project)
+    target = _joined(unit, only, cell)
     wanted = [(f.line, f.end_line, f.code) for f in result.findings
               if f.code != SYNTAX_ERROR_CODE and not f.internal_error
-              and (only is None or (f.line, f.column, f.code) == only)]
+              and (target is None or (f.line, f.column, f.code) == target)]
     new_text, added = add_noqa(unit.text, wanted)
     placed = [unit.place(finding) for finding in result.findings]
     if not added:

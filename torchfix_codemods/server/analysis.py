@@ -87,24 +87,24 @@ class Analysis:
         return done.result.findings
 
     def fixed(self, path: str, text: str, *, only: tuple[int, int, str] | None = None,
-              unsafe: bool = False) -> str | None:
+              unsafe: bool = False, cell: int | None = None) -> str | None:
         """The text with the safe fixes applied (with ``only``: that finding's fix, of
         either tier when ``unsafe``); None when nothing changes."""
         options = self.configuration().settings_for(path).options_for(path)
         options = dataclasses.replace(options, unsafe_fixes=unsafe)
         encoding = declared_encoding(text)
         done = run_text(path, text.encode(encoding, "surrogatepass"), options, apply_fixes=True,
-                        project=self._facts(path), only=only)
+                        project=self._facts(path), only=only, cell=cell)
         if done.new_bytes is None:
             return None
         return done.new_bytes.decode(encoding, "surrogatepass")
 
-    def with_noqa(self, path: str, text: str, *,
-                  only: tuple[int, int, str] | None = None) -> str | None:
+    def with_noqa(self, path: str, text: str, *, only: tuple[int, int, str] | None = None,
+                  cell: int | None = None) -> str | None:
         options = self.configuration().settings_for(path).options_for(path)
         encoding = declared_encoding(text)
         done = noqa_text(path, text.encode(encoding, "surrogatepass"), options,
-                         project=self._facts(path), only=only)
+                         project=self._facts(path), only=only, cell=cell)
         if done.new_bytes is None:
             return None
         return done.new_bytes.decode(encoding, "surrogatepass")

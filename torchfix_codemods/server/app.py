@@ -26,8 +26,12 @@ FIX_ALL_KIND = types.CodeActionKind.SourceFixAll + ".torchfix-codemods"
 
 class TorchfixServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("torchfix-codemods", __version__,
-                         text_document_sync_kind=types.TextDocumentSyncKind.Full)
+        super().__init__(
+            "torchfix-codemods", __version__,
+            text_document_sync_kind=types.TextDocumentSyncKind.Full,
+            notebook_document_sync=types.NotebookDocumentSyncOptions(notebook_selector=[
+                types.NotebookDocumentFilterWithCells(
+                    cells=[types.NotebookCellLanguage(language="python")])]))
         self.analysis: Analysis | None = None
         self.reported_config_error: str | None = None
 
@@ -56,13 +60,13 @@ def _findings(server: TorchfixServer, uri: str) -> tuple[str, list[Finding]] | N
     try:
         findings = server.workspace_analysis().findings(path, document.source)  # type: ignore[arg-type]
     except ConfigError as error:
-        _config_error(server, str(error))
+        config_error(server, str(error))
         return document.source, []
     server.reported_config_error = None
     return document.source, findings
 
 
-def _config_error(server: TorchfixServer, message: str) -> None:
+def config_error(server: TorchfixServer, message: str) -> None:
     if server.reported_config_error != message:
         server.reported_config_error = message
         server.window_show_message(types.ShowMessageParams(
@@ -87,13 +91,23 @@ def _edit(uri: str, version: int | None, old: str, new: str) -> types.WorkspaceE
         edits=[whole_text_edit(old, new)])])
 
 
-def _overlaps(finding: Finding, lsp_range: types.Range) -> bool:
+def overlaps(finding: Finding, lsp_range: types.Range) -> bool:
     first, last = finding.line - 1, finding.end_line - 1
     return not (last < lsp_range.start.line or first > lsp_range.end.line)
 
 
 def code_actions(server: TorchfixServer, params: types.CodeActionParams) -> list[types.CodeAction]:
     uri = params.text_document.uri
+    wanted = params.context.only
+
+    def allowed(kind: str) -> bool:
+        return not wanted or any(kind == only or kind.startswith(only + ".") for only in wanted)
+
+    notebook = server.workspace.get_notebook_document(cell_uri=uri)
+    if notebook is not None:
+        from torchfix_codemods.server.notebooks import notebook_actions
+
+        return notebook_actions(server, params, notebook, allowed)
     found = _findings(server, uri)
     if found is None:
         return []
@@ -102,15 +116,11 @@ def code_actions(server: TorchfixServer, params: types.CodeActionParams) -> list
     analysis = server.workspace_analysis()
     version = server.workspace.get_text_document(uri).version
     lines = text.splitlines()
-    wanted = params.context.only
     actions: list[types.CodeAction] = []
-
-    def allowed(kind: str) -> bool:
-        return not wanted or any(kind == only or kind.startswith(only + ".") for only in wanted)
 
     if allowed(types.CodeActionKind.QuickFix):
         for finding in findings:
-            if not _overlaps(finding, params.range) or finding.code == "TFC000":
+            if not overlaps(finding, params.range) or finding.code == "TFC000":
                 continue
             where = (finding.line, finding.column, finding.code)
             shown = diagnostic(lines, finding)
@@ -161,6 +171,26 @@ def build_server() -> TorchfixServer:
     def did_close(ls: TorchfixServer, params: types.DidCloseTextDocumentParams) -> None:
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
             uri=params.text_document.uri, diagnostics=[]))
+
+    from torchfix_codemods.server.notebooks import clear_notebook, publish_notebook
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
+    def notebook_open(ls: TorchfixServer, params: types.DidOpenNotebookDocumentParams) -> None:
+        publish_notebook(ls, params.notebook_document.uri)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
+    def notebook_change(ls: TorchfixServer,
+                        params: types.DidChangeNotebookDocumentParams) -> None:
+        publish_notebook(ls, params.notebook_document.uri)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_SAVE)
+    def notebook_save(ls: TorchfixServer, params: types.DidSaveNotebookDocumentParams) -> None:
+        ls.workspace_analysis().saved(params.notebook_document.uri)
+        publish_notebook(ls, params.notebook_document.uri)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
+    def notebook_close(ls: TorchfixServer, params: types.DidCloseNotebookDocumentParams) -> None:
+        clear_notebook(ls, params)
 
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
         code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL_KIND]))
