@@ -203,3 +203,11 @@ def test_gitlab_and_junit_formats(tmp_path: Path) -> None:
     empty = tfc("check", "--no-cache", "--format", "junit", "m.py", cwd=tmp_path)
     assert empty.returncode == 0
     assert ElementTree.fromstring(empty.stdout).find("testsuite").get("tests") == "0"
+
+
+def test_fix_diff_output_file_takes_the_diff(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text(SOURCE)
+    done = tfc("fix", "--diff", "-o", "out.diff", "m.py", cwd=tmp_path)
+    assert done.returncode == 1 and done.stdout == ""
+    assert (tmp_path / "out.diff").read_text().startswith("--- a/m.py\n+++ b/m.py\n@@")
+    assert (tmp_path / "m.py").read_text() == SOURCE

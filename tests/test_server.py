@@ -246,3 +246,20 @@ def test_a_notebook_synced_cell_by_cell(tmp_path: Path) -> None:
             await session.stop()
 
     _run(body)
+
+
+def test_without_pygls_the_server_command_says_how_to_get_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    from typer.testing import CliRunner
+
+    from torchfix_codemods.cli import app
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "pygls" else real(name, *a))
+    result = CliRunner().invoke(app, ["server"])
+    assert result.exit_code == 2
+    assert result.output.strip() == ("torchfix-codemods: error: server needs pygls: "
+                                     "pip install 'torchfix-codemods[server]'")

@@ -283,10 +283,15 @@ def fix(
     unsafe = settings.unsafe_fixes
     summary = summarize(results)
     if diff:
-        if fmt == "json" and not statistics:
-            stdout.file.write(render_json(results) + "\n")
-        else:
-            render_diff(stdout, results)
+        try:
+            with output_to(output_file):
+                if fmt == "json" and not statistics:
+                    stdout.file.write(render_json(results) + "\n")
+                else:
+                    render_diff(stdout, results)
+        except UsageError as error:
+            raise fail(str(error)) from None
+        if not (fmt == "json" and not statistics):
             if show_fixes:
                 render_fixes(stderr, results, dry_run=True)
             if statistics:
