@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import typer
 from typer.testing import CliRunner
 
 from torchfix_codemods.cli import app
@@ -146,7 +147,7 @@ def test_json_after_fix_marks_applied(project: Path) -> None:
 
 def test_github_format(project: Path) -> None:
     result = invoke("check", "--format", "github", str(project))
-    assert result.output.startswith("::error title=TFC001")
+    assert result.output.startswith("::warning title=TFC001")
 
 
 @pytest.mark.parametrize(
@@ -277,6 +278,44 @@ def test_module_entry_point_and_version(tmp_path: Path) -> None:
     completed = subprocess.run([sys.executable, "-m", "torchfix_codemods", "--version"],
                                capture_output=True, text=True, check=False)
     assert completed.returncode == 0 and completed.stdout.startswith("torchfix-codemods ")
+
+
+def test_the_version_option_fires_only_when_given() -> None:
+    """click >= 8.2 under typer < 0.16 hands an option that was not given to its callback as
+    a truthy sentinel; the version callback must not take it for ``--version`` (it made every
+    command print the version and exit 0, so a ``fix --diff`` gate passed silently)."""
+    from torchfix_codemods.cli import _version
+
+    _version(False)
+    _version(object())  # click's UNSET, or anything else that is not True
+    with pytest.raises(typer.Exit):
+        _version(True)
+
+
+@pytest.mark.parametrize("command", ["migrate", "server"])
+def test_the_other_commands_have_help(command: str) -> None:
+    result = invoke(command, "--help")
+    assert result.exit_code == 0 and "Usage" in result.output
+
+
+def test_piped_rules_and_explain_are_not_wrapped() -> None:
+    """Piped into grep or a file, each rule is one whole line and explain's code and URLs
+    stay whole (rich wrapped both at 80 columns)."""
+    from torchfix_codemods.rules.registry import rule_by_code
+
+    def run(*args: str) -> str:
+        return subprocess.run([sys.executable, "-m", "torchfix_codemods", *args],
+                              capture_output=True, text=True, check=True,
+                              env={**os.environ, "COLUMNS": "80", "TERM": "xterm"}).stdout
+
+    lines = run("rules").splitlines()
+    [line] = [line for line in lines if line.startswith("TFC302 ")]
+    assert line.endswith(rule_by_code("TFC302").message)
+    assert len(lines) == 1 + len({line.split()[0] for line in lines[1:]})
+    explained = run("explain", "TFC001")
+    assert "- [pytorch/pytorch#86812: add `weights_only` to `torch.load`]" \
+        "(https://github.com/pytorch/pytorch/pull/86812)\n" in explained
+    assert rule_by_code("TFC001").documentation().strip() in explained
 
 
 def test_parallel_run_matches_serial(tmp_path: Path) -> None:

@@ -116,22 +116,57 @@ def _notebook(*sources: str) -> dict:
             "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
 
 
-def test_notebook_diff_shows_cells_not_the_joined_text(tmp_path: Path) -> None:
+NOTEBOOK_CELLS = ("%matplotlib inline\nimport torch\nnet = torch.nn.Linear(2, 2)\n",
+                  "!nvidia-smi\nnet.load_state_dict(torch.load('m.pt', map_location='cpu'))\n"
+                  "print(net)\n")
+
+
+def test_notebook_diff_on_a_terminal_shows_cells_not_the_joined_text(tmp_path: Path) -> None:
+    from torchfix_codemods.configuration import Configuration
+    from torchfix_codemods.report.diff import unified_diff
+    from torchfix_codemods.runner import Mode, run_paths
+    from torchfix_codemods.settings import Overrides
+
     path = tmp_path / "nb.ipynb"
-    path.write_text(json.dumps(_notebook(
-        "%matplotlib inline\nimport torch\nnet = torch.nn.Linear(2, 2)\n",
-        "!nvidia-smi\nnet.load_state_dict(torch.load('m.pt', map_location='cpu'))\nprint(net)\n")))
-    result = diff_of(str(path))
-    assert result.exit_code == 1
-    assert "torchfix-codemods: cell" not in result.stdout
-    assert "torchfix-codemods-magic" not in result.stdout
-    body = result.stdout.split("\n", 2)[2]
+    path.write_text(json.dumps(_notebook(*NOTEBOOK_CELLS)))
+    [result] = run_paths([str(path)], Configuration(Overrides(), cwd=str(tmp_path)), Mode.DIFF)
+    text = unified_diff(result, cells=True)
+    assert "torchfix-codemods: cell" not in text
+    assert "torchfix-codemods-magic" not in text
+    body = text.split("\n", 2)[2]
     assert body == ("## cell 2\n"
                     "@@ -1,3 +1,3 @@ TFC001 (safe)\n"
                     " !nvidia-smi\n"
                     "-net.load_state_dict(torch.load('m.pt', map_location='cpu'))\n"
                     "+net.load_state_dict(torch.load('m.pt', map_location='cpu', weights_only=True))\n"
                     " print(net)\n")
+
+
+def test_piped_diff_with_notebooks_and_spaces_applies_with_git_and_patch(tmp_path: Path) -> None:
+    """The README's promise: `fix --diff | git apply` works, notebooks and odd names included
+    (a `## cell` line made git reject the patch; a name with a space needs a tab after it)."""
+    work = tmp_path / "work"
+    (work / "my dir").mkdir(parents=True)
+    (work / "my dir" / "nb one.ipynb").write_text(json.dumps(_notebook(*NOTEBOOK_CELLS),
+                                                             indent=1) + "\n")
+    (work / "my dir" / "plain file.py").write_text(
+        "import torch\nsd = torch.load('m.pt', map_location='cpu')\n")
+    subprocess.run(["git", "init", "-q"], cwd=work, check=True)
+    diff = subprocess.run([sys.executable, "-m", "torchfix_codemods", "fix", "--diff", "."],
+                          cwd=work, capture_output=True, text=True).stdout
+    assert "--- a/my dir/nb one.ipynb\t\n+++ b/my dir/nb one.ipynb\t\n" in diff
+    assert "@@ cell 2: TFC001 (safe)\n" in diff and "## cell" not in diff
+    subprocess.run(["git", "apply", "--check", "-"], cwd=work, input=diff, text=True,
+                   check=True)
+    if shutil.which("patch"):
+        subprocess.run(["patch", "-p1", "--dry-run"], cwd=work, input=diff, text=True,
+                       check=True, capture_output=True)
+    subprocess.run(["git", "apply", "-"], cwd=work, input=diff, text=True, check=True)
+    fixed = subprocess.run([sys.executable, "-m", "torchfix_codemods", "fix", "--diff", "."],
+                           cwd=work, capture_output=True, text=True)
+    # The applied patch was the whole fix: nothing is left to change (a finding whose fix is
+    # unsafe remains, so the exit code is still 1).
+    assert fixed.stdout == "" and fixed.stderr.startswith("Would fix 0 finding(s)")
 
 
 def test_two_rules_on_one_call_label_only_that_hunk(tmp_path: Path) -> None:

@@ -60,6 +60,10 @@ def test_pre_commit_hooks_report_and_fix(tmp_path: Path) -> None:
     project.mkdir()
     git(project, "init", "-q")
     (project / "loads.py").write_text(LOADS)
+    (project / "third_party").mkdir()
+    (project / "third_party" / "x.py").write_text(LOADS)
+    (project / "pyproject.toml").write_text(
+        '[tool.torchfix-codemods]\nextend-exclude = ["third_party/"]\n')
     (project / ".pre-commit-config.yaml").write_text(
         f"repos:\n- repo: {hooks}\n  rev: {rev}\n  hooks:\n"
         "  - id: torchfix-codemods\n  - id: torchfix-codemods-fix\n")
@@ -67,10 +71,16 @@ def test_pre_commit_hooks_report_and_fix(tmp_path: Path) -> None:
     env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home"),
            "PATH": BIN + os.pathsep + os.environ.get("PATH", "")}
 
-    def pre_commit(hook: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "pre_commit", "run", hook, "--all-files"],
+    def pre_commit(hook: str, *files: str) -> subprocess.CompletedProcess[str]:
+        which = ["--files", *files] if files else ["--all-files"]
+        return subprocess.run([sys.executable, "-m", "pre_commit", "run", hook, *which],
                               cwd=project, env=env, capture_output=True, text=True, timeout=900,
                               check=False)
+
+    # pre-commit names the staged files; the configured exclude holds all the same.
+    vendored = pre_commit("torchfix-codemods", "third_party/x.py")
+    assert vendored.returncode == 0, vendored.stdout + vendored.stderr
+    assert "TFC001" not in vendored.stdout
 
     check = pre_commit("torchfix-codemods")
     assert check.returncode == 1, check.stdout + check.stderr
@@ -125,12 +135,31 @@ def test_action_annotates_findings_and_writes_sarif(tmp_path: Path) -> None:
 
     annotate = _run_step(steps["Annotate findings"], inputs, tmp_path)
     assert annotate.returncode == 1
-    assert annotate.stdout.startswith("::error title=TFC001 torch-load-without-weights-only,"
+    assert annotate.stdout.startswith("::warning title=TFC001 torch-load-without-weights-only,"
                                       "file=src/loads.py,line=5,col=27")
 
     install = steps["Install torchfix-codemods"]
     assert install["env"]["TFC_ACTION_PATH"] == "${{ github.action_path }}"
     assert 'pip install --quiet "$TFC_ACTION_PATH"' in install["run"]
+
+
+def test_action_args_are_split_like_a_shell_and_never_globbed(tmp_path: Path) -> None:
+    """``--extend-exclude legacy/*`` stays one pattern (unquoted, bash globbed it into a file
+    list whose second file was then checked); a quoted path with a space stays one path."""
+    steps = _action_steps()
+    (tmp_path / "my src").mkdir()
+    (tmp_path / "my src" / "loads.py").write_text(LOADS)
+    (tmp_path / "legacy").mkdir()
+    for name in ("a.py", "b.py"):
+        (tmp_path / "legacy" / name).write_text(LOADS)
+    inputs = {**_defaults(), "args": "'my src' legacy --select TFC0 --extend-exclude legacy/*"}
+    annotate = _run_step(steps["Annotate findings"], inputs, tmp_path)
+    assert annotate.returncode == 1, annotate.stderr
+    files = re.findall(r"file=([^,]+),", annotate.stdout)
+    assert files == ["my src/loads.py"], annotate.stdout
+    unbalanced = _run_step(steps["Annotate findings"], {**inputs, "args": "'my src"}, tmp_path)
+    assert unbalanced.returncode == 1 and "args: No closing quotation" in unbalanced.stderr
+    assert unbalanced.stdout == ""
 
 
 def test_action_migrate_step_builds_the_branch_with_the_test_command(tmp_path: Path) -> None:

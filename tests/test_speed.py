@@ -73,18 +73,21 @@ def _typer_arguments(argv: list[str], monkeypatch: pytest.MonkeyPatch) -> dict[s
     """The keyword arguments typer's ``check`` passes on to ``check_command``."""
     seen: dict[str, object] = {}
 
-    def record(*args: object) -> int:
+    def record(*args: object, **keywords: object) -> int:
         names = ["paths", "select", "ignore", "extend_select", "output_format", "target_torch",
                  "jobs", "exclude", "extend_exclude", "config", "no_cache", "statistics",
                  "show_fixes", "exit_zero"]
         seen.update(zip(names, args, strict=True))
+        seen.update(keywords)
         return 0
 
     monkeypatch.setattr(cli, "check_command", record)
     result = CliRunner().invoke(cli.app, argv)
     assert result.exit_code == 0, result.output
     defaults = {"paths": None, "no_cache": False, "statistics": False, "show_fixes": False,
-                "exit_zero": False}
+                "exit_zero": False, "stdin_filename": None, "add_noqa": False,
+                "force_exclude": False, "quiet": False, "output_file": None,
+                "show_settings": None, "show_files": False}
     return {k: v for k, v in seen.items() if v != defaults.get(k)}
 
 
@@ -98,6 +101,9 @@ AGREED = [
     ["check", "--exclude", "gen", "--extend-exclude", "*.pb.py", "--config", "x/pyproject.toml"],
     ["check", "a", "--no-cache", "b", "--jobs=4"],
     ["check", "--statistics", "--show-fixes", "--exit-zero", "."],
+    ["check", "--force-exclude", "-q", "-o", "out.txt", "--config", "target-torch = '2.4'",
+     "--config", "x/pyproject.toml", "a.py"],
+    ["check", "-", "--stdin-filename", "src/a.py", "--quiet", "--output-file=r.json"],
 ]
 DECLINED = [
     ["check", "--help"], ["check", "-h"], ["check", "-j4"], ["check", "--jobs", "0"],

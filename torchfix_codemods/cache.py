@@ -277,11 +277,11 @@ def _row(finding: Finding) -> list[Any]:
             finding.name, finding.message,
             None if fix is None else [fix.safety.value, fix.description, fix.applied,
                                       fix.withheld],
-            finding.reason, finding.internal_error, finding.cell]
+            finding.reason, finding.internal_error, finding.cell, finding.note]
 
 
 def _finding(path: str, row: list[Any]) -> Finding:
-    line, column, end_line, end_column, code, name, message, fix, reason, internal, cell = row
+    line, column, end_line, end_column, code, name, message, fix, reason, internal, cell, note = row
     info = None if fix is None else FixInfo(Safety(fix[0]), fix[1], fix[2], fix[3])
     return Finding(path, line, column, end_line, end_column, code, name, message, info, reason,
-                   internal, cell)
+                   internal, cell, note)

@@ -7,6 +7,7 @@ modules below it. Exit codes: 0 nothing found or everything fixed,
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -24,6 +25,7 @@ from torchfix_codemods.commands import (
     check_command,
     emit,
     exit_code,
+    output_to,
     overrides_for,
     prepare,
     statistics_format_error,
@@ -39,7 +41,7 @@ from torchfix_codemods.report.summary import summarize
 from torchfix_codemods.report.text import render_problems, render_summary
 from torchfix_codemods.rules.registry import all_rules, rule_by_code
 from torchfix_codemods.runner import Mode, run_paths
-from torchfix_codemods.settings import OUTPUT_FORMATS, Overrides
+from torchfix_codemods.settings import OUTPUT_FORMATS, ConfigError, Overrides
 
 app = typer.Typer(
     name="torchfix-codemods",
@@ -59,7 +61,9 @@ def fail(message: str) -> typer.Exit:
 
 
 def _version(value: bool) -> None:
-    if value:
+    # ``is True``: with click >= 8.2 under an older typer, an option not given reaches its
+    # callback as click's truthy UNSET sentinel, and every command printed the version.
+    if value is True:
         stdout.print(f"torchfix-codemods {__version__}")
         raise typer.Exit()
 
@@ -126,6 +130,34 @@ ConfigOpt = Annotated[
 ]
 
 
+ConfigValuesOpt = Annotated[
+    Optional[list[str]],  # noqa: UP045
+    typer.Option("--config", help="A pyproject.toml to read settings for every file from, "
+                 "instead of each file's nearest one; or a setting as KEY = VALUE in TOML "
+                 "(e.g. 'target-torch = \"2.4\"'), laid over the files' (repeatable).",
+                 show_default=False),
+]
+StdinFilenameOpt = Annotated[
+    Optional[str],  # noqa: UP045
+    typer.Option("--stdin-filename", help="With `-` as the path: the name of the file on "
+                 "stdin (its settings, excludes and findings' path).", show_default=False),
+]
+ForceExcludeOpt = Annotated[
+    bool,
+    typer.Option("--force-exclude", help="Apply exclude patterns to files named on the "
+                 "command line too (pre-commit names every staged file)."),
+]
+QuietOpt = Annotated[
+    bool,
+    typer.Option("--quiet", "-q", help="Leave out the `why:` line under each finding."),
+]
+OutputFileOpt = Annotated[
+    Optional[str],  # noqa: UP045
+    typer.Option("--output-file", "-o", help="Write the report to this file instead of "
+                 "stdout.", show_default=False),
+]
+
+
 StatisticsOpt = Annotated[
     bool,
     typer.Option("--statistics", help="Print a count per rule code instead of every finding "
@@ -172,17 +204,35 @@ def check(
     jobs: JobsOpt = None,
     exclude: ExcludeOpt = None,
     extend_exclude: ExtendExcludeOpt = None,
-    config: ConfigOpt = None,
+    config: ConfigValuesOpt = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the "
                                            "result cache (.torchfix_cache).")] = False,
     statistics: StatisticsOpt = False,
     show_fixes: ShowFixesOpt = False,
     exit_zero: ExitZeroOpt = False,
+    stdin_filename: StdinFilenameOpt = None,
+    add_noqa: Annotated[bool, typer.Option("--add-noqa", help="Add `# noqa: CODE` to every "
+                                           "line with a finding (keeping the codes already "
+                                           "there) instead of reporting.")] = False,
+    force_exclude: ForceExcludeOpt = False,
+    quiet: QuietOpt = False,
+    output_file: OutputFileOpt = None,
+    show_settings: Annotated[Optional[str], typer.Option(  # noqa: UP045
+        "--show-settings", help="Print the settings in force for this file and exit.",
+        show_default=False)] = None,
+    show_files: Annotated[bool, typer.Option("--show-files", help="Print the files that "
+                                             "would be checked and exit.")] = False,
 ) -> None:
-    """Report findings; exit 1 when there are any. Writes nothing but its cache."""
+    """Report findings; exit 1 when there are any. Writes nothing but its cache.
+
+    `check -` reads the source from stdin (name it with --stdin-filename).
+    """
     raise typer.Exit(check_command(
         paths, select, ignore, extend_select, output_format, target_torch, jobs, exclude,
-        extend_exclude, config, no_cache, statistics, show_fixes, exit_zero))
+        extend_exclude, config, no_cache, statistics, show_fixes, exit_zero,
+        stdin_filename=stdin_filename, add_noqa=add_noqa, force_exclude=force_exclude,
+        quiet=quiet, output_file=output_file, show_settings=show_settings,
+        show_files=show_files))
 
 
 @app.command()
@@ -201,18 +251,30 @@ def fix(
     jobs: JobsOpt = None,
     exclude: ExcludeOpt = None,
     extend_exclude: ExtendExcludeOpt = None,
-    config: ConfigOpt = None,
+    config: ConfigValuesOpt = None,
     statistics: StatisticsOpt = False,
     show_fixes: ShowFixesOpt = False,
     exit_zero: ExitZeroOpt = False,
+    stdin_filename: StdinFilenameOpt = None,
+    force_exclude: ForceExcludeOpt = False,
+    quiet: QuietOpt = False,
+    output_file: OutputFileOpt = None,
 ) -> None:
     """Apply safe fixes in place (with --unsafe-fixes, also unsafe ones); report the rest.
 
     With --diff, print what would change (each hunk names its rule codes and their
-    fix safety) and write nothing.
+    fix safety) and write nothing. `fix -` reads the source from stdin and writes the
+    fixed source to stdout, its report to stderr (name it with --stdin-filename).
     """
-    overrides = overrides_for(select, ignore, extend_select, output_format, target_torch, jobs,
-                           exclude, extend_exclude, config, unsafe_fixes or None)
+    try:
+        overrides = overrides_for(select, ignore, extend_select, output_format, target_torch,
+                                  jobs, exclude, extend_exclude, config, unsafe_fixes or None,
+                                  force_exclude=force_exclude)
+    except UsageError as error:
+        raise fail(str(error)) from None
+    if paths == ["-"]:
+        raise typer.Exit(_fix_stdin(overrides, stdin_filename, diff, statistics, exit_zero,
+                                    quiet))
     files, settings = _prepare(paths, overrides)
     fmt = settings.output_format
     _check_statistics_format(statistics, fmt)
@@ -221,10 +283,15 @@ def fix(
     unsafe = settings.unsafe_fixes
     summary = summarize(results)
     if diff:
-        if fmt == "json" and not statistics:
-            stdout.file.write(render_json(results) + "\n")
-        else:
-            render_diff(stdout, results)
+        try:
+            with output_to(output_file):
+                if fmt == "json" and not statistics:
+                    stdout.file.write(render_json(results) + "\n")
+                else:
+                    render_diff(stdout, results)
+        except UsageError as error:
+            raise fail(str(error)) from None
+        if not (fmt == "json" and not statistics):
             if show_fixes:
                 render_fixes(stderr, results, dry_run=True)
             if statistics:
@@ -234,9 +301,41 @@ def fix(
                 render_summary(stderr, results, fixing=True, unsafe_fixes=unsafe, dry_run=True)
         # The README's exit-code table: 1 while the diff is not empty or findings remain.
         raise _exit(bool(summary.changed_files or summary.findings or summary.errors), exit_zero)
-    emit(results, fmt, fixing=True, unsafe_fixes=unsafe, statistics=statistics,
-          show_fixes=show_fixes)
+    try:
+        with output_to(output_file):
+            emit(results, fmt, fixing=True, unsafe_fixes=unsafe, statistics=statistics,
+                 show_fixes=show_fixes, quiet=quiet)
+    except UsageError as error:
+        raise fail(str(error)) from None
     raise _exit(bool(summary.findings or summary.errors), exit_zero)
+
+
+def _fix_stdin(overrides: Overrides, stdin_filename: str | None, diff: bool, statistics: bool,
+               exit_zero: bool, quiet: bool) -> int:
+    """``fix -``: the fixed source (or the input) on stdout, the report on stderr."""
+    from torchfix_codemods.stdin import read_stdin, run_stdin
+
+    try:
+        configuration = Configuration(overrides)
+    except ConfigError as error:
+        raise fail(str(error)) from None
+    _check_statistics_format(statistics, configuration.output_format)
+    data = read_stdin()
+    result, new_bytes = run_stdin(configuration, stdin_filename, data, apply_fixes=True,
+                                  diff=diff)
+    summary = summarize([result])
+    if diff:
+        render_diff(stdout, [result])
+        render_summary(stderr, [result], fixing=True, unsafe_fixes=configuration.unsafe_fixes,
+                       dry_run=True)
+        return exit_code(bool(summary.changed_files or summary.findings or summary.errors),
+                         exit_zero)
+    sys.stdout.buffer.write(new_bytes if new_bytes is not None else data)
+    sys.stdout.buffer.flush()
+    emit([result], configuration.output_format, fixing=True,
+         unsafe_fixes=configuration.unsafe_fixes, statistics=statistics, quiet=quiet,
+         stderr=True)
+    return exit_code(bool(summary.findings or summary.errors), exit_zero)
 
 
 @app.command("rules")
@@ -255,14 +354,23 @@ def list_rules(
         raise typer.Exit(EXIT_CLEAN)
     if output_format not in (None, "text"):
         raise fail(f"--format: 'rules' supports text and json, got {output_format!r}")
+    rows = [(rule.code, rule.name,
+             {Safety.SAFE: "safe", Safety.UNSAFE: "unsafe", Safety.NONE: "-"}[rule.safety],
+             "yes" if rule.default_enabled else "no", rule.message) for rule in rules]
+    if not stdout.is_terminal:
+        # Piped (grep, a pager, a file): one unwrapped line per rule, never cut at 80 columns.
+        header = ("code", "name", "fix", "default", "what it finds")
+        widths = [max(len(row[i]) for row in [header, *rows]) for i in range(4)]
+        for row in [header, *rows]:
+            cells = [cell.ljust(width) for cell, width in zip(row[:4], widths, strict=True)]
+            stdout.file.write("  ".join([*cells, row[4]]) + "\n")
+        raise typer.Exit(EXIT_CLEAN)
     table = Table(box=None, pad_edge=False)
     for column in ("code", "name", "fix", "default"):
         table.add_column(column, no_wrap=True)
     table.add_column("what it finds", overflow="fold")
-    for rule in rules:
-        fix_label = {Safety.SAFE: "safe", Safety.UNSAFE: "unsafe", Safety.NONE: "-"}[rule.safety]
-        table.add_row(rule.code, rule.name, fix_label, "yes" if rule.default_enabled else "no",
-                      escape(rule.message))
+    for code, name, fix_label, default, message in rows:
+        table.add_row(code, name, fix_label, default, escape(message))
     stdout.print(table)
 
 
@@ -282,7 +390,12 @@ def explain(
         header += " · off by default"
     if rule.min_torch:
         header += f" · fix needs torch >= {'.'.join(map(str, rule.min_torch))}"
-    stdout.print(Markdown(header + "\n\n" + rule.documentation()))
+    text = header + "\n\n" + rule.documentation()
+    if not stdout.is_terminal:
+        # Piped: the Markdown itself, unwrapped, so code and reference URLs stay whole.
+        stdout.file.write(text.rstrip("\n") + "\n")
+        return
+    stdout.print(Markdown(text))
 
 
 @app.command()
@@ -433,6 +546,23 @@ class _MigrateProgress:
     def __exit__(self, *exc_info: object) -> None:
         if self.progress is not None:
             self.progress.stop()
+
+
+@app.command()
+def server() -> None:
+    """Run the language server on stdin/stdout (needs the `server` extra: pygls).
+
+    Editors start it and get this tool's findings as diagnostics, each fix as a code
+    action labelled with its safety tier, "fix all safe" and "add noqa". Settings come
+    from each file's nearest pyproject.toml, as for `check`.
+    """
+    import importlib.util
+
+    if importlib.util.find_spec("pygls") is None or importlib.util.find_spec("lsprotocol") is None:
+        raise fail("server needs pygls: pip install 'torchfix-codemods[server]'")
+    from torchfix_codemods.server.app import serve
+
+    serve()
 
 
 def main() -> None:

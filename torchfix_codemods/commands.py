@@ -10,7 +10,10 @@ engine are imported where they are used.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -47,21 +50,42 @@ def split_codes(values: list[str] | None) -> tuple[str, ...] | None:
 def overrides_for(select: list[str] | None, ignore: list[str] | None,
                   extend_select: list[str] | None, output_format: str | None,
                   target_torch: str | None, jobs: int | None, exclude: list[str] | None,
-                  extend_exclude: list[str] | None, config: str | None,
-                  unsafe_fixes: bool | None = None) -> Overrides:
+                  extend_exclude: list[str] | None, config: str | list[str] | None,
+                  unsafe_fixes: bool | None = None,
+                  force_exclude: bool | None = None) -> Overrides:
+    """The flags as :class:`Overrides`; ``config`` is a file, or (a list of) files and
+    ``KEY = VALUE`` settings. :class:`UsageError` for a bad one."""
+    from torchfix_codemods.settings import parse_config_value
+
+    configs = [config] if isinstance(config, str) else list(config or [])
+    files = [item for item in configs if not _inline(item)]
+    if len(files) > 1:
+        raise UsageError(f"--config: one configuration file at most, got {', '.join(files)}")
+    try:
+        values = tuple(parse_config_value(item) for item in configs if _inline(item))
+    except ConfigError as error:
+        raise UsageError(str(error)) from None
     return Overrides(
         select=split_codes(select), ignore=split_codes(ignore),
         extend_select=split_codes(extend_select),
         exclude=tuple(exclude) if exclude else None,
         extend_exclude=tuple(extend_exclude) if extend_exclude else None,
         target_torch=target_torch, unsafe_fixes=unsafe_fixes, output_format=output_format,
-        jobs=jobs, config=config,
+        jobs=jobs, config=files[0] if files else None, force_exclude=force_exclude or None,
+        values=values,
     )
+
+
+def _inline(config: str) -> bool:
+    """``--config`` given ``KEY = VALUE`` rather than a file (as ruff tells them apart)."""
+    return "=" in config and not Path(config).is_file()
 
 
 def prepare(paths: list[str] | None, overrides: Overrides) -> tuple[list[str], Configuration]:
     """The files to look at and their configuration; :class:`UsageError` when impossible."""
     given = paths or ["."]
+    if "-" in given and len(given) > 1:
+        raise UsageError("-: stdin cannot be combined with other paths")
     for path in given:
         if not Path(path).exists():
             raise UsageError(f"{path}: no such file or directory")
@@ -88,9 +112,13 @@ def rule_infos() -> list[RuleInfo]:
 
 
 def emit(results: list[FileResult], output_format: str, *, fixing: bool,
-         unsafe_fixes: bool, statistics: bool = False, show_fixes: bool = False) -> None:
-    """Findings in the chosen format on stdout (rich only for text on a terminal)."""
-    out = console(plain_when_piped=True)
+         unsafe_fixes: bool, statistics: bool = False, show_fixes: bool = False,
+         quiet: bool = False, stderr: bool = False) -> None:
+    """Findings in the chosen format on stdout, or stderr (rich only for text on a terminal).
+
+    ``quiet`` drops the ``why:`` lines of the text format.
+    """
+    out = console(plain_when_piped=True, stderr=stderr)
     if statistics:
         from torchfix_codemods.report.statistics import render_statistics
 
@@ -103,6 +131,14 @@ def emit(results: list[FileResult], output_format: str, *, fixing: bool,
         from torchfix_codemods.report.sarif import render_sarif
 
         out.file.write(render_sarif(results, rule_infos()) + "\n")
+    elif output_format == "gitlab":
+        from torchfix_codemods.report.gitlab import render_gitlab
+
+        out.file.write(render_gitlab(results) + "\n")
+    elif output_format == "junit":
+        from torchfix_codemods.report.junit import render_junit
+
+        out.file.write(render_junit(results) + "\n")
     elif output_format == "github":
         from torchfix_codemods.report.github import render_github
 
@@ -117,7 +153,22 @@ def emit(results: list[FileResult], output_format: str, *, fixing: bool,
 
             render_fixes(out, results, dry_run=False)
         render_text(out, results, fixing=fixing, unsafe_fixes=unsafe_fixes,
-                    show_fixes=show_fixes and not fixing)
+                    show_fixes=show_fixes and not fixing, quiet=quiet)
+
+
+@contextlib.contextmanager
+def output_to(output_file: str | None) -> Iterator[None]:
+    """``-o FILE``: what would go to stdout goes to ``FILE`` (plain, as when piped)."""
+    if output_file is None:
+        yield
+        return
+    try:
+        handle = open(output_file, "w", encoding="utf-8")  # noqa: SIM115 - closed below
+    except OSError as error:
+        raise UsageError(f"--output-file: cannot write {output_file}: "
+                         f"{error.strerror or error}") from None
+    with handle, contextlib.redirect_stdout(handle):
+        yield
 
 
 def exit_code(findings: bool, exit_zero: bool) -> int:
@@ -135,31 +186,128 @@ def check_command(
     jobs: int | None = None,
     exclude: list[str] | None = None,
     extend_exclude: list[str] | None = None,
-    config: str | None = None,
+    config: list[str] | None = None,
     no_cache: bool = False,
     statistics: bool = False,
     show_fixes: bool = False,
     exit_zero: bool = False,
+    stdin_filename: str | None = None,
+    add_noqa: bool = False,
+    force_exclude: bool = False,
+    quiet: bool = False,
+    output_file: str | None = None,
+    show_settings: str | None = None,
+    show_files: bool = False,
 ) -> int:
     """``check``: report findings; the exit code (1 when there are any, 2 on bad usage).
 
     Its parameters are the typer command's, by name (tests/test_speed.py).
     """
-    overrides = overrides_for(select, ignore, extend_select, output_format, target_torch, jobs,
-                              exclude, extend_exclude, config)
-    if no_cache:
-        overrides = dataclasses.replace(overrides, cache=False)
     try:
+        overrides = overrides_for(select, ignore, extend_select, output_format, target_torch,
+                                  jobs, exclude, extend_exclude, config,
+                                  force_exclude=force_exclude)
+        if no_cache:
+            overrides = dataclasses.replace(overrides, cache=False)
+        if show_settings is not None:
+            return _show_settings(show_settings, overrides)
+        if paths == ["-"]:
+            if add_noqa:
+                raise UsageError("--add-noqa: edits files; it cannot read stdin")
+            return _check_stdin(overrides, stdin_filename, statistics, show_fixes, exit_zero,
+                                quiet, output_file)
         files, configuration = prepare(paths, overrides)
+        if show_files:
+            with output_to(output_file):
+                for file in files:
+                    sys.stdout.write(file + "\n")
+            return EXIT_CLEAN
         problem = statistics_format_error(statistics, configuration.output_format)
         if problem is not None:
             raise UsageError(problem)
+        if add_noqa:
+            return _add_noqa(files, configuration)
+        results = run_paths(files, configuration, Mode.CHECK)
+        with output_to(output_file):
+            emit(results, configuration.output_format, fixing=False,
+                 unsafe_fixes=configuration.unsafe_fixes, statistics=statistics,
+                 show_fixes=show_fixes, quiet=quiet)
     except UsageError as error:
         print_usage_error(str(error))
         return EXIT_USAGE
-    results = run_paths(files, configuration, Mode.CHECK)
-    emit(results, configuration.output_format, fixing=False,
-         unsafe_fixes=configuration.unsafe_fixes, statistics=statistics,
-         show_fixes=show_fixes)
     summary = summarize(results)
     return exit_code(bool(summary.findings or summary.errors), exit_zero)
+
+
+def _check_stdin(overrides: Overrides, stdin_filename: str | None, statistics: bool,
+                 show_fixes: bool, exit_zero: bool, quiet: bool, output_file: str | None) -> int:
+    from torchfix_codemods.stdin import read_stdin, run_stdin
+
+    configuration = _configuration(overrides)
+    problem = statistics_format_error(statistics, configuration.output_format)
+    if problem is not None:
+        raise UsageError(problem)
+    result, _ = run_stdin(configuration, stdin_filename, read_stdin(), apply_fixes=False)
+    with output_to(output_file):
+        emit([result], configuration.output_format, fixing=False,
+             unsafe_fixes=configuration.unsafe_fixes, statistics=statistics,
+             show_fixes=show_fixes, quiet=quiet)
+    summary = summarize([result])
+    return exit_code(bool(summary.findings or summary.errors), exit_zero)
+
+
+def _configuration(overrides: Overrides) -> Configuration:
+    try:
+        return Configuration(overrides)
+    except ConfigError as error:
+        raise UsageError(str(error)) from None
+
+
+def _add_noqa(files: list[str], configuration: Configuration) -> int:
+    """``check --add-noqa``: a noqa comment on every line with a finding; 0 unless a file
+    could not be processed (its error is printed)."""
+    results = run_paths(files, configuration, Mode.ADD_NOQA)
+    added = sum(result.noqa_added for result in results)
+    changed = sum(1 for result in results if result.noqa_added)
+    out = console(plain_when_piped=True)
+    for result in results:
+        if result.error:
+            out.print(f"{result.path}: error: {result.error}", markup=False, soft_wrap=True)
+    out.print(f"Added {added} noqa comment(s) in {changed} file(s).", markup=False,
+              soft_wrap=True)
+    return EXIT_FINDINGS if any(result.error for result in results) else EXIT_CLEAN
+
+
+def _show_settings(path: str, overrides: Overrides) -> int:
+    """``--show-settings FILE``: the settings in force for ``FILE``, as TOML-like lines."""
+    configuration = _configuration(overrides)
+    try:
+        settings = configuration.settings_for(path)
+    except ConfigError as error:
+        raise UsageError(str(error)) from None
+    from torchfix_codemods.discovery import is_excluded
+
+    options = settings.options_for(path)
+    target = ".".join(map(str, settings.target_torch)) if settings.target_torch else None
+    shown = {
+        "file": path,
+        "configuration": settings.config_path or "(none: defaults)",
+        "root": settings.root,
+        "excluded": is_excluded(path, configuration),
+        "select": list(options.codes),
+        "per-file-ignored": sorted(settings.ignored_for(path)),
+        "target-torch": target,
+        "unsafe-fixes": settings.unsafe_fixes,
+        "exclude": list(settings.excludes),
+        "force-exclude": settings.force_exclude,
+        "respect-gitignore": settings.respect_gitignore,
+        "inference-decorators": list(settings.inference_decorators),
+        "format": settings.output_format,
+        "jobs": settings.jobs,
+        "cache": settings.cache,
+    }
+    import json
+
+    for key, value in shown.items():
+        sys.stdout.write(f"{key} = {json.dumps(value)}\n")
+    return EXIT_CLEAN

@@ -1,6 +1,6 @@
 """Which files a run looks at: walk the given paths, honour .gitignore and excludes.
 
-Explicitly named files are always checked (as in ruff). Directories are walked
+Explicitly named files are always checked (as in ruff), unless ``force-exclude`` is on. Directories are walked
 without following symlinked directories, and a symlinked file is read only when
 it points back inside the tree being walked, so a link never drags a run out
 into the rest of the disk. A directory's entries are judged by the settings in
@@ -140,7 +140,9 @@ def discover(paths: list[str], configuration: Configuration) -> list[str]:
         if not path.exists():
             raise DiscoveryError(f"{raw}: no such file or directory")
         if path.is_file():
-            configuration.settings_for(raw)
+            settings = configuration.settings_for(raw)
+            if settings.force_exclude and is_excluded(raw, configuration):
+                continue  # --force-exclude: named explicitly, excluded all the same
             found[os.path.normpath(raw)] = None
             continue
         if not path.is_dir():
@@ -233,3 +235,25 @@ def _walk(top: Path, configuration: Configuration) -> list[str]:
 
     visit(str(top), real_top, _inherited_ignores(Path(real_top)))
     return files
+
+
+def is_excluded(path: str, configuration: Configuration) -> bool:
+    """Whether ``exclude``/``extend-exclude`` (of the settings in force for ``path``) cover a
+    file named explicitly: the file itself or a directory above it, up to the settings'
+    root. For ``--force-exclude`` (pre-commit names every staged file), ``--stdin-filename``
+    and the editor, which all name files a directory walk would have skipped."""
+    settings = configuration.settings_for(path)
+    rules = _Rules(settings)
+    real = os.path.realpath(os.path.join(configuration.cwd, path))
+    if rules.excluded(os.path.basename(real), real, False):
+        return True
+    relative = _inside(real, rules.root)
+    if relative is None:
+        return False
+    parts = relative.split("/")[:-1]
+    current = rules.root
+    for part in parts:
+        current = os.path.join(current, part)
+        if rules.excluded(part, current, True):
+            return True
+    return False

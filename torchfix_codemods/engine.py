@@ -186,11 +186,14 @@ def _prefilter(rules: Sequence[type[Rule]], text: str) -> Selection:
 
 
 def process(unit: SourceUnit, options: FileOptions, *, apply_fixes: bool,
-            project: ProjectFacts = NO_PROJECT, locate_edits: bool = False) -> FileResult:
+            project: ProjectFacts = NO_PROJECT, locate_edits: bool = False,
+            only: tuple[int, int, str] | None = None) -> FileResult:
     """Analyse one unit; with ``apply_fixes``, compute its fixed text too.
 
     ``locate_edits`` (for ``--diff``) also records which lines each code's fixes
-    touched, so hunks can name their rule (see ``attribution``).
+    touched, so hunks can name their rule (see ``attribution``). ``only`` (line,
+    column, code, 1-based as in :class:`Finding`) applies that one finding's fix and
+    nothing else (an editor's quick fix), under the same checks as every fix.
     """
     rules = active_rules(options)
     result = FileResult(unit.path, original=unit.text)
@@ -231,7 +234,7 @@ def process(unit: SourceUnit, options: FileOptions, *, apply_fixes: bool,
         result.findings = _to_findings(unit.path, first.located, options, applied=set(),
                                        withheld=unverifiable)
         return result
-    return _fix(unit, module, runnable, options, project, first, result, locate_edits)
+    return _fix(unit, module, runnable, options, project, first, result, locate_edits, only)
 
 
 def _has_fix(located: Sequence[Located]) -> bool:
@@ -328,6 +331,7 @@ def _fix(
     first: _Analysis,
     result: FileResult,
     locate_edits: bool = False,
+    only: tuple[int, int, str] | None = None,
 ) -> FileResult:
     text = unit.text
     applied: list[Located] = []
@@ -341,6 +345,12 @@ def _fix(
             fix = choose_fix(item[0].fixes, options)
             if item[0].withheld is None and fix is not None and _allowed(fix, options):
                 candidates.append((item, fix))
+        if only is not None:
+            if rounds:
+                break  # one finding's fix: what it exposes waits for the next request
+            candidates = [(item, fix) for item, fix in candidates
+                          if (item[1].start.line, item[1].start.column + 1,
+                              item[0].rule.code) == only]
         if not candidates:
             break
         chosen = _non_overlapping(current.names, candidates)
@@ -480,7 +490,7 @@ def _to_findings(
             path, code_range.start.line, code_range.start.column + 1,
             code_range.end.line, code_range.end.column + 1,
             rule.code, rule.name, finding.message, fix_info, finding.reason,
-            internal_error=finding.reason == "internal-error",
+            internal_error=finding.reason == "internal-error", note=finding.note,
         ))
     return findings
 

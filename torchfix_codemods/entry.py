@@ -28,13 +28,19 @@ CHECK_OPTIONS: dict[str, tuple[str, OptionKind]] = {
     "--extend-exclude": ("extend_exclude", "list"),
     "--format": ("output_format", "value"),
     "--target-torch": ("target_torch", "value"),
-    "--config": ("config", "value"),
+    "--config": ("config", "list"),
     "--jobs": ("jobs", "int"),
     "-j": ("jobs", "int"),
     "--no-cache": ("no_cache", "flag"),
     "--statistics": ("statistics", "flag"),
     "--show-fixes": ("show_fixes", "flag"),
     "--exit-zero": ("exit_zero", "flag"),
+    "--stdin-filename": ("stdin_filename", "value"),
+    "--force-exclude": ("force_exclude", "flag"),
+    "--quiet": ("quiet", "flag"),
+    "-q": ("quiet", "flag"),
+    "--output-file": ("output_file", "value"),
+    "-o": ("output_file", "value"),
 }
 """``check``'s options this parser knows: option -> (parameter name, kind)."""
 

@@ -58,6 +58,8 @@ class Finding:
     internal_error: bool = False
     cell: int | None = None
     """For notebooks: the 1-based cell number; ``line`` is then the line within the cell."""
+    note: bool = False
+    """A remark rather than a problem (style only, "no migration needed")."""
 
     @property
     def fixable(self) -> bool:
@@ -83,6 +85,11 @@ class FileResult:
     edits_by_code: dict[str, list[tuple[int, int]]] | None = None
     """For ``--diff`` of a file fixed by several codes: the old-line ranges (0-based,
     half-open) each code's fixes touch (see ``attribution``)."""
+    notebook_json: tuple[str, str] | None = None
+    """For ``--diff`` of a changed notebook: its JSON before and after, the text a patch
+    must apply to (the cells' sources are what a person reads)."""
+    noqa_added: int = 0
+    """For ``check --add-noqa``: how many lines got a noqa comment."""
 
     @property
     def changed(self) -> bool:

@@ -52,6 +52,7 @@ class Mode(str, enum.Enum):
     CHECK = "check"
     FIX = "fix"
     DIFF = "diff"
+    ADD_NOQA = "add-noqa"
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,8 @@ def analyse(path: str, data: bytes, settings: Settings, mode: Mode,
     from torchfix_codemods.engine import process, read_unit
     from torchfix_codemods.notebooks import NotebookError, NotebookSkipped
 
+    if mode is Mode.ADD_NOQA:
+        return _add_noqa(path, data, settings, project)
     try:
         try:
             unit = read_unit(path, data)
@@ -102,10 +105,33 @@ def analyse(path: str, data: bytes, settings: Settings, mode: Mode,
                                  project=project)
                 result.findings = [unit.place(finding) for finding in result.findings]
                 result.error = problem
+        if mode is Mode.DIFF and result.changed and unit.notebook is not None \
+                and result.new_bytes is not None:
+            result.notebook_json = (data.decode("utf-8", "replace"),
+                                    result.new_bytes.decode("utf-8", "replace"))
         if not result.changed:
             result.original = None
             result.fixed = None
         result.new_bytes = None
+        return result
+    except Exception as error:  # noqa: BLE001 - one file's failure must not stop the run
+        return FileResult(path, error=f"internal error: {_describe(error)}")
+
+
+def _add_noqa(path: str, data: bytes, settings: Settings, project: ProjectFacts) -> FileResult:
+    """``check --add-noqa`` on one file: its findings silenced in place, written atomically."""
+    from torchfix_codemods.single import noqa_text
+    from torchfix_codemods.writing import write_source
+
+    try:
+        done = noqa_text(path, data, settings.options_for(path), project=project)
+        result = done.result
+        if done.new_bytes is not None:
+            problem = write_source(path, done.new_bytes, data)
+            if problem is not None:
+                result.error = problem
+            else:
+                result.noqa_added = done.noqa_added
         return result
     except Exception as error:  # noqa: BLE001 - one file's failure must not stop the run
         return FileResult(path, error=f"internal error: {_describe(error)}")

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     import pathspec
 
 SECTION = "torchfix-codemods"
-OUTPUT_FORMATS = ("text", "json", "github", "sarif")
+OUTPUT_FORMATS = ("text", "json", "github", "sarif", "gitlab", "junit")
 DEFAULT_EXCLUDES = (
     # Never worth walking for source files: version control, virtualenvs, builds, caches.
     ".git", ".hg", ".svn", ".venv", "venv", "build", "dist", "__pycache__", ".tox", ".nox",
@@ -56,6 +56,8 @@ class Settings:
     inference_decorators: tuple[str, ...] = ()
     cache: bool = True
     config_path: str | None = None
+    force_exclude: bool = False
+    """Apply ``exclude`` to files named explicitly too (pre-commit names every staged file)."""
 
     def options_for(self, path: str) -> FileOptions:
         """What the engine needs for ``path``: its rules, the fix policy, the rules' options.
@@ -119,13 +121,36 @@ class Overrides:
     jobs: int | None = None
     config: str | None = None
     cache: bool | None = None
+    force_exclude: bool | None = None
+    values: tuple[tuple[str, Any], ...] = ()
+    """``--config KEY=VALUE`` settings, laid over every configuration file's table."""
 
 
 _KEYS = {
     "select", "ignore", "extend-select", "per-file-ignores", "exclude", "extend-exclude",
     "target-torch", "unsafe-fixes", "format", "jobs", "respect-gitignore",
-    "inference-decorators", "cache",
+    "inference-decorators", "cache", "force-exclude",
 }
+
+
+def parse_config_value(text: str) -> tuple[str, Any]:
+    """``--config 'target-torch = "2.4"'`` -> ``("target-torch", "2.4")``: one TOML key and
+    value, as in ``[tool.torchfix-codemods]``; :class:`ConfigError` naming the option else."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on Python 3.10 only
+        import tomli as tomllib
+    try:
+        parsed = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"--config: {text!r} is neither a file nor KEY = VALUE in TOML "
+                          f"({error})") from None
+    if len(parsed) != 1:
+        raise ConfigError(f"--config: {text!r} must set exactly one key")
+    [(key, value)] = parsed.items()
+    if key not in _KEYS:
+        raise ConfigError(f"--config: unknown key '{key}' (known: {', '.join(sorted(_KEYS))})")
+    return key, value
 
 
 def read_toml(path: Path) -> dict[str, Any]:
@@ -212,6 +237,13 @@ def build_settings(config_path: Path | None, overrides: Overrides, cwd: str) -> 
             raise ConfigError(
                 f"{where}: unknown key '{unknown[0]}' (known: {', '.join(sorted(_KEYS))})"
             )
+    if overrides.values:
+        if config_path is not None:
+            # Checked alone first, so that a bad value is blamed on --config, not the file.
+            build_settings(None, Overrides(values=overrides.values), cwd)
+        else:
+            where = "--config"
+        table = {**table, **dict(overrides.values)}
 
     def file_list(key: str) -> tuple[str, ...] | None:
         if key not in table:
@@ -273,6 +305,12 @@ def build_settings(config_path: Path | None, overrides: Overrides, cwd: str) -> 
     if not isinstance(respect, bool):
         raise ConfigError(f"{where}: 'respect-gitignore' must be true or false, got {respect!r}")
 
+    force_exclude = table.get("force-exclude", False)
+    if not isinstance(force_exclude, bool):
+        raise ConfigError(f"{where}: 'force-exclude' must be true or false, got {force_exclude!r}")
+    if overrides.force_exclude:
+        force_exclude = True
+
     exclude = overrides.exclude if overrides.exclude is not None else file_list("exclude")
     extend_exclude = (file_list("extend-exclude") or ()) + (overrides.extend_exclude or ())
     decorators = file_list("inference-decorators") or ()
@@ -296,4 +334,5 @@ def build_settings(config_path: Path | None, overrides: Overrides, cwd: str) -> 
         inference_decorators=decorators,
         cache=use_cache,
         config_path=str(config_path) if config_path else None,
+        force_exclude=force_exclude,
     )

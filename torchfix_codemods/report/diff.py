@@ -4,8 +4,12 @@ Each hunk header names the rule codes that produced it and their fix safety
 (``@@ -3,7 +3,7 @@ TFC001 (safe), TFC201 (unsafe)``), the way ruff's
 ``--show-fixes`` names each fix, so a reviewer can tell safe changes from
 unsafe ones; ``patch`` and ``git apply`` ignore the text after the second
-``@@``. A notebook's diff shows each changed cell's source under a
-``## cell N`` header (nbdime's style), never the joined form the engine reads.
+``@@``. Piped, a notebook's diff is of its JSON, so ``git apply`` takes it too,
+each hunk naming its cells (``@@ ... @@ cell 2: TFC001 (safe)``); on a terminal
+it shows each changed cell's source under a ``## cell N`` header (nbdime's
+style). Neither shows the joined form the engine reads. A path with whitespace
+ends with a tab on the ``---``/``+++`` lines, which GNU ``patch`` and ``git apply``
+read as the end of the name.
 """
 
 from __future__ import annotations
@@ -15,13 +19,22 @@ from rich.syntax import Syntax
 
 from torchfix_codemods.findings import FileResult, Finding
 from torchfix_codemods.notebooks import split_cells
-from torchfix_codemods.textdiff import Block, Hunk, hunks, overlaps, render_hunk_lines
+from torchfix_codemods.textdiff import (
+    Block,
+    Hunk,
+    hunks,
+    overlaps,
+    render_hunk_lines,
+    split_lines,
+)
 
 
 def _label(side: str, path: str) -> str:
-    """git-style ``a/`` and ``b/`` prefixes for relative paths; absolute paths as they are."""
+    """git-style ``a/`` and ``b/`` prefixes for relative paths; absolute paths as they are;
+    a tab after a name with whitespace, so that ``patch`` does not cut it at the space."""
     posix = path.replace("\\", "/")
-    return posix if posix.startswith("/") else f"{side}/{posix}"
+    label = posix if posix.startswith("/") else f"{side}/{posix}"
+    return label + "\t" if any(char.isspace() for char in label) else label
 
 
 class _Attribution:
@@ -44,6 +57,15 @@ class _Attribution:
             # A code with fixes of both safeties in this file, none of them located in
             # this hunk (an import it added), names both: never call an unsafe change safe.
             safeties = sorted({f.fix.safety.value for f in here or of_code})  # type: ignore[union-attr]
+            parts.append(f"{code} ({', '.join(safeties)})")
+        return ", ".join(parts)
+
+    def cell_codes(self, cells: list[int]) -> str:
+        """``TFC001 (safe)`` for the fixes applied in these notebook cells."""
+        here = [f for f in self.applied if f.cell in cells]
+        parts = []
+        for code in sorted({f.code for f in here}):
+            safeties = sorted({f.fix.safety.value for f in here if f.code == code})  # type: ignore[union-attr]
             parts.append(f"{code} ({', '.join(safeties)})")
         return ", ".join(parts)
 
@@ -70,21 +92,46 @@ def _hunks_text(old: str, new: str, attribution: _Attribution, cell: int | None,
     return "".join(out)
 
 
-def unified_diff(result: FileResult) -> str:
-    """The file's diff; for a notebook, one section per changed cell."""
+def unified_diff(result: FileResult, *, cells: bool = False) -> str:
+    """The file's diff. A notebook's is of its JSON (what a patch applies to), or with
+    ``cells``, one section per changed cell's source (what a person reads)."""
     assert result.original is not None and result.fixed is not None
     header = f"--- {_label('a', result.path)}\n+++ {_label('b', result.path)}\n"
     attribution = _Attribution(result)
     if not result.path.endswith(".ipynb"):
         return header + _hunks_text(result.original, result.fixed, attribution, None, 0)
     before = {index: (start, source) for index, start, source in split_cells(result.original)}
-    sections = []
+    changed = []
     for index, _, source in split_cells(result.fixed):
         start, old = before.get(index, (0, ""))
         if source != old:
-            sections.append(f"## cell {index + 1}\n"
-                            + _hunks_text(old, source, attribution, index + 1, start))
-    return header + "".join(sections)
+            changed.append((index, start, old, source))
+    if cells or result.notebook_json is None:
+        return header + "".join(
+            f"## cell {index + 1}\n" + _hunks_text(old, source, attribution, index + 1, start)
+            for index, start, old, source in changed)
+    return header + _json_hunks(result.notebook_json, changed, attribution)
+
+
+def _json_hunks(json_texts: tuple[str, str], changed: list[tuple[int, int, str, str]],
+                attribution: _Attribution) -> str:
+    """Hunks of the notebook's JSON, each labelled with the cells whose lines it changes."""
+    import json
+
+    old_json, new_json = json_texts
+    out = []
+    for hunk in hunks(old_json, new_json):
+        edited = "".join(text for tag, text in hunk.lines if tag != " ")
+        numbers = [index + 1 for index, _, old, new in changed
+                   if any(json.dumps(line.rstrip("\r\n"))[1:-1] in edited
+                          for line in split_lines(old) + split_lines(new) if line.strip())]
+        codes = attribution.cell_codes(numbers)
+        label = ""
+        if numbers:
+            label = " cell " + ", ".join(map(str, numbers)) + (": " + codes if codes else "")
+        out.append(f"{hunk.header()}{label}\n")
+        out.append(render_hunk_lines(hunk))
+    return "".join(out)
 
 
 def render_diff(console: Console, results: list[FileResult]) -> int:
@@ -94,7 +141,7 @@ def render_diff(console: Console, results: list[FileResult]) -> int:
         if not result.changed:
             continue
         changed += 1
-        text = unified_diff(result)
+        text = unified_diff(result, cells=console.is_terminal)
         if console.is_terminal:
             console.print(Syntax(text, "diff", theme="ansi_dark", background_color="default"))
         else:

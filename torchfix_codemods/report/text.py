@@ -33,11 +33,11 @@ def _fix_line(finding: Finding) -> str | None:
     return f"    fix ({finding.fix.safety.value}): {finding.fix.description}"  # type: ignore[union-attr]
 
 
-def _plain_finding(finding: Finding, show_fix: bool = False) -> str:
+def _plain_finding(finding: Finding, show_fix: bool = False, quiet: bool = False) -> str:
     cell = f"cell {finding.cell}:" if finding.cell is not None else ""
     lines = [f"{finding.path}:{cell}{finding.line}:{finding.column}: {finding.code} "
              f"{_mark(finding)}{finding.message}"]
-    if finding.reason and not finding.internal_error:
+    if finding.reason and not finding.internal_error and not quiet:
         lines.append(f"    why: {finding.reason}")
     if finding.fix is not None and finding.fix.withheld:
         lines.append(f"    fix withheld: {finding.fix.withheld}")
@@ -48,10 +48,11 @@ def _plain_finding(finding: Finding, show_fix: bool = False) -> str:
 
 
 def render_finding(console: Console | PlainConsole, finding: Finding,
-                   show_fix: bool = False) -> None:
+                   show_fix: bool = False, quiet: bool = False) -> None:
+    """One finding; ``quiet`` (``-q``) leaves out its ``why:`` line."""
     if not console.is_terminal:
         # Piped output has no colour, and rich's markup parsing costs ~1 ms a line.
-        console.file.write(_plain_finding(finding, show_fix))
+        console.file.write(_plain_finding(finding, show_fix, quiet))
         return
     from rich.markup import escape
 
@@ -63,7 +64,7 @@ def render_finding(console: Console | PlainConsole, finding: Finding,
         f"[cyan]{escape(mark)}[/]{escape(finding.message)}",
         highlight=False, soft_wrap=True,
     )
-    if finding.reason and not finding.internal_error:
+    if finding.reason and not finding.internal_error and not quiet:
         console.print(f"    [dim]why: {escape(finding.reason)}[/]", highlight=False, soft_wrap=True)
     if finding.fix is not None and finding.fix.withheld:
         console.print(f"    [yellow]fix withheld: {escape(finding.fix.withheld)}[/]",
@@ -74,14 +75,15 @@ def render_finding(console: Console | PlainConsole, finding: Finding,
 
 
 def render_text(console: Console | PlainConsole, results: list[FileResult], *, fixing: bool,
-                unsafe_fixes: bool, show_fixes: bool = False) -> None:
+                unsafe_fixes: bool, show_fixes: bool = False, quiet: bool = False) -> None:
     """Findings still open (fixed ones are counted, not listed), then the summary.
 
-    With ``show_fixes``, each finding that has a fix says what the fix would do.
+    With ``show_fixes``, each finding that has a fix says what the fix would do;
+    ``quiet`` leaves out the ``why:`` lines.
     """
     for result in results:
         for finding in sorted(remaining(result.findings), key=Finding.sort_key):
-            render_finding(console, finding, show_fixes)
+            render_finding(console, finding, show_fixes, quiet)
         render_problems(console, [result])
     render_summary(console, results, fixing=fixing, unsafe_fixes=unsafe_fixes)
 

@@ -74,6 +74,9 @@ class NodeFinding:
     fixes: tuple[Fix, ...] = ()
     reason: str | None = None
     withheld: str | None = None
+    note: bool = False
+    """A remark rather than a problem (style only, "no migration needed"): reports show it
+    at a notice level."""
 
 
 @dataclass
@@ -151,12 +154,13 @@ class Rule:
         alternatives: Sequence[Fix] = (),
         reason: str | None = None,
         withheld: str | None = None,
+        note: bool = False,
     ) -> None:
         """Report a finding at ``node``, with its ``fix`` and, after it in order of preference,
         ``alternatives`` (a safer fix for runs that do not allow the first)."""
         fixes = (fix, *alternatives) if fix is not None else tuple(alternatives)
         self.context.findings.append(
-            NodeFinding(type(self), node, message or self.message, fixes, reason, withheld)
+            NodeFinding(type(self), node, message or self.message, fixes, reason, withheld, note)
         )
 
     @classmethod

@@ -292,15 +292,14 @@ class DataParallelToDDP(Rule):
     `set_epoch`. It stays reported on the migrated file until `set_epoch` is
     called there.
 
-    Measured with torch 2.13 (tests/test_ddp_shapes.py,
-    tests/test_ddp_migration.py): ten DataParallel scripts of different
+    Measured with torch 2.13: ten DataParallel scripts of different
     shapes (a module-level tutorial script with a GPU-count guard,
     pytorch-cifar's device guard and `train(epoch)`, a flag guard with an
     aliased import, `device_ids`, `.cuda()` and an inline dataset, factory
     functions, a multi-file project whose loader is built by a function of
     another module, a BERT-shaped project whose entry script hands the loader
     to a trainer class, a two-model GAN under one guard, models wrapped by a
-    comprehension and a `for` loop, and the two round-1 scripts), migrated and run under
+    comprehension and a `for` loop, and two further training scripts), migrated and run under
     `torchrun --standalone --nproc_per_node=2` (gloo, CPU) and as plain
     `python`, end with the original one-process weights (rtol 1e-5; no
     shuffle, no BatchNorm). The multi-file project with only one of its two
@@ -602,7 +601,8 @@ class DataParallelToDDP(Rule):
             self.report(call, "`nn.DataParallel` in evaluation-only code (no backward or "
                         "optimizer in this file): no migration needed, DistributedDataParallel "
                         "exists to synchronise gradients; for multi-process inference launch "
-                        f"with `{launch}` and shard the data with DistributedSampler(shuffle=False)")
+                        f"with `{launch}` and shard the data with DistributedSampler(shuffle=False)",
+                        note=True)
             return False
         remaining: str | None = None
         try:

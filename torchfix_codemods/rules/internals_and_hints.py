@@ -139,7 +139,8 @@ class TorchInternalsAndHints(TableRule):
                 message = (f"`import torchvision.{name} as {name}` is "
                            f"`from torchvision import {name}`")
                 if name != "models":
-                    self.report(node, message + " (style only, no fix: the same module)")
+                    self.report(node, message + " (style only, no fix: the same module)",
+                                note=True)
                     continue
                 fix = None
                 if len(node.names) == 1:

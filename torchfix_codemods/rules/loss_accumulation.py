@@ -60,8 +60,7 @@ class AccumulateLossTensor(Rule):
     total is for logging), the total is never differentiated (no `.backward()`
     or `autograd.grad` on it or on a value computed from it), and it is not
     under `no_grad` nor provably free of grad (computed from `.detach()`ed
-    values, integer results, data: the value facts of
-    `torchfix_codemods.analysis.values`), since then there is no graph to keep.
+    values, integer results, data), since then there is no graph to keep.
     `.item()` is used when every later use of the total is numeric (printing,
     formatting, `float()`, numpy); else `.detach()`, which keeps it a tensor.
 

@@ -117,8 +117,8 @@ class NumpyOnTensor(Rule):
     ```
 
     ## When it reports
-    Only when `.numpy()` can fail: the value facts
-    (`torchfix_codemods.analysis.values`, shown after `why:`) must leave open
+    Only when `.numpy()` can fail: what the analysis knows of the value
+    (shown after `why:`) must leave open
     that it requires grad or lives on an accelerator. No finding for a tensor
     that provably does neither, measured on torch 2.13: computed under
     `torch.no_grad()`/`inference_mode()` (a `with`, a decorator, or a configured
@@ -139,8 +139,8 @@ class NumpyOnTensor(Rule):
     on an accelerator (`.cuda()`, `device="cuda"`), or was moved to a device
     chosen at run time (`.to(device)`, a module's device). A value the analysis
     knows nothing about (a function parameter no call in the file explains) is
-    not a finding: on the labelled real code (19 repositories), every such
-    `.numpy()` received values computed under `no_grad` or already on the CPU.
+    not a finding: in real training and evaluation code such a `.numpy()` was
+    found receiving values computed under `no_grad` or already on the CPU.
     A module's output is not on an accelerator when its input was converted
     with `.numpy()` on an earlier line that runs on every path here (directly,
     or by a function of the file that converts that parameter before it can
