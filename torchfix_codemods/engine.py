@@ -28,14 +28,14 @@ from dataclasses import dataclass
 import libcst as cst
 from libcst.metadata import CodeRange
 
-from torchfix_codemods import attribution
+from torchfix_codemods import attribution, legacy_syntax
 from torchfix_codemods.analysis.compat import guard_of
 from torchfix_codemods.analysis.imports import Imports
 from torchfix_codemods.analysis.names import NameIndex
 from torchfix_codemods.analysis.positions import positions_of
 from torchfix_codemods.analysis.project import NO_PROJECT, ProjectFacts
 from torchfix_codemods.analysis.walk import walk
-from torchfix_codemods.catalog import SYNTAX_ERROR_CODE
+from torchfix_codemods.catalog import PARSE_CODES, SYNTAX_ERROR_CODE
 from torchfix_codemods.findings import FileResult, Finding, FixInfo, Safety
 from torchfix_codemods.noqa import is_silenced, noqa_lines
 from torchfix_codemods.options import FileOptions
@@ -149,7 +149,7 @@ def _prefilter(rules: Sequence[type[Rule]], text: str) -> Selection:
     See :mod:`torchfix_codemods.prefilter`: a rule's ``triggers`` (substrings, and
     ``torch`` for rules that match torch names), then its ``needs`` (words of the code).
     """
-    candidates = [rule for rule in rules if rule.code != SYNTAX_ERROR_CODE]
+    candidates = [rule for rule in rules if rule.code not in PARSE_CODES]
     return could_match(candidates, text, use_ast=USE_AST_PREFILTER)
 
 
@@ -158,8 +158,22 @@ def process(unit: SourceUnit, options: FileOptions, *, apply_fixes: bool,
     """Analyse one unit; with ``apply_fixes``, compute its fixed text too.
 
     ``locate_edits`` (for ``--diff``) also records which lines each code's fixes
-    touched, so hunks can name their rule (see ``attribution``).
+    touched, so hunks can name their rule (see ``attribution``). A unit that does not
+    parse only because of a legacy ``async=`` keyword is analysed repaired
+    (:mod:`~torchfix_codemods.legacy_syntax`, TFC004).
     """
+    repair = legacy_syntax.repair_unit(unit, options.codes)
+    if repair is None:
+        return _process(unit, options, apply_fixes=apply_fixes, project=project,
+                        locate_edits=locate_edits)
+    repaired_unit, repaired = repair
+    result = _process(repaired_unit, options, apply_fixes=apply_fixes, project=project,
+                      locate_edits=locate_edits)
+    return legacy_syntax.with_repair(unit, repaired, result, apply_fixes)
+
+
+def _process(unit: SourceUnit, options: FileOptions, *, apply_fixes: bool,
+             project: ProjectFacts, locate_edits: bool) -> FileResult:
     rules = active_rules(options)
     result = FileResult(unit.path, original=unit.text)
     codes = {rule.code for rule in rules}
