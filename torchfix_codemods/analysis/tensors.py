@@ -621,7 +621,50 @@ def scalar_reason(names: NameIndex, expr: cst.BaseExpression, depth: int = 0) ->
     return None
 
 
+_SAME_SHAPE = frozenset({"cpu", "cuda", "detach", "float", "double", "half", "long", "int",
+                         "clone", "contiguous", "to", "type"})
+"""Methods whose result has the receiver's shape: a 0-dim loss stays 0-dim through them."""
+
+
+def whole_reduction_reason(names: NameIndex, expr: cst.BaseExpression) -> str | None:
+    """Why ``expr`` is the result of ``.sum()``/``.mean()``/... with no argument (seen
+    through ``.data``, device and dtype moves, and one plain assignment), in a file that
+    imports torch: 0-dim for a tensor and a numpy scalar for an array, so ``[0]`` on it
+    raises either way and ``.item()`` is the number both times. The chain must also show
+    a tensor's own ``.data``/``.detach()``/``.cpu()``/``.cuda()`` (``frame.sum()`` of a
+    pandas DataFrame is a Series, and its ``[0]`` is ordinary). None without that."""
+    from torchfix_codemods.analysis.frameworks import imports_torch
+
+    if not imports_torch(names) or foreign_framework(names) is not None:
+        return None
+    tensor_only = False
+    for _ in range(_MAX_DEPTH):
+        if isinstance(expr, cst.Attribute) and expr.attr.value == "data":
+            expr, tensor_only = expr.value, True
+        elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) \
+                and expr.func.attr.value in _SAME_SHAPE:
+            tensor_only = tensor_only or expr.func.attr.value in ("detach", "cpu", "cuda")
+            expr = expr.func.value
+        elif isinstance(expr, cst.Name):
+            bindings = names.bindings_of(expr)
+            if len(bindings) != 1 or bindings[0].kind != "assign" or bindings[0].value is None:
+                return None
+            expr = bindings[0].value
+        else:
+            break
+    if not (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute)
+            and expr.func.attr.value in _REDUCTIONS and not expr.args):
+        return None
+    known = provenance(names, expr.func.value)
+    if known.is_not_tensor or not (tensor_only or known.is_tensor):
+        return None
+    return f"`.{expr.func.attr.value}()` over a whole tensor is 0-dim"
+
+
 def _scalar_call(names: NameIndex, call: cst.Call, depth: int) -> str | None:
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value in _SAME_SHAPE:
+        return scalar_reason(names, func.value, depth + 1)
     if any(arg.keyword is not None and arg.keyword.value in ("reduction", "reduce", "dim",
                                                               "axis", "keepdim")
            for arg in call.args):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchfix_codemods.analysis.syntax import is_zero_index
-from torchfix_codemods.analysis.tensors import scalar_reason
+from torchfix_codemods.analysis.tensors import scalar_reason, whole_reduction_reason
 from torchfix_codemods.edits.expressions import method_call
 from torchfix_codemods.findings import Safety
 from torchfix_codemods.prefilter import Needs
@@ -41,7 +41,14 @@ class IndexZeroDim(Rule):
     `.mean()`, arithmetic of these with plain numbers or a negation, or the
     result of a function of this file every `return` of which is one of these:
     `loss = compute_td_loss(batch_size)` in the RL notebooks), where the original
-    always raises. Without that evidence nothing is reported.
+    always raises. Also the accuracy counts of old evaluation loops,
+    `num_correct.data[0]` where `num_correct = (pred == y).sum()` or
+    `pred.eq(y).cpu().sum()`: `.sum()`/`.mean()` with no argument, with the
+    tensor's own `.data`, `.detach()`, `.cpu()` or `.cuda()` in the chain, is
+    0-dim for a tensor (and a numpy scalar for an array: `[0]` raises there
+    too). Device and dtype moves (`loss.cpu().data[0]`) keep a loss 0-dim.
+    Without that evidence nothing is reported (a DataFrame's `.sum()` is a
+    Series, and its `[0]` is ordinary).
 
     ## References
     - [`torch.Tensor.item`](https://docs.pytorch.org/docs/stable/generated/torch.Tensor.item.html)
@@ -82,7 +89,8 @@ class IndexZeroDim(Rule):
         receiver = node.value
         if isinstance(receiver, cst.Attribute) and receiver.attr.value == "data":
             receiver = receiver.value
-        reason = scalar_reason(self.names, receiver)
+        reason = scalar_reason(self.names, receiver) or whole_reduction_reason(
+            self.names, node.value)
         if reason is None:
             return
         new = method_call(receiver, "item").with_changes(lpar=node.lpar, rpar=node.rpar)
