@@ -661,6 +661,44 @@ def whole_reduction_reason(names: NameIndex, expr: cst.BaseExpression) -> str | 
     return f"`.{expr.func.attr.value}()` over a whole tensor is 0-dim"
 
 
+_LOSS_MODULE_NAMES = frozenset({"loss_fn", "lossfn", "loss_func", "loss_function",
+                                "loss_module"})
+
+
+def loss_named_reason(names: NameIndex, expr: cst.BaseExpression) -> str | None:
+    """Weaker evidence than :func:`scalar_reason`: ``expr`` is (a name bound once to) a call
+    of something *named* like a loss module (``criterion(out, y)``, ``self.loss_fn(...)``;
+    not a method such as ``model.compute_loss(batch)``) with no
+    ``reduction``/``reduce`` argument, whose module this file cannot see (a parameter, an
+    attribute). Usually a reduced, 0-dim loss; a criterion built with ``reduction='none'``
+    elsewhere is not, so what rests on this is an unsafe fix."""
+    if isinstance(expr, cst.Name):
+        bindings = names.bindings_of(expr)
+        if len(bindings) != 1 or bindings[0].kind != "assign" or bindings[0].value is None:
+            return None
+        expr = bindings[0].value
+    if not isinstance(expr, cst.Call) or any(
+            arg.keyword is not None and arg.keyword.value in ("reduction", "reduce")
+            for arg in expr.args):
+        return None
+    func = expr.func
+    if isinstance(func, cst.Name):
+        name = func.value
+        if any(binding.kind != "param" for binding in names.bindings_of(func)):
+            return None  # built in this file: scalar_reason reads how, and it said no
+    elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
+            and func.value.value == "self":
+        name = func.attr.value
+        owner = names.enclosing(func, cst.ClassDef)
+        if owner is not None and _self_assignments(owner, name):
+            return None
+    else:
+        return None  # `model.compute_loss(batch)`: a method whose result may be anything
+    if "criterion" not in name.lower() and name.lower() not in _LOSS_MODULE_NAMES:
+        return None
+    return f"`{name}(...)` is named like a loss module, which is 0-dim unless built unreduced"
+
+
 def _scalar_call(names: NameIndex, call: cst.Call, depth: int) -> str | None:
     func = call.func
     if isinstance(func, cst.Attribute) and func.attr.value in _SAME_SHAPE:
