@@ -95,3 +95,19 @@ def test_fix_makes_the_legacy_script_run_with_the_reference_losses(project: Proj
     expected = _numbers(project.losses, reference.stdout)
     assert expected, reference.stdout
     assert _numbers(project.losses, after.stdout) == expected
+
+
+def test_what_is_left_for_a_person_is_left_and_named(tmp_path: Path) -> None:
+    """spro/practical-pytorch's char-RNN: `fix` removes its Variables, but the script still
+    stops where torch 0.4 changed meaning, not spelling: `target[c]` of a 1-D tensor is 0-dim
+    now (a 1-element tensor in 0.3), and CrossEntropyLoss wants a batch of targets. No rule
+    rewrites that; the README's "Migrating old code" section lists it for a person."""
+    script = tmp_path / "train.py"
+    shutil.copyfile(LEGACY / "char_rnn" / "original.py", script)
+    before = _run(script)
+    assert "Expected input batch_size (1) to match target batch_size (0)" in before.stderr
+    fixed = CliRunner().invoke(app, ["fix", "--unsafe-fixes", str(script)])
+    assert fixed.exit_code in (0, 1), fixed.output
+    assert "Variable" not in script.read_text()
+    after = _run(script)
+    assert "Expected input batch_size (1) to match target batch_size (0)" in after.stderr
