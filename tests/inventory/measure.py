@@ -98,9 +98,8 @@ ENTRIES: list[dict[str, Any]] = [
          replacement="torch.empty(2, device='cuda')", rule=None,
          why="the constructor's meaning depends on its arguments (sizes, data, a storage)"),
     # ---- removed linear algebra (0.4-1.x names)
-    *[dict(name=f"torch.{old}", call=f"torch.{old}", replacement=new, rule=None,
-           why="removed long ago (AttributeError); arguments and outputs changed order, "
-               "a person maps them", history=when)
+    *[dict(name=f"torch.{old}", call=f"torch.{old}", replacement=new, rule="TFC406",
+           handled="report", history=when)
       for old, new, when in (
           ("gels", "torch.linalg.lstsq(A, B)", "removed 1.2 (renamed lstsq, itself removed 2.0)"),
           ("potrf", "torch.linalg.cholesky(A) (potrf returned the upper factor by default)", "removed 1.2"),
