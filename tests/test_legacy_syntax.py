@@ -109,6 +109,7 @@ def test_any_selection_reports_a_file_that_does_not_parse(tmp_path: Path) -> Non
     result = runner.invoke(app, ["check", "--select", "TFC301", str(path)])
     assert result.exit_code == 1
     assert "old.py:2:" in result.output and "TFC000" in result.output
+    assert "TFC004, not selected here, repairs it" in result.output
     assert "All checks passed" not in result.output
     fixed = runner.invoke(app, ["fix", "--select", "TFC301", str(path)])
     assert fixed.exit_code == 1 and path.read_bytes() == before

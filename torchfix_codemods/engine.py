@@ -164,8 +164,9 @@ def process(unit: SourceUnit, options: FileOptions, *, apply_fixes: bool,
     """
     repair = legacy_syntax.repair_unit(unit, options.codes)
     if repair is None:
-        return _process(unit, options, apply_fixes=apply_fixes, project=project,
-                        locate_edits=locate_edits)
+        result = _process(unit, options, apply_fixes=apply_fixes, project=project,
+                          locate_edits=locate_edits)
+        return legacy_syntax.explain_unselected(unit, options.codes, result)
     repaired_unit, repaired = repair
     result = _process(repaired_unit, options, apply_fixes=apply_fixes, project=project,
                       locate_edits=locate_edits)

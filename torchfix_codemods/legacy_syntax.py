@@ -177,3 +177,20 @@ def with_repair(unit: SourceUnit, repaired: Repaired, result: FileResult,
             lines = sorted({r.line for r in repaired.repairs})  # blocks are 0-based, half-open
             result.edits_by_code.setdefault(CODE, []).extend((line - 1, line) for line in lines)
     return result
+
+
+def explain_unselected(unit: SourceUnit, codes: Iterable[str], result: FileResult) -> FileResult:
+    """A TFC000 that TFC004 would repair says so when TFC004 is not selected
+    (``--select TFC301`` on a 0.3-era file), instead of a bare "invalid syntax"."""
+    if CODE in codes or not any(f.code == catalog.SYNTAX_ERROR_CODE for f in result.findings):
+        return result
+    if repair(unit.text, unit.path) is None:
+        return result
+    hint = f" (an `async=` keyword argument: {CODE}, not selected here, repairs it)"
+    result.findings = [
+        dataclasses.replace(f, message=f.message.replace("; file left untouched",
+                                                         hint + "; file left untouched", 1))
+        if f.code == catalog.SYNTAX_ERROR_CODE else f
+        for f in result.findings
+    ]
+    return result
