@@ -132,3 +132,13 @@ def test_notebook_cells_are_repaired_in_place(tmp_path: Path) -> None:
     after = json.loads(path.read_text())
     assert after["cells"][0] == document["cells"][0]
     assert "".join(after["cells"][1]["source"]) == "y = x.to('cpu', non_blocking=True)\nprint(y)\n"
+
+
+def test_columns_of_the_repaired_text_map_back_to_the_original_line() -> None:
+    original = "y = x.to('cpu', async=True); z = x.to('cpu', async=True); w = 1\n"
+    repaired = repair("import torch\n" + original, "case.py")
+    assert repaired is not None
+    new_line = repaired.text.splitlines()[1]
+    for name in ("y", "z", "w"):
+        column = new_line.index(f"{name} =") + 1
+        assert repaired.original_column(2, column) == original.index(f"{name} =") + 1

@@ -66,7 +66,10 @@ class Repaired:
     def original_column(self, line: int, column: int) -> int:
         """A 1-based ``column`` of the repaired text, as it was in the original line."""
         shift = len(NEW_KEYWORD) - len(OLD_KEYWORD)
-        before = sum(1 for r in self.repairs if r.line == line and r.column + 1 < column)
+        on_line = sorted(r.column for r in self.repairs if r.line == line)
+        # Where each repair sits in the repaired line: after the earlier ones' growth.
+        repaired_at = [column_ + shift * index for index, column_ in enumerate(on_line)]
+        before = sum(1 for at in repaired_at if at + 1 < column)
         return column - shift * before
 
 
