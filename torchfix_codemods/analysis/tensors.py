@@ -591,15 +591,26 @@ def scalar_reason(names: NameIndex, expr: cst.BaseExpression, depth: int = 0) ->
         resolving.add(id(bindings))
         try:
             reasons = []
+            started_at_zero = False
             for binding in bindings:
                 if binding.kind == "augassign":
                     continue
                 if binding.kind not in ("assign", "annassign", "walrus") or binding.value is None:
                     return None
+                if isinstance(binding.value, (cst.Integer, cst.Float)):
+                    # `loss = 0` then `loss += criterion(...)`: the seq2seq/char-RNN sum.
+                    started_at_zero = True
+                    continue
                 reason = scalar_reason(names, binding.value, depth + 1)
                 if reason is None:
                     return None
                 reasons.append(reason)
+            if started_at_zero and not reasons:
+                summed = [scalar_reason(names, b.value, depth + 1) for b in bindings
+                          if b.kind == "augassign" and b.value is not None]
+                if summed and all(summed) and _only_adds(bindings):
+                    return f"a sum from 0 of {summed[0]}"
+                return None
             return reasons[0] if reasons else None
         finally:
             resolving.discard(id(bindings))
@@ -697,6 +708,13 @@ def loss_named_reason(names: NameIndex, expr: cst.BaseExpression) -> str | None:
     if "criterion" not in name.lower() and name.lower() not in _LOSS_MODULE_NAMES:
         return None
     return f"`{name}(...)` is named like a loss module, which is 0-dim unless built unreduced"
+
+
+def _only_adds(bindings: list[Binding]) -> bool:
+    """Every augmented assignment among ``bindings`` is ``+=`` or ``-=``."""
+    return all(isinstance(b.node, cst.AugAssign) and isinstance(
+        b.node.operator, (cst.AddAssign, cst.SubtractAssign))
+        for b in bindings if b.kind == "augassign")
 
 
 def _scalar_call(names: NameIndex, call: cst.Call, depth: int) -> str | None:

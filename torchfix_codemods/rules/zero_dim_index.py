@@ -50,7 +50,9 @@ class IndexZeroDim(Rule):
     `pred.eq(y).cpu().sum()`: `.sum()`/`.mean()` with no argument, with the
     tensor's own `.data`, `.detach()`, `.cpu()` or `.cuda()` in the chain, is
     0-dim for a tensor (and a numpy scalar for an array: `[0]` raises there
-    too). Device and dtype moves (`loss.cpu().data[0]`) keep a loss 0-dim.
+    too). Device and dtype moves (`loss.cpu().data[0]`) keep a loss 0-dim, and
+    so does a sum from 0 of reduced losses (`loss = 0`, then
+    `loss += criterion(output, target[di])` in a loop: the seq2seq tutorials).
     Without that evidence nothing is reported (a DataFrame's `.sum()` is a
     Series, and its `[0]` is ordinary).
 
