@@ -206,6 +206,37 @@ ENTRIES: list[dict[str, Any]] = [
 ]
 
 
+_LOSSES_WITH_LEGACY_REDUCTION = (
+    "binary_cross_entropy", "binary_cross_entropy_with_logits", "cosine_embedding_loss",
+    "cross_entropy", "hinge_embedding_loss", "kl_div", "l1_loss", "margin_ranking_loss",
+    "multi_margin_loss", "multilabel_margin_loss", "multilabel_soft_margin_loss", "nll_loss",
+    "poisson_nll_loss", "smooth_l1_loss", "soft_margin_loss")
+REVIEWED: dict[str, str] = {
+    # Walk candidates that no entry above calls, and why: what handles them, or why nothing.
+    **{f"torch.nn.functional.{name}": "size_average=/reduce=: TFC403 (its data lists every "
+       "loss; the mse_loss entry measures the warning)" for name in _LOSSES_WITH_LEGACY_REDUCTION},
+    "torch.lu_solve": "TFC406 (replacements.toml maps it to torch.linalg.lu_solve)",
+    "torch.norm": "TFC406 (replacements.toml: torch.linalg.vector_norm / matrix_norm)",
+    "torch.svd": "TFC406, report only (torch.linalg.svd returns Vh)",
+    "torch.triangular_solve": "TFC406, report only (argument order and results changed)",
+    "torch.nn.utils.weight_norm": "TFC405",
+    "torch.nn.utils.spectral_norm": "not handled: only announced (\"will be deprecated\"); "
+                                    "the parametrizations version renames state dict keys",
+    "torch.nn.functional.dropout2d": "not handled: the warning is about 3-D input, a shape",
+    "torch.nn.functional.dropout3d": "not handled: the warning is about 4-D input, a shape",
+    "torch.nn.functional.embedding_bag": "not handled: `embedding_bag(weight, input)` (the "
+                                         "swapped order) is deprecated; tensors' roles are not "
+                                         "visible in the code",
+    "torch.nn.functional.gumbel_softmax": "not handled: only `eps` is deprecated (no effect)",
+    "torch.nn.functional.handle_torch_function": "not an API: the docstring mentions deprecation",
+    "torch.autograd.grad": "not handled: only `only_inputs` is deprecated (ignored)",
+    "torch.autograd.variable": "TFC106 (the Variable module; the class is the entry)",
+    "torch.Tensor.matrix_power": "not handled: the docstring points to torch.linalg.matrix_power, "
+                                 "which computes the same; no warning",
+    "torch.Tensor.resize_as": "not handled: like resize, shape-dependent",
+}
+
+
 def _first_line(text: str) -> str:
     line = text.strip().splitlines()[0] if text.strip() else ""
     line = re.sub(r"\s*\(Triggered internally at .*", "", line)  # a build path
