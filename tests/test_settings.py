@@ -24,7 +24,7 @@ def test_nearest_pyproject_with_our_section_is_used(tmp_path: Path) -> None:
     # A nearer pyproject.toml without our section does not count.
     (tmp_path / "pkg" / "pyproject.toml").write_text('[tool.ruff]\nline-length = 99\n')
     settings = load_settings([str(nested)], Overrides(), cwd=str(tmp_path))
-    assert settings.enabled == frozenset({"TFC001"})
+    assert settings.enabled == frozenset({"TFC000", "TFC001"})
     assert settings.config_path == str(tmp_path / "pyproject.toml")
 
 
@@ -38,8 +38,8 @@ def test_each_file_gets_its_nearest_configuration_whatever_the_path_order(
         configuration = Configuration(Overrides(), cwd=str(order[0]))
         top = configuration.settings_for(str(tmp_path / "a.py"))
         sub = configuration.settings_for(str(tmp_path / "sub" / "b.py"))
-        assert top.enabled == frozenset({"TFC001"}) and top.target_torch is None
-        assert sub.enabled == frozenset({"TFC002"}) and sub.target_torch == (2, 4)
+        assert top.enabled == frozenset({"TFC000", "TFC001"}) and top.target_torch is None
+        assert sub.enabled == frozenset({"TFC000", "TFC002"}) and sub.target_torch == (2, 4)
         assert sub.root == str(tmp_path / "sub")
 
 
@@ -52,7 +52,7 @@ def test_flags_apply_over_every_files_configuration(tmp_path: Path) -> None:
                                   cwd=str(tmp_path))
     for path in (tmp_path / "a.py", tmp_path / "sub" / "b.py"):
         settings = configuration.settings_for(str(path))
-        assert settings.enabled == frozenset({"TFC003"}) and settings.unsafe_fixes
+        assert settings.enabled == frozenset({"TFC000", "TFC003"}) and settings.unsafe_fixes
 
 
 def test_config_flag_puts_one_file_in_force_for_every_path(tmp_path: Path) -> None:
@@ -61,7 +61,7 @@ def test_config_flag_puts_one_file_in_force_for_every_path(tmp_path: Path) -> No
         '[tool.torchfix-codemods]\nselect = ["TFC002"]\n')
     (tmp_path / "ci.toml").write_text('[tool.torchfix-codemods]\nselect = ["TFC001"]\n')
     configuration = Configuration(Overrides(config=str(tmp_path / "ci.toml")), cwd=str(tmp_path))
-    assert configuration.settings_for(str(tmp_path / "sub" / "b.py")).enabled == {"TFC001"}
+    assert configuration.settings_for(str(tmp_path / "sub" / "b.py")).enabled == {"TFC000", "TFC001"}
 
 
 def test_config_flag_without_our_table_is_an_error(tmp_path: Path) -> None:
@@ -86,7 +86,7 @@ def test_flags_win_over_the_file(tmp_path: Path) -> None:
     settings = load_settings([str(tmp_path)], Overrides(
         select=("TFC002",), target_torch="2.6", unsafe_fixes=False, output_format="text"),
         cwd=str(tmp_path))
-    assert settings.enabled == frozenset({"TFC002"})
+    assert settings.enabled == frozenset({"TFC000", "TFC002"})
     assert settings.target_torch == (2, 6)
     assert settings.unsafe_fixes is False
     assert settings.output_format == "text"

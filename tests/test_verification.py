@@ -428,12 +428,12 @@ def test_fixture_settings(tmp_path: Path) -> None:
     directory.mkdir()
     plain = write_case(directory, "import torch\n", "plain.py")
     settings = fixture_settings(plain)
-    assert settings.enabled == {"TFC001"}
+    assert settings.enabled == {"TFC000", "TFC001"}  # every selection keeps TFC000
     assert not settings.unsafe_fixes and settings.target_torch is None
     headed = write_case(directory, "# fixture-args: --unsafe-fixes --target-torch 2.4 "
                                    "--extend-select TFC002\n", "headed.py")
     settings = fixture_settings(headed)
-    assert settings.enabled == {"TFC001", "TFC002"}
+    assert settings.enabled == {"TFC000", "TFC001", "TFC002"}
     assert settings.unsafe_fixes and settings.target_torch == (2, 4)
     bad = write_case(directory, "# fixture-args: --select TFC999\n", "bad.py")
     with pytest.raises(FixtureError, match="TFC999"):

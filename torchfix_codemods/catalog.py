@@ -14,6 +14,9 @@ from dataclasses import dataclass
 from functools import cache
 
 SYNTAX_ERROR_CODE = "TFC000"
+LEGACY_KEYWORD_CODE = "TFC004"
+PARSE_CODES = frozenset({SYNTAX_ERROR_CODE, LEGACY_KEYWORD_CODE})
+"""Findings the engine makes itself, around parsing: no rule visitor runs for them."""
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,7 @@ CATALOG: tuple[RuleEntry, ...] = (
     RuleEntry("TFC001", "torch-load-without-weights-only", "serialization", project_facts=_CHECKPOINTS),
     RuleEntry("TFC002", "torch-load-without-map-location", "serialization", project_facts=_CHECKPOINTS),
     RuleEntry("TFC003", "save-whole-module", "serialization", project_facts=_PAIRS),
+    RuleEntry("TFC004", "async-keyword-argument", "syntax"),
     RuleEntry("TFC101", "numpy-on-tensor", "numpy_conversion", project_facts=_MODULES),
     RuleEntry("TFC102", "data-read", "data_attribute", project_facts=_MODULES),
     RuleEntry("TFC103", "data-inplace", "data_attribute", project_facts=_MODULES),
@@ -76,6 +80,7 @@ CATALOG: tuple[RuleEntry, ...] = (
     RuleEntry("TFC409", "torch-internals-and-hints", "internals_and_hints"),
     RuleEntry("TFC410", "dataloader-without-workers", "dataloader_workers", default_enabled=False),
     RuleEntry("TFC411", "private-pytree-registration", "pytree_registration"),
+    RuleEntry("TFC412", "retain-variables", "legacy_keywords"),
     RuleEntry("TFC501", "softmax-into-cross-entropy", "loss_inputs"),
     RuleEntry("TFC502", "sigmoid-into-bce", "loss_inputs"),
     RuleEntry("TFC503", "missing-zero-grad", "missing_zero_grad"),
@@ -154,11 +159,16 @@ def covered(selector: str) -> list[RuleEntry]:
 def resolve_selection(
     selected: Iterable[str] | None, extend_select: Iterable[str], ignore: Iterable[str]
 ) -> frozenset[str]:
-    """ruff's order: ``select`` (or the defaults), plus ``extend-select``, minus ``ignore``."""
+    """ruff's order: ``select`` (or the defaults), plus ``extend-select``, minus ``ignore``.
+
+    Every selection keeps TFC000 unless it is ignored: a file that does not parse is
+    checked by none of the selected rules, and saying so is not the selection's choice.
+    """
     if selected is None:
         chosen = {e.code for e in CATALOG if e.default_enabled}
     else:
         chosen = {e.code for selector in selected for e in select(selector)}
+        chosen.add(SYNTAX_ERROR_CODE)
     for selector in extend_select:
         chosen.update(e.code for e in select(selector))
     for selector in ignore:

@@ -28,14 +28,14 @@ from dataclasses import dataclass
 import libcst as cst
 from libcst.metadata import CodeRange
 
-from torchfix_codemods import attribution
+from torchfix_codemods import attribution, legacy_syntax
 from torchfix_codemods.analysis.compat import guard_of
 from torchfix_codemods.analysis.imports import ImportRemoval, Imports
 from torchfix_codemods.analysis.names import NameIndex
 from torchfix_codemods.analysis.positions import positions_of
 from torchfix_codemods.analysis.project import NO_PROJECT, ProjectFacts
 from torchfix_codemods.analysis.walk import walk
-from torchfix_codemods.catalog import SYNTAX_ERROR_CODE
+from torchfix_codemods.catalog import PARSE_CODES, SYNTAX_ERROR_CODE
 from torchfix_codemods.edits.import_statements import (
     add_module_imports,
     handles,
@@ -181,7 +181,7 @@ def _prefilter(rules: Sequence[type[Rule]], text: str) -> Selection:
     See :mod:`torchfix_codemods.prefilter`: a rule's ``triggers`` (substrings, and
     ``torch`` for rules that match torch names), then its ``needs`` (words of the code).
     """
-    candidates = [rule for rule in rules if rule.code != SYNTAX_ERROR_CODE]
+    candidates = [rule for rule in rules if rule.code not in PARSE_CODES]
     return could_match(candidates, text, use_ast=USE_AST_PREFILTER)
 
 
@@ -194,7 +194,23 @@ def process(unit: SourceUnit, options: FileOptions, *, apply_fixes: bool,
     touched, so hunks can name their rule (see ``attribution``). ``only`` (line,
     column, code, 1-based as in :class:`Finding`) applies that one finding's fix and
     nothing else (an editor's quick fix), under the same checks as every fix.
+    A unit that does not parse only because of a legacy ``async=`` keyword is
+    analysed repaired (:mod:`~torchfix_codemods.legacy_syntax`, TFC004).
     """
+    repair = legacy_syntax.repair_unit(unit, options.codes)
+    if repair is None:
+        result = _process(unit, options, apply_fixes=apply_fixes, project=project,
+                          locate_edits=locate_edits, only=only)
+        return legacy_syntax.explain_unselected(unit, options.codes, result)
+    repaired_unit, repaired = repair
+    result = _process(repaired_unit, options, apply_fixes=apply_fixes, project=project,
+                      locate_edits=locate_edits, only=only)
+    return legacy_syntax.with_repair(unit, repaired, result, apply_fixes)
+
+
+def _process(unit: SourceUnit, options: FileOptions, *, apply_fixes: bool,
+             project: ProjectFacts, locate_edits: bool,
+             only: tuple[int, int, str] | None) -> FileResult:
     rules = active_rules(options)
     result = FileResult(unit.path, original=unit.text)
     codes = {rule.code for rule in rules}

@@ -27,6 +27,7 @@ from typing import Literal
 import libcst as cst
 
 from torchfix_codemods.analysis.calls import positional_args
+from torchfix_codemods.analysis.flow import reaching_bindings
 from torchfix_codemods.analysis.names import NameIndex
 from torchfix_codemods.analysis.syntax import code_of
 
@@ -59,22 +60,59 @@ class Reordering:
     rank: int | None
 
 
+KEEPS_LAYOUT = frozenset({"eq", "ne", "gt", "lt", "ge", "le"})
+"""Elementwise comparisons: their result has the strides of a reordered first operand
+(measured on torch 2.13: ``pred.t().eq(target.view(1, -1).expand_as(pred.t()))`` has strides
+``(1, 5)``, and ``[:5].view(-1)`` of it raises, the ImageNet example's ``accuracy``)."""
+
+
 def reordering_source(names: NameIndex, expr: cst.BaseExpression) -> Reordering | None:
     """For ``x.permute(...)`` (and the other reordering views), what reorders ``x``.
 
-    A name is followed to its only binding in its scope (``y = x.transpose(1, 2)`` then
-    ``y.view(...)``); any other expression is None.
+    A name is followed to the one binding that reaches it, in its scope (``y =
+    x.transpose(1, 2)`` then ``y.view(...)``; ``pred = pred.t()`` after an earlier
+    ``pred``); a slice of the first dimension (``x[:k]``) and an elementwise comparison
+    (``x.eq(y)``) keep a reordered layout; any other expression is None.
     """
-    found = _direct_source(names, expr)
-    if found is not None or not isinstance(expr, cst.Name):
-        return found
-    value = _only_value(names, expr)
-    return _direct_source(names, value) if value is not None else None
+    for _ in range(8):
+        found = _direct_source(names, expr)
+        if found is not None:
+            return found
+        if isinstance(expr, cst.Name):
+            value = _reaching_value(names, expr)
+            if value is None:
+                return None
+            expr = value
+        elif _leading_slice(expr):
+            expr = expr.value  # type: ignore[attr-defined]
+        elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) \
+                and expr.func.attr.value in KEEPS_LAYOUT and names.qualified_name(expr.func) is None:
+            expr = expr.func.value
+        else:
+            return None
+    return None
+
+
+def _leading_slice(expr: cst.BaseExpression) -> bool:
+    """``x[a:b]``: a slice of the first dimension only, a view with the same strides."""
+    return (isinstance(expr, cst.Subscript) and len(expr.slice) == 1
+            and isinstance(expr.slice[0].slice, cst.Slice) and expr.slice[0].slice.step is None)
 
 
 def _only_value(names: NameIndex, name: cst.Name) -> cst.BaseExpression | None:
     """The value of a name's only binding, assigned in the scope that reads it."""
     bindings = names.bindings_of(name)
+    if len(bindings) != 1 or bindings[0].kind != "assign" or bindings[0].value is None:
+        return None
+    if names.scope_of(bindings[0].node) is not names.scope_of(name):
+        return None
+    return bindings[0].value
+
+
+def _reaching_value(names: NameIndex, name: cst.Name) -> cst.BaseExpression | None:
+    """The value of the one binding that reaches ``name``, assigned in the scope that reads
+    it (``pred = pred.t()`` reaches the reads after it, not the earlier ``pred``)."""
+    bindings = reaching_bindings(names, name)
     if len(bindings) != 1 or bindings[0].kind != "assign" or bindings[0].value is None:
         return None
     if names.scope_of(bindings[0].node) is not names.scope_of(name):

@@ -591,15 +591,26 @@ def scalar_reason(names: NameIndex, expr: cst.BaseExpression, depth: int = 0) ->
         resolving.add(id(bindings))
         try:
             reasons = []
+            started_at_zero = False
             for binding in bindings:
                 if binding.kind == "augassign":
                     continue
                 if binding.kind not in ("assign", "annassign", "walrus") or binding.value is None:
                     return None
+                if isinstance(binding.value, (cst.Integer, cst.Float)):
+                    # `loss = 0` then `loss += criterion(...)`: the seq2seq/char-RNN sum.
+                    started_at_zero = True
+                    continue
                 reason = scalar_reason(names, binding.value, depth + 1)
                 if reason is None:
                     return None
                 reasons.append(reason)
+            if started_at_zero and not reasons:
+                summed = [scalar_reason(names, b.value, depth + 1) for b in bindings
+                          if b.kind == "augassign" and b.value is not None]
+                if summed and all(summed) and _only_adds(bindings):
+                    return f"a sum from 0 of {summed[0]}"
+                return None
             return reasons[0] if reasons else None
         finally:
             resolving.discard(id(bindings))
@@ -621,7 +632,95 @@ def scalar_reason(names: NameIndex, expr: cst.BaseExpression, depth: int = 0) ->
     return None
 
 
+_SAME_SHAPE = frozenset({"cpu", "cuda", "detach", "float", "double", "half", "long", "int",
+                         "clone", "contiguous", "to", "type"})
+"""Methods whose result has the receiver's shape: a 0-dim loss stays 0-dim through them."""
+
+
+def whole_reduction_reason(names: NameIndex, expr: cst.BaseExpression) -> str | None:
+    """Why ``expr`` is the result of ``.sum()``/``.mean()``/... with no argument (seen
+    through ``.data``, device and dtype moves, and one plain assignment), in a file that
+    imports torch: 0-dim for a tensor and a numpy scalar for an array, so ``[0]`` on it
+    raises either way and ``.item()`` is the number both times. The chain must also show
+    a tensor's own ``.data``/``.detach()``/``.cpu()``/``.cuda()`` (``frame.sum()`` of a
+    pandas DataFrame is a Series, and its ``[0]`` is ordinary). None without that."""
+    from torchfix_codemods.analysis.frameworks import imports_torch
+
+    if not imports_torch(names) or foreign_framework(names) is not None:
+        return None
+    tensor_only = False
+    for _ in range(_MAX_DEPTH):
+        if isinstance(expr, cst.Attribute) and expr.attr.value == "data":
+            expr, tensor_only = expr.value, True
+        elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) \
+                and expr.func.attr.value in _SAME_SHAPE:
+            tensor_only = tensor_only or expr.func.attr.value in ("detach", "cpu", "cuda")
+            expr = expr.func.value
+        elif isinstance(expr, cst.Name):
+            bindings = names.bindings_of(expr)
+            if len(bindings) != 1 or bindings[0].kind != "assign" or bindings[0].value is None:
+                return None
+            expr = bindings[0].value
+        else:
+            break
+    if not (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute)
+            and expr.func.attr.value in _REDUCTIONS and not expr.args):
+        return None
+    known = provenance(names, expr.func.value)
+    if known.is_not_tensor or not (tensor_only or known.is_tensor):
+        return None
+    return f"`.{expr.func.attr.value}()` over a whole tensor is 0-dim"
+
+
+_LOSS_MODULE_NAMES = frozenset({"loss_fn", "lossfn", "loss_func", "loss_function",
+                                "loss_module"})
+
+
+def loss_named_reason(names: NameIndex, expr: cst.BaseExpression) -> str | None:
+    """Weaker evidence than :func:`scalar_reason`: ``expr`` is (a name bound once to) a call
+    of something *named* like a loss module (``criterion(out, y)``, ``self.loss_fn(...)``;
+    not a method such as ``model.compute_loss(batch)``) with no
+    ``reduction``/``reduce`` argument, whose module this file cannot see (a parameter, an
+    attribute). Usually a reduced, 0-dim loss; a criterion built with ``reduction='none'``
+    elsewhere is not, so what rests on this is an unsafe fix."""
+    if isinstance(expr, cst.Name):
+        bindings = names.bindings_of(expr)
+        if len(bindings) != 1 or bindings[0].kind != "assign" or bindings[0].value is None:
+            return None
+        expr = bindings[0].value
+    if not isinstance(expr, cst.Call) or any(
+            arg.keyword is not None and arg.keyword.value in ("reduction", "reduce")
+            for arg in expr.args):
+        return None
+    func = expr.func
+    if isinstance(func, cst.Name):
+        name = func.value
+        if any(binding.kind != "param" for binding in names.bindings_of(func)):
+            return None  # built in this file: scalar_reason reads how, and it said no
+    elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
+            and func.value.value == "self":
+        name = func.attr.value
+        owner = names.enclosing(func, cst.ClassDef)
+        if owner is not None and _self_assignments(owner, name):
+            return None
+    else:
+        return None  # `model.compute_loss(batch)`: a method whose result may be anything
+    if "criterion" not in name.lower() and name.lower() not in _LOSS_MODULE_NAMES:
+        return None
+    return f"`{name}(...)` is named like a loss module, which is 0-dim unless built unreduced"
+
+
+def _only_adds(bindings: list[Binding]) -> bool:
+    """Every augmented assignment among ``bindings`` is ``+=`` or ``-=``."""
+    return all(isinstance(b.node, cst.AugAssign) and isinstance(
+        b.node.operator, (cst.AddAssign, cst.SubtractAssign))
+        for b in bindings if b.kind == "augassign")
+
+
 def _scalar_call(names: NameIndex, call: cst.Call, depth: int) -> str | None:
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value in _SAME_SHAPE:
+        return scalar_reason(names, func.value, depth + 1)
     if any(arg.keyword is not None and arg.keyword.value in ("reduction", "reduce", "dim",
                                                               "axis", "keepdim")
            for arg in call.args):

@@ -16,7 +16,13 @@ from torchfix_codemods.analysis.grad_mode import in_no_grad
 from torchfix_codemods.analysis.imports import ImportUnavailable
 from torchfix_codemods.analysis.statements import consecutive_runs, own_line
 from torchfix_codemods.analysis.syntax import is_zero_index
-from torchfix_codemods.analysis.tensors import data_use, provenance, scalar_reason, written_later
+from torchfix_codemods.analysis.tensors import (
+    data_use,
+    loss_named_reason,
+    provenance,
+    scalar_reason,
+    written_later,
+)
 from torchfix_codemods.edits.expressions import method_call
 from torchfix_codemods.edits.statements import wrapped_in_with
 from torchfix_codemods.findings import Safety
@@ -166,7 +172,8 @@ def _zero_index_of_scalar(rule: Rule, node: cst.Attribute) -> bool:
     """``loss.data[0]`` on a 0-dim loss: TFC105 rewrites the whole subscript."""
     parent = rule.names.parent(node)
     return (isinstance(parent, cst.Subscript) and is_zero_index(parent)
-            and scalar_reason(rule.names, node.value) is not None)
+            and (scalar_reason(rule.names, node.value) is not None
+                 or loss_named_reason(rule.names, node.value) is not None))
 
 
 class DataInplace(Rule):

@@ -273,8 +273,15 @@ class RemovedOrDeprecatedFunction(TableRule):
     `torch.svd`, `torch.triangular_solve`, `nn.UpsamplingNearest2d`/
     `UpsamplingBilinear2d`, `torch.testing.assert_allclose`,
     `torch.backends.cuda.sdp_kernel`, `torch.set_default_tensor_type` and
-    `functorch.*` (now `torch.func`); `_register_pytree_node` is TFC411. The
-    full mapping is `rules/data/replacements.toml`.
+    `functorch.*` (now `torch.func`); `_register_pytree_node` is TFC411. From
+    the torch 0.3/0.4 era: the initialisers without the trailing underscore
+    (`nn.init.xavier_uniform`, `kaiming_normal`, `constant`, `normal`,
+    `uniform`, `orthogonal`, `sparse`, `dirac`, `eye`, `xavier_normal`,
+    `kaiming_uniform`) and `nn.utils.clip_grad_norm` (deprecated since 0.4,
+    they warn `FutureWarning`), `torch.cuda.memory_cached`/`max_memory_cached`
+    (renamed `memory_reserved`), and `torch.gels`, `potrf`, `potrs`, `potri`,
+    `trtrs`, `gesv`, `btrifact`, `btrisolve` (removed in 1.2: `AttributeError`).
+    The full mapping is `rules/data/replacements.toml`.
 
     ## Why is this bad?
     Removed functions crash (`RuntimeError: This function was deprecated since
@@ -307,7 +314,9 @@ class RemovedOrDeprecatedFunction(TableRule):
     `set_default_tensor_type` -> `set_default_dtype` are unsafe (tighter
     tolerances; the default device is no longer reset). Report only: `lstsq`,
     `eig`, `svd`, `triangular_solve` and an unpacked `solve` (their results
-    have a different shape or meaning). Fixes are withheld when `--target-torch` is
+    have a different shape or meaning) and the functions removed in 1.2. The
+    0.4 renames are safe: each old name calls the new one with the same
+    arguments (the same values from the same seed). Fixes are withheld when `--target-torch` is
     older than the new function.
 
     ## References

@@ -10,8 +10,10 @@ from __future__ import annotations
 import libcst as cst
 
 from torchfix_codemods.analysis.calls import keyword_arg, positional_args
+from torchfix_codemods.analysis.grad_mode import in_no_grad
 from torchfix_codemods.analysis.imports import ImportRemoval
 from torchfix_codemods.analysis.names import NameIndex
+from torchfix_codemods.analysis.syntax import literal_bool
 from torchfix_codemods.edits.expressions import as_receiver, method_call
 from torchfix_codemods.findings import Safety
 from torchfix_codemods.prefilter import Needs
@@ -53,9 +55,14 @@ class VariableWrapper(Rule):
     ## Fix safety
     Safe: `Variable(x)` accepts only tensors and returns exactly
     `x.detach()` (same storage, `requires_grad` from its argument, a leaf).
-    `volatile=True` was removed in 0.4 and is ignored with a warning: reported
-    without a fix, use `with torch.no_grad():`. Other arguments (positional
-    flags, `*args`) are reported without a fix.
+    `volatile=True` was removed in 0.4 and is ignored with a warning
+    (`volatile was removed and now has no effect`), so inference silently
+    builds graphs: inside `with torch.no_grad():` or a function decorated with
+    `torch.no_grad()` (TFC202 adds one to evaluation functions) the wrapper is
+    removed like any other, since no graph is built there, which is what
+    `volatile` meant; elsewhere it is reported without a fix, use
+    `with torch.no_grad():`. Other arguments (positional flags, `*args`) are
+    reported without a fix.
 
     ## References
     - [Variable (deprecated)](https://docs.pytorch.org/docs/stable/autograd.html#variable-deprecated)
@@ -92,6 +99,12 @@ class VariableWrapper(Rule):
             "import torch\nfrom torch.autograd import Variable\n"
             "x = Variable(torch.zeros(3), volatile=True)\n",
         ),
+        Example(
+            "import torch\nfrom torch.autograd import Variable\n\n\n@torch.no_grad()\n"
+            "def predict(model, x):\n    return model(Variable(x, volatile=True))\n",
+            "import torch\n\n\n@torch.no_grad()\n"
+            "def predict(model, x):\n    return model(x.detach())\n",
+        ),
     )
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -103,13 +116,17 @@ class VariableWrapper(Rule):
         data = keyword_arg(node, "data") or (positional[0] if positional else None)
         volatile = keyword_arg(node, "volatile")
         requires = keyword_arg(node, "requires_grad")
-        known = {"data", "volatile", "requires_grad"}
+        known = {"data", "requires_grad"}
+        if volatile is not None:
+            if not (literal_bool(volatile.value) is True and in_no_grad(self.names, node)):
+                self.report(node, "`Variable(..., volatile=True)` was removed in torch 0.4 and "
+                            "is ignored: run inference under `with torch.no_grad():`")
+                return
+            # Under no_grad the call builds no graph, which is what volatile meant: only
+            # the wrapper is left to remove.
+            known.add("volatile")
         extra = [a for a in node.args if a.star or (a.keyword is not None
                                                     and a.keyword.value not in known)]
-        if volatile is not None:
-            self.report(node, "`Variable(..., volatile=True)` was removed in torch 0.4 and is "
-                        "ignored: run inference under `with torch.no_grad():`")
-            return
         if data is None or extra or len(positional) > 1:
             self.report(node, self.message + " (no fix: arguments the tool does not rewrite)")
             return

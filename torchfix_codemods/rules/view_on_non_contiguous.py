@@ -22,7 +22,10 @@ class ViewOnNonContiguous(Rule):
     dimensions than the result of `permute`, `transpose`, `.t()`,
     `.T`/`.mT`, `swapaxes` or `expand` it is called on has, so that it must
     merge dimensions the reordering separated. The reordering call may be in
-    the same expression or bound to a name once; the number of dimensions is
+    the same expression or bound to a name (the binding that reaches the view,
+    so `pred = pred.t()` counts), and may be followed by a slice of the first
+    dimension (`x[:k]`) or an elementwise comparison (`x.eq(y)`), which keep
+    its layout; the number of dimensions is
     read from the code (`permute`'s and `expand`'s arguments, `.t()`, a
     `view`/`reshape`/factory that built the tensor, names bound once).
 

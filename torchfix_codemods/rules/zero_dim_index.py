@@ -10,7 +10,11 @@ from __future__ import annotations
 import libcst as cst
 
 from torchfix_codemods.analysis.syntax import is_zero_index
-from torchfix_codemods.analysis.tensors import scalar_reason
+from torchfix_codemods.analysis.tensors import (
+    loss_named_reason,
+    scalar_reason,
+    whole_reduction_reason,
+)
 from torchfix_codemods.edits.expressions import method_call
 from torchfix_codemods.findings import Safety
 from torchfix_codemods.prefilter import Needs
@@ -41,7 +45,22 @@ class IndexZeroDim(Rule):
     `.mean()`, arithmetic of these with plain numbers or a negation, or the
     result of a function of this file every `return` of which is one of these:
     `loss = compute_td_loss(batch_size)` in the RL notebooks), where the original
-    always raises. Without that evidence nothing is reported.
+    always raises. Also the accuracy counts of old evaluation loops,
+    `num_correct.data[0]` where `num_correct = (pred == y).sum()` or
+    `pred.eq(y).cpu().sum()`: `.sum()`/`.mean()` with no argument, with the
+    tensor's own `.data`, `.detach()`, `.cpu()` or `.cuda()` in the chain, is
+    0-dim for a tensor (and a numpy scalar for an array: `[0]` raises there
+    too). Device and dtype moves (`loss.cpu().data[0]`) keep a loss 0-dim, and
+    so does a sum from 0 of reduced losses (`loss = 0`, then
+    `loss += criterion(output, target[di])` in a loop: the seq2seq tutorials).
+    Without that evidence nothing is reported (a DataFrame's `.sum()` is a
+    Series, and its `[0]` is ordinary).
+
+    Unsafe: `loss.data[0]` where `loss = criterion(output, target)` and the
+    criterion is a parameter or attribute the file does not show being built
+    (the call is only *named* like a loss). A criterion built with
+    `reduction='none'` returns a vector, whose `.data[0]` is its first element
+    and whose `.item()` raises.
 
     ## References
     - [`torch.Tensor.item`](https://docs.pytorch.org/docs/stable/generated/torch.Tensor.item.html)
@@ -82,11 +101,16 @@ class IndexZeroDim(Rule):
         receiver = node.value
         if isinstance(receiver, cst.Attribute) and receiver.attr.value == "data":
             receiver = receiver.value
-        reason = scalar_reason(self.names, receiver)
+        safety = Safety.SAFE
+        reason = scalar_reason(self.names, receiver) or whole_reduction_reason(
+            self.names, node.value)
+        if reason is None and receiver is not node.value:  # `.data[0]`, the 0.3 idiom
+            reason = loss_named_reason(self.names, receiver)
+            safety = Safety.UNSAFE
         if reason is None:
             return
         new = method_call(receiver, "item").with_changes(lpar=node.lpar, rpar=node.rpar)
-        self.report(node, fix=Fix(Safety.SAFE, "replace `[0]` with `.item()`", [(node, new)]),
+        self.report(node, fix=Fix(safety, "replace `[0]` with `.item()`", [(node, new)]),
                     reason=reason)
 
 

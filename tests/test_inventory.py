@@ -1,0 +1,89 @@
+"""The legacy-API inventory (``rules/data/legacy_inventory.json``): re-measured on the torch
+under test, and every entry accounted for by a rule's data and fixtures or a stated reason."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from torchfix_codemods.catalog import entries_by_code
+from torchfix_codemods.rules.tables import replacements
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests" / "inventory"))
+
+import measure  # noqa: E402
+
+STORED = json.loads(measure.DATA.read_text(encoding="utf-8"))
+ENTRIES = STORED["entries"]
+FIXTURES = ROOT / "tests" / "fixtures"
+REGENERATE = "regenerate with `python tests/inventory/measure.py --write` and review the diff"
+
+
+@pytest.fixture(scope="module")
+def measured() -> dict:
+    return measure.measure()
+
+
+def test_stored_inventory_is_what_this_torch_does(measured: dict) -> None:
+    """A new torch release fails here with exactly the entries whose behaviour changed."""
+    changed = {name: (row["measured"], measured["entries"].get(name, {}).get("measured"))
+               for name, row in ENTRIES.items()
+               if row != measured["entries"].get(name)}
+    assert not changed, (f"torch {measured['torch']} (stored: {STORED['torch']}) differs: "
+                         f"{json.dumps(changed, indent=1)}; {REGENERATE}")
+    assert set(measured["entries"]) == set(ENTRIES), REGENERATE
+
+
+def test_every_deprecation_the_walk_finds_is_known(measured: dict) -> None:
+    """A name torch starts calling deprecated shows up as a new candidate, not silently."""
+    new = sorted(set(measured["candidates"]) - set(STORED["candidates"]))
+    gone = sorted(set(STORED["candidates"]) - set(measured["candidates"]))
+    assert not new and not gone, f"new candidates {new}, gone {gone}; {REGENERATE}"
+
+
+def test_every_candidate_is_an_entry_or_reviewed() -> None:
+    """What the walk finds is either measured by an entry or has a stated reason."""
+    covered = {name.split("(")[0] for name in ENTRIES} | set(measure.REVIEWED)
+    missing = [name for name in STORED["candidates"] if name not in covered]
+    assert not missing, f"walk candidates with no entry and no reason: {missing}"
+    assert set(measure.REVIEWED) <= set(STORED["candidates"]), "a reviewed name is gone"
+
+
+@pytest.mark.parametrize("name", sorted(ENTRIES))
+def test_entry_is_handled_by_a_rule_or_says_why_not(name: str) -> None:
+    row = ENTRIES[name]
+    if row["rule"] is None:
+        assert row.get("why"), f"{name}: no rule and no reason"
+        return
+    assert row["rule"] in entries_by_code(), name
+    assert row["handled"] in ("safe", "unsafe", "report"), name
+    # The measured behaviour is what the rule's docs may claim: a deprecation warns or a
+    # removal raises, except the few that are documented deprecations without a warning.
+    assert row["measured"]["outcome"] in ("warns", "raises") or name in (
+        "torch.autograd.Variable", "torch.ger", "torch.nn.functional.sigmoid"), name
+    if "same" in row["measured"]:
+        assert row["measured"]["same"] is True, f"{name}: old and new spellings differ"
+    # A rule's fixtures show the entry (its last name, as the user's code spells it).
+    word = name.split("(")[0].rsplit(".", 1)[-1]
+    if "(" in name:
+        word = name.split("(")[1].rstrip(")=").split("=")[0] or word
+    texts = [p.read_text(encoding="utf-8") for p in (FIXTURES / row["rule"]).glob("*.py")]
+    assert any(word in text for text in texts), f"{name}: no {row['rule']} fixture shows `{word}`"
+
+
+@pytest.mark.parametrize("name", sorted(n for n, r in ENTRIES.items()
+                                        if r["rule"] in ("TFC402", "TFC406") and "(" not in n))
+def test_rule_tables_take_their_replacements_from_the_inventory(name: str) -> None:
+    row = ENTRIES[name]
+    spec = replacements().get(name)
+    assert spec is not None, f"{name}: replacements.toml has no row for an inventory entry"
+    assert spec.rule == row["rule"], name
+    if spec.new is not None and row["replacement"].startswith("torch.") \
+            and " " not in row["replacement"]:
+        assert spec.new == row["replacement"], name
+    assert (spec.safety.value if spec.safety.value != "none" else "report") == row["handled"] \
+        or spec.handler is not None, name
