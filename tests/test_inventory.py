@@ -64,7 +64,7 @@ def test_entry_is_handled_by_a_rule_or_says_why_not(name: str) -> None:
     # The measured behaviour is what the rule's docs may claim: a deprecation warns or a
     # removal raises, except the few that are documented deprecations without a warning.
     assert row["measured"]["outcome"] in ("warns", "raises") or name in (
-        "torch.autograd.Variable", "torch.ger", "torch.nn.functional.sigmoid"), name
+        "torch.autograd.Variable", "torch.ger"), name
     if "same" in row["measured"]:
         assert row["measured"]["same"] is True, f"{name}: old and new spellings differ"
     # A rule's fixtures show the entry (its last name, as the user's code spells it).
