@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -17,8 +18,8 @@ import pytest
 from typer.testing import CliRunner
 
 from torchfix_codemods.cli import app
-from torchfix_codemods.migrate.model import SuiteOutcome
-from torchfix_codemods.migrate.testcmd import newly_failing
+from torchfix_codemods.migrate.model import EXIT_STATUS, JUNIT, SuiteOutcome
+from torchfix_codemods.migrate.testcmd import comparable, newly_failing
 
 ROOT = Path(__file__).resolve().parent.parent
 BRANCH = "torchfix-codemods/migrate"
@@ -212,8 +213,10 @@ def test_test_cmd_drops_the_commit_that_breaks_the_tests(tmp_path: Path) -> None
     assert entry["differs_from_single_run"] == []
 
 
-def _outcome(passed: bool, failed: tuple[str, ...] = (), code: int | None = 1) -> SuiteOutcome:
-    return SuiteOutcome(passed, 0 if passed else code, 1.0, failed, "")
+def _outcome(passed: bool, failed: tuple[str, ...] = (), code: int | None = 1,
+             reader: str = JUNIT) -> SuiteOutcome:
+    return SuiteOutcome(passed, 0 if passed else code, 1.0, failed, "", reader,
+                        3 if reader == JUNIT else None)
 
 
 def test_new_failures_are_told_apart_from_failures_the_base_already_had() -> None:
@@ -223,6 +226,25 @@ def test_new_failures_are_told_apart_from_failures_the_base_already_had() -> Non
     assert newly_failing(red, red) is None
     assert "t.py::b" in (newly_failing(red, _outcome(False, ("t.py::a", "t.py::b"))) or "")
     assert "time limit" in (newly_failing(red, _outcome(False, code=None)) or "")
+    # Ids are compared whole: a new failure behind a base failure with the same prefix.
+    spaced = _outcome(False, ("t::test_io[a b]",))
+    assert "t::test_io[a c]" in (newly_failing(spaced, _outcome(
+        False, ("t::test_io[a b]", "t::test_io[a c]"))) or "")
+    # No report where the base wrote one: a crash, or pytest stopped before the tests.
+    assert "without its JUnit report" in (newly_failing(red, _outcome(
+        False, code=-11, reader=EXIT_STATUS)) or "")
+    # The same failures, but the command now ends another way (pytest: internal error).
+    assert "exit status 3" in (newly_failing(red, _outcome(False, ("t.py::a",), code=3)) or "")
+
+
+def test_a_base_that_cannot_be_compared_says_why() -> None:
+    assert comparable(_outcome(True)) is None
+    assert comparable(_outcome(False, ("t.py::a",))) is None
+    assert "time limit" in (comparable(_outcome(False, code=None, reader=EXIT_STATUS)) or "")
+    assert "no JUnit report" in (comparable(_outcome(False, reader=EXIT_STATUS)) or "")
+    exit_only = _outcome(True, reader=EXIT_STATUS)
+    assert "exit status 2" in (newly_failing(exit_only, _outcome(
+        False, code=2, reader=EXIT_STATUS)) or "")
 
 
 def test_push_sends_the_branch_to_the_remote_and_nothing_is_pushed_without_it(
@@ -391,9 +413,181 @@ def test_readme_shows_the_pr_body_migrate_writes_for_the_examples() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert replace_migrate_example(readme, ROOT / "examples") == readme, (
         "README migrate example is stale: run `python -m torchfix_codemods.readme`")
+    # One commit per rule: the examples once gave TFC102 two (its first pass, over its own
+    # files only, missed a fix that needs model.py's facts; the next pass made a second).
+    rows = re.findall(r"^\| (TFC\d+) `[^`]+` \|.*\| (\d+) \| (\d+) \|$", readme, re.MULTILINE)
+    codes = [code for code, _, _ in rows]
+    assert len(codes) > 10 and len(codes) == len(set(codes))
+    assert ("TFC102", "2", "4") in rows
 
 
 def test_excludes_are_honoured(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "project", {"src/loader.py": LOADER, "vendor/amp.py": AMP})
     assert migrate("--extend-exclude", "vendor/", str(repo)).exit_code == 0
     assert sh(repo, "diff", "--name-only", "main", BRANCH) == "src/loader.py"
+
+
+# A real pytest suite in the generated repository: one parametrised test whose ids have
+# spaces, and a check that breaks when TFC401 rewrites amp.py (the source is compared).
+SUITE = '''\
+import pathlib
+
+import pytest
+
+
+@pytest.mark.parametrize("case", ["a b", "a c"])
+def test_sources(case):
+    if case == "a b" and pathlib.Path("RED").exists():
+        raise AssertionError("broken on the base")
+    assert "torch.cuda.amp" in pathlib.Path("amp.py").read_text()
+
+
+def test_loader():
+    assert "torch.load" in pathlib.Path("loader.py").read_text()
+'''
+PYTEST = "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 python -m pytest --color=yes -p no:cacheprovider"
+
+
+def _suite_repo(tmp_path: Path, red: bool = False) -> Path:
+    files = {"loader.py": LOADER, "amp.py": AMP, "test_suite.py": SUITE}
+    if red:
+        files["RED"] = "the base already fails one test\n"
+    return make_repo(tmp_path / "project", files)
+
+
+def test_pytest_with_colour_drops_the_commit_that_breaks_a_test(tmp_path: Path) -> None:
+    repo = _suite_repo(tmp_path)
+    result = migrate("--format", "json", "--test-cmd", PYTEST, str(repo))
+    assert result.exit_code == 1, result.output
+    entry = json.loads(result.stdout)["repositories"][0]
+    assert subjects(repo) == ["TFC001: add `weights_only=True` (1 fix in 1 file)"]
+    [dropped] = entry["dropped"]
+    assert dropped["code"] == "TFC401"
+    assert dropped["reason"] == ("tests that passed on the base fail after this commit: "
+                                 "test_suite::test_sources[a b], test_suite::test_sources[a c]")
+    tests = entry["tests"]
+    assert tests["before"]["read_from"] == "junit" and tests["before"]["tests"] == 3
+    assert tests["before"]["passed"] is True and tests["after"]["passed"] is True
+    assert tests["untested"] is None
+    assert "torch " in tests["versions"] and "Python 3." in tests["versions"]
+    body = entry["pr_body"]
+    assert "read test by test from the JUnit XML report" in body
+    assert f"The tests ran on {tests['versions']}." in body
+
+
+def test_a_red_base_gives_the_failing_lists_and_ids_with_spaces_are_whole(tmp_path: Path) -> None:
+    repo = _suite_repo(tmp_path, red=True)
+    entry = migrate_json("--test-cmd", PYTEST, str(repo))["repositories"][0]
+    assert [c["code"] for c in entry["commits"]] == ["TFC001"]
+    [dropped] = entry["dropped"]
+    # `test_sources[a b]` failed on the base; `test_sources[a c]` is new, although the two
+    # ids agree up to the first space.
+    assert dropped["reason"] == ("tests that passed on the base fail after this commit: "
+                                 "test_suite::test_sources[a c]")
+    assert entry["tests"]["before"]["failed"] == ["test_suite::test_sources[a b]"]
+    assert entry["tests"]["after"]["failed"] == ["test_suite::test_sources[a b]"]
+    body = entry["pr_body"]
+    assert ("- failing on the base (1):\n  - `test_suite::test_sources[a b]`\n"
+            "- failing on this branch (1):\n  - `test_suite::test_sources[a b]`\n"
+            "- new on this branch: none\n- passing again on this branch: none") in body
+    assert "failed (exit status 1, 1 failing test; 3 tests," in body
+
+
+def test_a_collection_error_after_a_commit_drops_it(tmp_path: Path) -> None:
+    suite = "import amp_helpers  # noqa: F401\n\n\ndef test_nothing():\n    pass\n"
+    repo = make_repo(tmp_path / "project", {
+        "amp.py": AMP, "test_imports.py": suite,
+        # a helper the tests import, which the commit makes fail at import time
+        "amp_helpers.py": "import pathlib\n\nif 'torch.amp.' in pathlib.Path('amp.py').read_text():"
+                          "\n    raise ImportError('changed')\n"})
+    entry = migrate_json("--test-cmd", PYTEST, str(repo))["repositories"][0]
+    assert entry["commits"] == []
+    [dropped] = entry["dropped"]
+    assert dropped["reason"] == "tests that passed on the base fail after this commit: test_imports"
+
+
+def test_a_base_past_the_time_limit_claims_no_commit_tested(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "project", {"amp.py": AMP})
+    result = migrate("--format", "json", "--test-timeout", "1", "--test-cmd",
+                     "python -c 'import time; time.sleep(30)'", str(repo))
+    assert result.exit_code == 0, result.output
+    entry = json.loads(result.stdout)["repositories"][0]
+    assert [c["code"] for c in entry["commits"]] == ["TFC401"]
+    assert entry["tests"]["before"]["returncode"] is None
+    assert entry["tests"]["after"] is None  # not run again on the branch
+    assert entry["tests"]["untested"] == "the test command ran past its time limit on the base"
+    body = entry["pr_body"]
+    assert ("**The commits were not checked against the tests**: the test command ran past "
+            "its time limit on the base.") in body
+    assert "ran on the base and after each commit" not in body
+    assert "stopped at the time limit" in body
+
+
+def test_a_rerun_that_adds_no_commit_runs_no_test(tmp_path: Path) -> None:
+    repo = _suite_repo(tmp_path)
+    log = tmp_path / "runs.log"
+    command = f"echo run >> {shlex.quote(str(log))}; {PYTEST}"
+    first = migrate_json("--test-cmd", command, str(repo))["repositories"][0]
+    runs = log.read_text().count("run")
+    assert runs == 3  # the base, TFC001, TFC401 (dropped); the branch is TFC001's tree
+    second = migrate_json("--test-cmd", command, str(repo))["repositories"][0]
+    assert log.read_text().count("run") == runs
+    assert [c["new"] for c in second["commits"]] == [False]
+    assert second["tests"]["before"] == first["tests"]["before"]
+    assert second["tests"]["after"] == first["tests"]["after"]
+    assert [d["code"] for d in second["dropped"]] == ["TFC401"]
+    assert second["tests"]["reused_runs"] == 3
+    assert "3 test runs were read back from an earlier `migrate`" in second["pr_body"]
+
+
+def test_a_cross_file_fix_reaches_the_branch(tmp_path: Path) -> None:
+    """train.py's fix needs models.py's facts (``Net`` is a module) although models.py has
+    nothing to fix: the index covers the whole repository, as in one ``fix`` run."""
+    fixture = ROOT / "tests" / "fixtures" / "TFC003" / "project_whole_model"
+    repo = make_repo(tmp_path / "project", {
+        name: (fixture / name).read_text() for name in ("models.py", "train.py", "predict.py")})
+    entry = migrate_json("--unsafe-fixes", "--select", "TFC003", str(repo))["repositories"][0]
+    assert [(c["code"], c["files"]) for c in entry["commits"]] == [("TFC003", 2)]
+    for name in ("train.py", "predict.py"):
+        expected = (fixture / name.replace(".py", ".expected.py")).read_text()
+        assert sh(repo, "show", f"{BRANCH}:{name}") + "\n" == expected
+    assert entry["differs_from_single_run"] == [] and entry["remaining"] == []
+
+
+def test_a_rerun_never_gives_a_rule_a_second_commit(repo: Path) -> None:
+    assert migrate(str(repo)).exit_code == 0
+    # A reviewer's commit on the branch brings one more `torch.load`.
+    sh(repo, "checkout", "-q", BRANCH)
+    (repo / "more.py").write_text(LOADER)
+    sh(repo, "add", "more.py")
+    sh(repo, "commit", "-q", "-m", "reviewer: one more loader")
+    sh(repo, "checkout", "-q", "main")
+    again = migrate_json(str(repo))["repositories"][0]
+    assert [c["code"] for c in again["commits"] if c["new"]] == []
+    assert sh(repo, "log", "--format=%s", f"main..{BRANCH}").count("TFC001") == 1
+    assert any(note.startswith("TFC001 has 1 fix more than its commit on the branch")
+               for note in again["notes"])
+    assert ("more.py", "TFC001") in {(f["path"], f["code"]) for f in again["remaining"]}
+
+
+def test_a_rule_that_finds_more_after_later_rules_is_moved_not_committed_twice(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """When a rule finds more to fix only after a later rule's commit, the branch is rebuilt
+    with that rule last: still one commit per rule, with all its fixes."""
+    from torchfix_codemods.migrate import repository
+
+    real_fix = repository._Migration._fix
+
+    def fix(self, codes, paths, settings):  # TFC001 "needs" TFC401's fix for one more edit
+        applied, touched = real_fix(self, codes, paths, settings)
+        loader = Path(self.worktree) / "loader.py"
+        if (codes == ("TFC001",) and "torch.amp.autocast" in (Path(self.worktree) / "amp.py")
+                .read_text() and "# more" not in loader.read_text()):
+            loader.write_text(loader.read_text() + "# more\n")
+            touched = sorted({*touched, "loader.py"})
+        return applied, touched
+
+    monkeypatch.setattr(repository._Migration, "_fix", fix)
+    assert migrate(str(repo)).exit_code == 0
+    assert [s.split(":")[0] for s in subjects(repo)] == ["TFC401", "TFC402", "TFC001"]
+    assert sh(repo, "show", f"{BRANCH}:loader.py").endswith("# more")

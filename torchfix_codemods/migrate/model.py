@@ -12,6 +12,10 @@ from torchfix_codemods.findings import Finding
 from torchfix_codemods.settings import Overrides
 
 DEFAULT_BRANCH = "torchfix-codemods/migrate"
+JUNIT = "junit"
+"""Outcomes read test by test from the JUnit XML report pytest wrote for us."""
+EXIT_STATUS = "exit status"
+"""No report: the command's exit status is all that was read."""
 COMMIT_PER = ("rule", "family", "all")
 
 
@@ -41,9 +45,14 @@ class SuiteOutcome:
     """None when the command ran past its time limit and was stopped."""
     seconds: float
     failed: tuple[str, ...]
-    """Test ids pytest listed as FAILED or ERROR (empty for other runners)."""
+    """Ids (``classname::name``) of the test cases the JUnit report lists as failed or in
+    error, collection errors included (empty without a report)."""
     tail: str
     """The last lines of its output."""
+    reader: str = EXIT_STATUS
+    """How the outcome was read: :data:`JUNIT` or :data:`EXIT_STATUS`."""
+    tests: int | None = None
+    """Test cases in the report (None without one)."""
 
 
 @dataclass(frozen=True)
@@ -102,6 +111,12 @@ class RepoOutcome:
     remaining: list[Finding] = field(default_factory=list)
     tests_before: SuiteOutcome | None = None
     tests_after: SuiteOutcome | None = None
+    test_versions: str | None = None
+    """The Python and torch versions the tests ran on, as the test interpreter reports them."""
+    untested: str | None = None
+    """Why the commits could not be checked against the tests (None: they were)."""
+    tests_reused: int = 0
+    """Test runs read back from an earlier run on the same tree instead of run again."""
     differs_from_single_run: list[str] = field(default_factory=list)
     """Files whose migrated text is not what one ``fix`` run gives, not counting dropped commits."""
     keyword_order_only: list[str] = field(default_factory=list)

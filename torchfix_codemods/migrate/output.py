@@ -18,7 +18,8 @@ def _tests_dict(outcome: SuiteOutcome | None) -> dict[str, Any] | None:
     if outcome is None:
         return None
     return {"passed": outcome.passed, "returncode": outcome.returncode,
-            "seconds": outcome.seconds, "failed": list(outcome.failed), "output": outcome.tail}
+            "seconds": outcome.seconds, "failed": list(outcome.failed), "output": outcome.tail,
+            "read_from": outcome.reader, "tests": outcome.tests}
 
 
 def repository_dict(outcome: RepoOutcome, options: MigrateOptions) -> dict[str, Any]:
@@ -36,6 +37,9 @@ def repository_dict(outcome: RepoOutcome, options: MigrateOptions) -> dict[str, 
             "command": options.test_cmd,
             "before": _tests_dict(outcome.tests_before),
             "after": _tests_dict(outcome.tests_after),
+            "versions": outcome.test_versions,
+            "untested": outcome.untested,
+            "reused_runs": outcome.tests_reused,
         },
         "differs_from_single_run": [
             {"path": p, "keyword_order_only": p in outcome.keyword_order_only}

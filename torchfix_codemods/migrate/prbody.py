@@ -15,7 +15,13 @@ from collections import Counter
 from torchfix_codemods import __version__
 from torchfix_codemods.findings import Finding, Safety
 from torchfix_codemods.migrate.commits import counted
-from torchfix_codemods.migrate.model import CommitRecord, MigrateOptions, RepoOutcome, SuiteOutcome
+from torchfix_codemods.migrate.model import (
+    JUNIT,
+    CommitRecord,
+    MigrateOptions,
+    RepoOutcome,
+    SuiteOutcome,
+)
 from torchfix_codemods.rules.registry import rule_by_code
 
 MAX_CHECKLIST = 150
@@ -99,25 +105,69 @@ def _checklist(outcome: RepoOutcome) -> list[str]:
     return lines
 
 
+MAX_TEST_IDS = 40
+
+
 def _test_line(outcome: SuiteOutcome) -> str:
-    if outcome.passed:
-        return f"passed ({outcome.seconds:g} s)"
+    count = f"{counted(outcome.tests, 'test', 'tests')}, " if outcome.tests is not None else ""
     if outcome.returncode is None:
         return f"stopped at the time limit ({outcome.seconds:g} s)"
-    failing = f", {counted(len(outcome.failed), 'failing test', 'failing tests')}" \
-        if outcome.failed else ""
-    return f"failed (exit status {outcome.returncode}{failing})"
+    if outcome.passed:
+        return f"passed ({count}{outcome.seconds:g} s)"
+    failing = (f", {counted(len(outcome.failed), 'failing test', 'failing tests')}"
+               if outcome.failed else "")
+    return f"failed (exit status {outcome.returncode}{failing}; {count}{outcome.seconds:g} s)"
+
+
+def _ids(title: str, ids: list[str]) -> list[str]:
+    """A collapsed list of test ids, whole (spaces and parametrisation included)."""
+    if not ids:
+        return [f"- {title}: none"]
+    shown = [f"  - `{_cell(test)}`" for test in ids[:MAX_TEST_IDS]]
+    if len(ids) > MAX_TEST_IDS:
+        shown.append(f"  - and {len(ids) - MAX_TEST_IDS} more")
+    return [f"- {title} ({len(ids)}):", *shown]
+
+
+def _how_read(before: SuiteOutcome) -> str:
+    if before.reader == JUNIT:
+        return ("Outcomes were read test by test from the JUnit XML report the tool asked "
+                "pytest for (`--junitxml` through `PYTEST_ADDOPTS`), never from its text.")
+    return ("Outcomes were read from the command's exit status alone: it wrote no JUnit XML "
+            "report (it does not run pytest, or pytest did not get `PYTEST_ADDOPTS`).")
 
 
 def _tests(outcome: RepoOutcome, options: MigrateOptions) -> list[str]:
     if options.test_cmd is None:
         return ["### Tests", "", "No test command was given (`--test-cmd`): run the "
                 "repository's tests before merging."]
-    lines = ["### Tests", "", f"`{options.test_cmd}` ran on the base and after each commit.", ""]
-    if outcome.tests_before is not None:
-        lines.append(f"- base `{(outcome.base or '')[:12]}`: {_test_line(outcome.tests_before)}")
-    if outcome.tests_after is not None:
-        lines.append(f"- this branch: {_test_line(outcome.tests_after)}")
+    before, after = outcome.tests_before, outcome.tests_after
+    if before is None:
+        return ["### Tests", "", f"`{options.test_cmd}` did not run: no commit was made."]
+    if outcome.untested is None:
+        lines = ["### Tests", "", f"`{options.test_cmd}` ran on the base and after each commit; "
+                 "a commit whose run failed in a way the base did not (a new failing test, a "
+                 "collection error, a time-out, a crash) was dropped. " + _how_read(before)]
+    else:
+        lines = ["### Tests", "", f"**The commits were not checked against the tests**: "
+                 f"{outcome.untested}. `{options.test_cmd}` ran on the base"
+                 + (" and on this branch." if after is not None else ".") + " "
+                 + _how_read(before)]
+    if outcome.test_versions:
+        lines += ["", f"The tests ran on {outcome.test_versions}."]
+    if outcome.tests_reused:
+        lines += ["", f"{counted(outcome.tests_reused, 'test run was', 'test runs were')} read "
+                  "back from an earlier `migrate` on the very same tree with the same command, "
+                  "not run again."]
+    lines += ["", f"- base `{(outcome.base or '')[:12]}`: {_test_line(before)}"]
+    if after is not None:
+        lines.append(f"- this branch: {_test_line(after)}")
+    if after is not None and before.reader == JUNIT and (before.failed or after.failed):
+        old, now = set(before.failed), set(after.failed)
+        lines += ["", *_ids("failing on the base", sorted(old)),
+                  *_ids("failing on this branch", sorted(now)),
+                  *_ids("new on this branch", sorted(now - old)),
+                  *_ids("passing again on this branch", sorted(old - now))]
     for dropped in outcome.dropped:
         lines += ["", f"**Dropped** {dropped.label} ({dropped.subject}): {dropped.reason}. "
                   "Its fixes are not on this branch.", "",
