@@ -299,11 +299,11 @@ def test_commit_per_family_and_all(tmp_path: Path) -> None:
     assert migrate("--commit-per", "family", str(family)).exit_code == 0
     assert subjects(family) == [
         "TFC001: add `weights_only=True` (1 fix in 1 file)",
-        "TFC4xx: 2 fixes in 2 files (TFC401, TFC402)",
+        "TFC4xx: TFC401, TFC402 (2 fixes in 2 files)",
     ]
     together = make_repo(tmp_path / "all", files)
     assert migrate("--commit-per", "all", str(together)).exit_code == 0
-    assert subjects(together) == ["torchfix-codemods: 3 fixes in 3 files (TFC001, TFC401, TFC402)"]
+    assert subjects(together) == ["torchfix-codemods: TFC001, TFC401, TFC402 (3 fixes in 3 files)"]
 
 
 def test_an_existing_branch_that_lacks_head_needs_force(repo: Path) -> None:
@@ -591,3 +591,44 @@ def test_a_rule_that_finds_more_after_later_rules_is_moved_not_committed_twice(
     assert migrate(str(repo)).exit_code == 0
     assert [s.split(":")[0] for s in subjects(repo)] == ["TFC401", "TFC402", "TFC001"]
     assert sh(repo, "show", f"{BRANCH}:loader.py").endswith("# more")
+
+
+def test_a_failed_push_shows_the_whole_reason(repo: Path, tmp_path: Path) -> None:
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    sh(repo, "remote", "add", "origin", str(remote))
+    hook = repo / ".git" / "hooks" / "pre-push"
+    hook.write_text("#!/bin/sh\necho 'policy: branches need a ticket number' >&2\n"
+                    "echo 'see CONTRIBUTING.md, section Branches' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    result = migrate("--push", "origin", str(repo))
+    assert result.exit_code == 1
+    assert "push to origin failed" in result.output
+    assert "policy: branches need a ticket number" in result.output
+    assert "see CONTRIBUTING.md, section Branches" in result.output
+    assert "failed to push some refs" in result.output
+
+
+def test_one_subject_style_whatever_the_fixes(tmp_path: Path) -> None:
+    # TFC401 with two descriptions (autocast and GradScaler) is named by its rule, in the
+    # same `CODE: WHAT (COUNTS)` shape as a rule with one description.
+    scaled = AMP.replace("import torch\n", "import torch\n\nscaler = torch.cuda.amp.GradScaler()\n")
+    repo = make_repo(tmp_path / "project", {"amp.py": scaled, "loader.py": LOADER})
+    assert migrate(str(repo)).exit_code == 0
+    assert subjects(repo) == ["TFC001: add `weights_only=True` (1 fix in 1 file)",
+                              "TFC401: cuda-amp (2 fixes in 1 file)"]
+
+
+def test_progress_ends_each_repository_with_how_it_ended(tmp_path: Path) -> None:
+    from torchfix_codemods.migrate.campaign import migrate_all, prepare_all
+    from torchfix_codemods.migrate.model import MigrateOptions
+
+    first = make_repo(tmp_path / "first", {"loader.py": LOADER})
+    second = make_repo(tmp_path / "second", {"ok.py": "x = 1\n"})
+    options = MigrateOptions()
+    targets, refusals = prepare_all([str(first), str(second)], options)
+    assert refusals == []
+    events: list[tuple[int, str]] = []
+    migrate_all(targets, options, lambda index, what, done, total: events.append((index, what)))
+    last = {index: what for index, what in events}
+    assert last == {0: "done: 1 new commit", 1: "done: 0 new commits"}

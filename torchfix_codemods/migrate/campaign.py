@@ -84,7 +84,17 @@ def _migrate(target: Target, options: MigrateOptions,
     outcome = migrate_repository(target, options, progress)
     progress("publishing" if options.push else "writing the PR body", 1, 1)
     publish(outcome, target, options)
+    progress(finished(outcome), 1, 1)  # a repository done early must not look busy
     return outcome
+
+
+def finished(outcome: RepoOutcome) -> str:
+    """The last progress line of a repository: how it ended."""
+    if outcome.error is not None:
+        return "failed"
+    new = len(outcome.new_commits)
+    what = f"done: {new} new commit{'' if new == 1 else 's'}"
+    return what + (", pushed" if outcome.pushed else "")
 
 
 __all__ = ["Refused", "migrate_all", "prepare_all"]

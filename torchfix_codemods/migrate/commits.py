@@ -49,16 +49,15 @@ def counted(count: int, one: str, many: str) -> str:
 
 
 def subject(label: str, codes: tuple[str, ...], applied: list[Finding], files: int) -> str:
+    """One style for every commit: ``LABEL: WHAT (N fixes in M files)``."""
     counts = f"{counted(len(applied), 'fix', 'fixes')} in {counted(files, 'file', 'files')}"
-    if label == "all":
-        return f"torchfix-codemods: {counts} ({', '.join(codes)})"
     if len(codes) > 1:
-        return f"{label}: {counts} ({', '.join(codes)})"
+        name = "torchfix-codemods" if label == "all" else label
+        return f"{name}: {', '.join(codes)} ({counts})"
     code = codes[0]  # a family commit with one rule in it is named by that rule
     descriptions = {f.fix.description for f in applied if f.fix is not None}
-    if len(descriptions) == 1:
-        return f"{code}: {descriptions.pop()} ({counts})"
-    return f"{code} {rule_by_code(code).name}: {counts}"
+    what = descriptions.pop() if len(descriptions) == 1 else rule_by_code(code).name
+    return f"{code}: {what} ({counts})"
 
 
 def why(code: str) -> str:

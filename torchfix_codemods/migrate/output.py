@@ -119,4 +119,9 @@ def render_table(console: Console, outcomes: list[RepoOutcome], options: Migrate
         if o.pr_command:
             lines.append(f"open the pull request with: {o.pr_command}")
         for line in lines:
-            console.print(f"{escape(o.path)}: {escape(line)}", highlight=False, soft_wrap=True)
+            first, *rest = line.splitlines() or [""]
+            # A multi-line message (git's whole reason for a rejected push) stays whole,
+            # its continuation lines indented under the first.
+            console.print(f"{escape(o.path)}: {escape(first)}", highlight=False, soft_wrap=True)
+            for more in rest:
+                console.print(f"    {escape(more)}", highlight=False, soft_wrap=True)
