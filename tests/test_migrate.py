@@ -632,3 +632,30 @@ def test_progress_ends_each_repository_with_how_it_ended(tmp_path: Path) -> None
     migrate_all(targets, options, lambda index, what, done, total: events.append((index, what)))
     last = {index: what for index, what in events}
     assert last == {0: "done: 1 new commit", 1: "done: 0 new commits"}
+
+
+def test_the_pr_body_keeps_the_checklist_for_work(tmp_path: Path) -> None:
+    """No torchrun line for a library module or a test file, unparsable files named once as
+    not analysed (not as syntax errors to fix), "no migration needed" told, not listed."""
+    script = (ROOT / "tests" / "fixtures" / "TFC301" / "train_dp.py").read_text()
+    library = script[:script.index('if __name__ == "__main__":')]
+    notebook = json.dumps({"cells": [{"cell_type": "code", "metadata": {}, "outputs": [],
+                                      "execution_count": None, "source": ["def (:\n"]}],
+                           "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+    evaluation = ("import torch\nimport torch.nn as nn\n\nmodel = nn.DataParallel(nn.Linear(2, 2))"
+                  "\nmodel.eval()\nwith torch.no_grad():\n    y = model(torch.ones(1, 2))\n")
+    repo = make_repo(tmp_path / "project", {
+        "train.py": script, "lib/trainer.py": library, "tests/test_train.py": script,
+        "evaluate.py": evaluation, "broken.py": "def (:\n", "explore.ipynb": notebook})
+    entry = migrate_json("--unsafe-fixes", str(repo))["repositories"][0]
+    body = entry["pr_body"]
+    assert [(c["code"], c["files"]) for c in entry["commits"]] == [("TFC301", 3)]
+    assert "torchrun --nproc_per_node=N train.py\n```" in body
+    assert body.count("torchrun --nproc_per_node=N") == 3  # the script, the module, evaluate.py
+    assert "test_train.py" not in body and "trainer.py`" not in body.split("### Launching")[0]
+    assert ("`lib/trainer.py` is a module, not run on its own: start the scripts that train "
+            "with it with `torchrun --nproc_per_node=N script.py`") in body
+    assert "The tool could not parse `broken.py`, `explore.ipynb`" in body
+    assert "TFC000" not in body
+    assert "### For information (no change needed)\n\n- `evaluate.py:4` TFC301" in body
+    assert "- [ ]" not in body

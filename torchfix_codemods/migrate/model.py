@@ -82,6 +82,8 @@ class CommitRecord:
     """What its fixes did, counted."""
     launch: tuple[str, ...] = ()
     """Scripts this commit migrated to DistributedDataParallel (TFC301): start them with torchrun."""
+    imported: tuple[str, ...] = ()
+    """Modules it migrated (not scripts, not tests): the scripts using them start with torchrun."""
     new: bool = True
     """Made by this run (False: already on the branch from an earlier run)."""
 

@@ -13,6 +13,7 @@ import shlex
 from collections import Counter
 
 from torchfix_codemods import __version__
+from torchfix_codemods.catalog import SYNTAX_ERROR_CODE
 from torchfix_codemods.findings import Finding, Safety
 from torchfix_codemods.migrate.commits import counted
 from torchfix_codemods.migrate.model import (
@@ -55,11 +56,18 @@ def _location(finding: Finding, link_base: str | None) -> str:
     return f"[{text}]({link_base}{finding.path}{anchor})"
 
 
+_LAUNCH_CLAUSE = re.compile(r"launch with `torchrun[^`]*` \(plain `python` still runs one "
+                            r"process\); ?")
+"""TFC301's per-file launch line: the launch section says it once, for scripts only (a
+library module or a test file is not what one starts with torchrun)."""
+
+
 def _what(commit: CommitRecord) -> str:
     """``add `weights_only=True``` or, with several, ``desc (3 safe, 4 unsafe); other (1)``."""
     by_description: dict[str, Counter[str]] = {}
     for change in commit.changes:
-        by_description.setdefault(change.description, Counter())[change.safety] += change.count
+        description = _LAUNCH_CLAUSE.sub("", change.description)
+        by_description.setdefault(description, Counter())[change.safety] += change.count
     if len(by_description) == 1 and len(commit.safety) == 1:
         return next(iter(by_description))
     mixed = len(commit.safety) > 1
@@ -81,12 +89,42 @@ def _commit_table(outcome: RepoOutcome) -> list[str]:
     return lines
 
 
+INFORMATIONAL = "no migration needed"
+"""Words of a finding that asks for nothing (TFC301 on evaluation-only code): it is told
+for information, not listed as work."""
+
+
+def _not_analysed(findings: list[Finding]) -> list[str]:
+    """Files the tool could not parse: named once each, as files nothing was checked in
+    (for a notebook, often IPython syntax such as ``x = !ls``), not as work to do."""
+    paths = sorted({f.path for f in findings})
+    notebooks = any(path.endswith(".ipynb") for path in paths)
+    return ["### Not analysed", "",
+            "The tool could not parse " + ", ".join(f"`{path}`" for path in paths)
+            + ", so nothing in " + ("it" if len(paths) == 1 else "them") + " was checked or "
+            "changed" + (" (in a notebook, a cell with IPython syntax the parser does not "
+                         "read can be the cause; the code itself may be fine)" if notebooks
+                         else "") + ".", ""]
+
+
 def _checklist(outcome: RepoOutcome) -> list[str]:
-    findings = outcome.remaining
-    lines = [f"### Left for a person ({len(findings)})", "",
-             "The tool reports these and does not rewrite them (no fix, an unsafe fix this run "
-             "did not apply, or a fix it withheld); `torchfix-codemods explain CODE` says why "
-             "and what to do.", ""]
+    unparsed = [f for f in outcome.remaining if f.code == SYNTAX_ERROR_CODE]
+    told = [f for f in outcome.remaining
+            if f.code != SYNTAX_ERROR_CODE and INFORMATIONAL in f.message]
+    findings = [f for f in outcome.remaining
+                if f.code != SYNTAX_ERROR_CODE and INFORMATIONAL not in f.message]
+    lines = _not_analysed(unparsed) if unparsed else []
+    if told:
+        lines += ["### For information (no change needed)", ""]
+        lines += [f"- {_location(f, outcome.link_base)} {f.code} `{f.name}`: {f.message}"
+                  for f in told]
+        lines.append("")
+    if not findings:
+        return lines[:-1] if lines else lines
+    lines += [f"### Left for a person ({len(findings)})", "",
+              "The tool reports these and does not rewrite them (no fix, an unsafe fix this run "
+              "did not apply, or a fix it withheld); `torchfix-codemods explain CODE` says why "
+              "and what to do.", ""]
     for finding in findings[:MAX_CHECKLIST]:
         line = (f"- [ ] {_location(finding, outcome.link_base)} {finding.code} "
                 f"`{finding.name}`: {finding.message}")
@@ -210,12 +248,21 @@ def render(outcome: RepoOutcome, options: MigrateOptions) -> str:
                   "changes outputs) or are right only under conditions the tool cannot prove: "
                   "review those commits first."]
     scripts = sorted({path for c in outcome.commits for path in c.launch})
+    imported = sorted({path for c in outcome.commits for path in c.imported})
+    if scripts or imported:
+        parts += ["", "### Launching after the DistributedDataParallel migration (TFC301)", ""]
     if scripts:
-        parts += ["", "### Launching after the DistributedDataParallel migration (TFC301)", "",
-                  "One process per GPU now; start the migrated scripts with `torchrun` "
+        parts += ["One process per GPU now; start the migrated scripts with `torchrun` "
                   "(`python script.py` still runs one process):", "", "```bash"]
         parts += [f"torchrun --nproc_per_node=N {path}" for path in scripts]
         parts += ["```"]
+    if imported:
+        parts += [("" if not scripts else "\n") + ", ".join(f"`{p}`" for p in imported)
+                  + (" is a module, not run on its own" if len(imported) == 1
+                     else " are modules, not run on their own")
+                  + ": start the scripts that train with "
+                  + ("it" if len(imported) == 1 else "them")
+                  + " with `torchrun --nproc_per_node=N script.py` (one process per GPU)."]
     parts += _differences(outcome)
     if outcome.notes:
         parts += ["", "### Notes", ""] + [f"- {note}" for note in outcome.notes]

@@ -310,12 +310,24 @@ class _Migration:
     def _commit(self, label: str, codes: tuple[str, ...], applied: list[Finding],
                 touched: list[str]) -> CommitRecord:
         used = tuple(c for c in codes if any(f.code == c for f in applied))
-        text = commits.message(label, used, applied, len(touched))
+        kinds = {path: commits.launch_kind(path, self._text(path))
+                 for path in commits.launched_scripts(applied)}
+        launch = tuple(p for p, kind in kinds.items() if kind == commits.SCRIPT)
+        imported = tuple(p for p, kind in kinds.items() if kind == commits.MODULE)
+        text = commits.message(label, used, applied, len(touched), launch, imported)
         sha = git.commit(self.worktree, touched, text)
         safety = Counter(f.fix.safety.value for f in applied if f.fix is not None)
         return CommitRecord(sha, label, used, text.splitlines()[0], len(touched), len(applied),
                             dict(sorted(safety.items())), commits.changes(applied),
-                            commits.launched_scripts(applied))
+                            launch, imported)
+
+    def _text(self, relative: str) -> str:
+        try:
+            with open(os.path.join(self.worktree, relative), encoding="utf-8",
+                      errors="replace") as handle:
+                return handle.read()
+        except OSError:
+            return ""
 
     def _tests(self, what: str) -> SuiteOutcome:
         """The test command's outcome on HEAD's tree: run, or read back when this tree was
