@@ -659,3 +659,94 @@ def test_the_pr_body_keeps_the_checklist_for_work(tmp_path: Path) -> None:
     assert "TFC000" not in body
     assert "### For information (no change needed)\n\n- `evaluate.py:4` TFC301" in body
     assert "- [ ]" not in body
+
+
+STYLED_EVALUATE = """\
+import os
+
+from torch import nn
+
+from project.data import load_batches
+
+
+def evaluate(model: nn.Module, folder):
+    model.eval()
+    batches = load_batches(os.path.join(folder, "val"))
+    return [model(batch).argmax(1) for batch in batches]
+"""
+STYLED_LOADER = """\
+import torch
+
+
+def restore(model, checkpoint_path_of_this_run):
+    state = torch.load(checkpoint_path_of_this_run, map_location="cpu")
+    model.load_state_dict(state)
+"""
+# Not clean by the project's own standard on the base (unsorted imports, a long line the
+# fix does not touch): only the line the fix changes may be reformatted.
+UNKEPT_LOADER = """\
+import torch
+import os
+
+
+def restore(model, checkpoint_path_of_this_run):
+    state = torch.load(checkpoint_path_of_this_run, map_location="cpu")
+    model.load_state_dict(state); print("restored from", os.path.basename(checkpoint_path_of_this_run))
+"""
+RUFF_CONFIG = """\
+[tool.ruff]
+line-length = 80
+
+[tool.ruff.lint]
+select = ["E", "F", "I"]
+
+[tool.ruff.lint.isort]
+known-first-party = ["project"]
+
+[tool.black]
+line-length = 80
+"""
+
+
+def _ruff(repo: Path, *files: str) -> subprocess.CompletedProcess:
+    from torchfix_codemods.migrate.style import find
+
+    ruff = find("ruff")
+    assert ruff is not None, "ruff is a test dependency"
+    return subprocess.run([ruff, "check", "--no-cache", "--select", "I,E501", *files],
+                          cwd=repo, capture_output=True, text=True, check=False)
+
+
+def test_the_repository_s_own_linter_accepts_the_edits(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "project", {
+        "pyproject.toml": RUFF_CONFIG, "evaluate.py": STYLED_EVALUATE,
+        "loader.py": STYLED_LOADER, "legacy/loader.py": UNKEPT_LOADER})
+    assert _ruff(repo, "evaluate.py", "loader.py").returncode == 0  # clean on the base
+    # Without the project's style, the fixes break it: the engine's own placement.
+    copy = tmp_path / "copy"
+    shutil.copytree(repo, copy)
+    assert runner.invoke(app, ["fix", str(copy)]).exit_code == 0
+    unstyled = _ruff(copy, "evaluate.py", "loader.py").stdout
+    assert "I001" in unstyled and "E501" in unstyled
+
+    entry = migrate_json(str(repo))["repositories"][0]
+    sh(repo, "checkout", "-q", BRANCH)
+    judged = _ruff(repo, "evaluate.py", "loader.py")
+    assert judged.returncode == 0, judged.stdout
+    assert "import torch\nfrom torch import nn\n" in (repo / "evaluate.py").read_text()
+    assert "@torch.no_grad()\ndef evaluate" in (repo / "evaluate.py").read_text()
+    # The file that was not clean keeps every line the fix did not change.
+    legacy = (repo / "legacy" / "loader.py").read_text()
+    assert legacy.startswith("import torch\nimport os\n")
+    assert 'model.load_state_dict(state); print("restored from"' in legacy
+    assert "weights_only=True" in legacy
+    assert all(len(line) <= 80 for line in legacy.splitlines()
+               if "torch.load" in line or "weights_only" in line)
+    sh(repo, "checkout", "-q", "main")
+    body = entry["pr_body"]
+    assert "### The repository's style" in body
+    assert "- `ruff check --select I` (the repository's configuration) on the changed files: " \
+           "`evaluate.py`" in body
+    assert "`ruff check --select I` not run on `legacy/loader.py`: not clean by it" in body
+    assert "Configured but not installed where this ran, so not run: `black`." in body
+    assert entry["differs_from_single_run"] == []

@@ -7,6 +7,7 @@ outcomes travel back to the parent, which prints the table or the JSON.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from torchfix_codemods.findings import Finding
 from torchfix_codemods.settings import Overrides
@@ -117,6 +118,8 @@ class RepoOutcome:
     """The Python and torch versions the tests ran on, as the test interpreter reports them."""
     untested: str | None = None
     """Why the commits could not be checked against the tests (None: they were)."""
+    style: Any = None
+    """The repository's style tools and what they did (:class:`~.style.Style`)."""
     tests_reused: int = 0
     """Test runs read back from an earlier run on the same tree instead of run again."""
     differs_from_single_run: list[str] = field(default_factory=list)

@@ -234,6 +234,31 @@ def _differences(outcome: RepoOutcome) -> list[str]:
     return lines
 
 
+def _files(paths: set[str]) -> str:
+    return ", ".join(f"`{p}`" for p in sorted(paths))
+
+
+def _style(outcome: RepoOutcome) -> list[str]:
+    """What ran of the repository's own import sorter and formatter, and where."""
+    style = outcome.style
+    if style is None or not (style.tools or style.missing):
+        return []
+    lines = ["", "### The repository's style", ""]
+    if style.ran:
+        lines += [f"- `{name}` (the repository's configuration) on the changed files: "
+                  f"{_files(files)}" for name, files in sorted(style.ran.items())]
+    elif style.tools:
+        lines.append("- " + ", ".join(f"`{t.name}`" for t in style.tools) + " ran on the "
+                     "changed files and found nothing to change.")
+    for name, files in sorted(style.skipped.items()):
+        lines.append(f"- `{name}` not run on {_files(files)}: not clean by it on the base, so "
+                     "the tool would change lines this branch did not touch.")
+    if style.missing:
+        lines.append("- Configured but not installed where this ran, so not run: "
+                     + ", ".join(f"`{name}`" for name in style.missing) + ".")
+    return lines
+
+
 def render(outcome: RepoOutcome, options: MigrateOptions) -> str:
     """The whole PR body for one repository."""
     unit = {"rule": "rule", "family": "rule family", "all": "run"}[options.commit_per]
@@ -264,6 +289,7 @@ def render(outcome: RepoOutcome, options: MigrateOptions) -> str:
                   + ("it" if len(imported) == 1 else "them")
                   + " with `torchrun --nproc_per_node=N script.py` (one process per GPU)."]
     parts += _differences(outcome)
+    parts += _style(outcome)
     if outcome.notes:
         parts += ["", "### Notes", ""] + [f"- {note}" for note in outcome.notes]
     parts += [""] + _checklist(outcome) if outcome.remaining else []

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from torchfix_codemods.configuration import Configuration
 from torchfix_codemods.discovery import DiscoveryError, discover
 from torchfix_codemods.findings import FileResult, Finding
-from torchfix_codemods.migrate import commits, git, testsave
+from torchfix_codemods.migrate import commits, git, style, testsave
 from torchfix_codemods.migrate.commits import counted
 from torchfix_codemods.migrate.compare import same_program
 from torchfix_codemods.migrate.git import GitError
@@ -156,6 +156,8 @@ class _Migration:
         ``migrate`` that finds the same trees, reads them back instead of running again."""
         self.ran: set[str] = set()
         """The trees this run tested itself."""
+        self.style = style.for_repository(worktree)
+        outcome.style = self.style
 
     def step(self, what: str) -> None:
         self.progress(what, self.done, self.total)
@@ -179,6 +181,7 @@ class _Migration:
         reference = run_paths(self.files, settings, Mode.FIX, show_progress=False)
         self._note_errors(reference)
         changed = [r.path for r in reference if r.changed]
+        self._restyle([self.relative(p) for p in changed], record=False)
         fixed_by: dict[str, set[str]] = {}
         for result in reference:
             for finding in _applied(result):
@@ -305,7 +308,33 @@ class _Migration:
         touched = [self.relative(r.path) for r in results if r.changed]
         applied = [dataclasses.replace(f, path=self.relative(f.path))
                    for r in results if r.changed for f in _applied(r)]
+        self._restyle(touched)
         return applied, touched
+
+    def _restyle(self, touched: list[str], record: bool = True) -> None:
+        """The repository's import sorter and formatter over the files just fixed (see
+        :mod:`~torchfix_codemods.migrate.style`); ``record``: count it for the PR body."""
+        if not self.style.tools:
+            return
+        ran, skipped = self.style.ran, self.style.skipped
+        if not record:  # the reference run: styled the same way, not reported
+            self.style.ran, self.style.skipped = {}, {}
+        try:
+            for relative in touched:
+                if not relative.endswith(".py"):
+                    continue
+                path = os.path.join(self.worktree, relative)
+                original = git.read_blob(self.worktree, "HEAD", relative)
+                with open(path, encoding="utf-8", newline="") as handle:
+                    fixed = handle.read()
+                text = (original or b"").decode("utf-8", errors="replace")
+                styled = self.style.apply(path, relative, text, fixed)
+                if styled != fixed:
+                    with open(path, "w", encoding="utf-8", newline="") as handle:
+                        handle.write(styled)
+        finally:
+            if not record:
+                self.style.ran, self.style.skipped = ran, skipped
 
     def _commit(self, label: str, codes: tuple[str, ...], applied: list[Finding],
                 touched: list[str]) -> CommitRecord:
