@@ -13,9 +13,10 @@ repository's own configuration):
   lines the fix changed, which a formatter that takes line ranges (ruff format
   ``--range``, black ``--line-ranges``) reformats alone.
 
-Nothing is installed or guessed: a tool that is configured but not on PATH is
-named in the PR body as not run. The result must still compile, else the fix's
-own text is kept.
+A file the tool's configuration excludes is left alone (``--force-exclude``,
+``--filter-files``). Nothing is installed or guessed: a tool that is configured
+but not on PATH is named in the PR body as not run. The result must still
+compile, else the fix's own text is kept.
 """
 
 from __future__ import annotations
@@ -158,21 +159,24 @@ def for_repository(root: str) -> Style:
     if "isort" in wanted:
         isort = find("isort")
         candidates.append(("isort", "isort", isort and Tool(
-            "isort", isort, ("--quiet", "--filename", "{path}", "-"))))
+            "isort", isort, ("--quiet", "--filter-files", "--filename", "{path}", "-"))))
     if "ruff" in wanted or "ruff-format" in wanted:
         candidates.append(("ruff", "ruff check --select I", ruff and Tool(
             "ruff check --select I", ruff,
-            ("check", "--fix-only", "--select", "I", "--quiet", "--stdin-filename", "{path}", "-"))))
+            ("check", "--fix-only", "--select", "I", "--quiet", "--force-exclude",
+             "--stdin-filename", "{path}", "-"))))
         # A project that lints with ruff gets its line length kept on the changed lines only
         # (``--range``) when it does not run ruff's formatter over whole files.
         whole = "ruff-format" in wanted
         candidates.append(("ruff", "ruff format", ruff and Tool(
             "ruff format" if whole else "ruff format --range", ruff,
-            ("format", "--quiet", "--stdin-filename", "{path}", "-"), _ruff_ranges, whole)))
+            ("format", "--quiet", "--force-exclude", "--stdin-filename", "{path}", "-"),
+            _ruff_ranges, whole)))
     if "black" in wanted:
         black = find("black")
         candidates.append(("black", "black", black and Tool(
-            "black", black, ("--quiet", "--stdin-filename", "{path}", "-"), _black_ranges)))
+            "black", black, ("--quiet", "--force-exclude", "--stdin-filename", "{path}", "-"),
+            _black_ranges)))
     for _, name, tool in candidates:
         if tool is None:
             style.missing.append(name)
