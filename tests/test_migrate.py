@@ -12,6 +12,8 @@ import re
 import shlex
 import shutil
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -750,3 +752,39 @@ def test_the_repository_s_own_linter_accepts_the_edits(tmp_path: Path) -> None:
     assert "`ruff check --select I` not run on `legacy/loader.py`: not clean by it" in body
     assert "Configured but not installed where this ran, so not run: `black`." in body
     assert entry["differs_from_single_run"] == []
+
+
+def test_sigterm_leaves_no_worktree_and_no_test_process(repo: Path, tmp_path: Path) -> None:
+    pid_file = tmp_path / "tests.pid"
+    command = f"echo $$ > {shlex.quote(str(pid_file))}; exec sleep 60"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "torchfix_codemods", "migrate", "--test-cmd", command, str(repo)],
+        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env={**os.environ, "PYTHONPATH": str(ROOT)})
+    deadline = time.monotonic() + 60
+    while not pid_file.exists() or not pid_file.read_text().strip():
+        assert time.monotonic() < deadline and process.poll() is None
+        time.sleep(0.1)
+    assert sh(repo, "worktree", "list").count("\n") == 1  # the migration's own worktree
+    process.terminate()
+    process.wait(timeout=30)
+    assert sh(repo, "worktree", "list").count("\n") == 0
+    tests_pid = int(pid_file.read_text())
+    deadline = time.monotonic() + 10
+    while _alive(tests_pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(tests_pid)
+    assert sh(repo, "branch", "--list", BRANCH) == ""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie (exited, not yet reaped by init in a container) counts as gone.
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().split(") ", 1)[1][0] != "Z"
+    except (OSError, IndexError):
+        return True

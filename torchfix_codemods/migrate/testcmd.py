@@ -53,6 +53,9 @@ def run_tests(command: str, cwd: str, timeout: float) -> SuiteOutcome:
             raw, _ = process.communicate()
             returncode = None
             raw += f"\n[torchfix-codemods: stopped after {timeout:g} s]\n".encode()
+        except BaseException:  # Ctrl-C or SIGTERM: its own session would outlive us
+            _stop(process)
+            raise
         read = read_junit(report) if returncode is not None else None
     finally:
         shutil.rmtree(reports, ignore_errors=True)
