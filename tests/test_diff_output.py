@@ -23,7 +23,7 @@ from torch.autograd import Variable
 
 
 def a(x):
-    return F.sigmoid(x)
+    return F.upsample(x, scale_factor=2)
 
 
 def unrelated():
@@ -174,7 +174,7 @@ def test_two_rules_on_one_call_label_only_that_hunk(tmp_path: Path) -> None:
     # second round, on the first one's output; its lines are carried back to the original.
     source = ("import torch\nimport torch.nn.functional as F\n\n\n"
               "def restore(model, path):\n    model.load_state_dict(torch.load(path))\n\n\n"
-              "def unrelated():\n    return 1\n\n\ndef gate(x):\n    return F.sigmoid(x)\n")
+              "def unrelated():\n    return 1\n\n\ndef gate(x):\n    return F.upsample(x, scale_factor=2)\n")
     (tmp_path / "m.py").write_text(source)
     assert hunk_headers(str(tmp_path / "m.py")) == [
         "@@ -3,7 +3,7 @@ TFC001 (safe), TFC002 (safe)", "@@ -11,4 +11,4 @@ TFC402 (safe)"]

@@ -143,9 +143,14 @@ def run_paths(
     mode: Mode,
     on_result: Callable[[FileResult], None] | None = None,
     show_progress: bool | None = None,
+    project_paths: list[str] | None = None,
 ) -> list[FileResult]:
     """Process every path, in parallel when it pays; results (and ``on_result`` calls) in the
-    order of ``paths``, each path under the settings in force for it."""
+    order of ``paths``, each path under the settings in force for it.
+
+    ``project_paths``: more files the project index covers (not analysed themselves), so a
+    run over a few files reads the same cross-file facts as a run over the whole project
+    (``migrate`` fixes one rule's files at a time)."""
     jobs = configuration.jobs or default_jobs()
     if show_progress is None:
         show_progress = sys.stderr.isatty() and len(paths) > 20
@@ -170,7 +175,7 @@ def run_paths(
             continue
         seen.setdefault(identity, path)
         contents[path] = (data, content_digest(data))
-    project = _project(work, contents, configuration, jobs)
+    project = _project(work, contents, configuration, jobs, project_paths or ())
     store = None
     if mode is Mode.CHECK and any(settings.cache for _, settings in work):
         from torchfix_codemods.cache import Store
@@ -230,13 +235,17 @@ class _Emitter:
 
 
 def _project(work: list[tuple[str, Settings]], contents: dict[str, tuple[bytes, str]],
-             configuration: Configuration, jobs: int) -> ProjectIndex | None:
-    """The project index, when a rule active for some file reads cross-file facts."""
+             configuration: Configuration, jobs: int,
+             also: Iterable[str] = ()) -> ProjectIndex | None:
+    """The project index, when a rule active for some file reads cross-file facts; over the
+    files of the run and ``also`` (read by the index builder, each under its own settings)."""
     from torchfix_codemods.indexing import build_project, index_needed
 
     if not index_needed(work):
         return None
     readable = [(path, settings) for path, settings in work if path in contents]
+    listed = {path for path, _ in readable}
+    readable += [(path, configuration.settings_for(path)) for path in also if path not in listed]
     return build_project(readable, configuration.run, jobs, contents)
 
 

@@ -5,9 +5,9 @@ answered once here and cached on the :class:`NameIndex`:
 
 * an *inference root* is a function named like ``evaluate``/``validate``/
   ``test``/``predict``/``infer``/``score`` (a name token, so ``run_validation``
-  and ``eval_epoch`` count) that is not a pytest ``test_*`` function, not a
-  Lightning ``*_step`` hook, and that calls a model, itself or through helpers
-  defined in the same file;
+  and ``eval_epoch`` count) that is not a pytest ``test_*`` function nor a
+  ``@pytest.fixture``, not a Lightning ``*_step`` hook, not called by a test that
+  trains, and that calls a model, itself or through helpers defined in the same file;
 * it never differentiates: no ``.backward()``, ``torch.autograd.grad``,
   optimizer ``step``/``zero_grad``, ``requires_grad_``/``.grad`` on any path it
   takes through this file. A helper shared with training
@@ -578,6 +578,8 @@ class InferenceAnalysis:
             return True
         if name in ("forward", "__call__") or name.startswith("on_"):
             return True
+        if any(self._is_fixture(d.decorator) for d in facts.node.decorators):
+            return True  # pytest hands its result to tests the file never calls itself
         if any(token in TRAINING_TOKENS for token in tokens):
             return True
         if facts.cls is not None:
@@ -587,6 +589,25 @@ class InferenceAnalysis:
             if self._model_method(facts):
                 return True
         return isinstance(facts.node.asynchronous, cst.Asynchronous)
+
+    def _is_fixture(self, decorator: cst.BaseExpression) -> bool:
+        """``@pytest.fixture`` (or ``@fixture(...)``, ``@pytest_asyncio.fixture``): a fixture
+        builds values for tests; it is neither inference nor a model."""
+        target = decorator.func if isinstance(decorator, cst.Call) else decorator
+        qualified = self.names.qualified_name(target) or dotted_name(target) or ""
+        return qualified == "fixture" or qualified.endswith(".fixture")
+
+    def _run_by_a_training_test(self, root: InferenceFunction) -> bool:
+        """A test function that differentiates (``loss.backward()``, ``optimizer.step()``)
+        calls it: the test trains, and ``eval()`` or ``no_grad`` added to the helper it calls
+        between steps would change what the test trains."""
+        return any(caller is not None and self._is_test(caller) and self.differentiates(caller)
+                   for _, caller in root.callers)
+
+    def _is_test(self, facts: FunctionFacts) -> bool:
+        name = facts.name
+        return (name.startswith("test_") or (self.pytest_file and name.startswith("test"))
+                or (facts.cls is not None and facts.cls.name.value.startswith("Test")))
 
     def _model_method(self, facts: FunctionFacts) -> bool:
         """A method of the model itself: of an ``nn.Module`` subclass, or reached from its
@@ -655,7 +676,7 @@ class InferenceAnalysis:
             if not uses or self._smoke_test(facts, uses):
                 continue
             root = self._root(facts, kind, uses)
-            if root.result_differentiated:
+            if root.result_differentiated or self._run_by_a_training_test(root):
                 continue  # training: a caller's loss is built from what it returns
             roots.append(root)
         # A helper called only from other inference roots (a nested `run_validate`) is

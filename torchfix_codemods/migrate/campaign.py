@@ -9,10 +9,13 @@ Past one machine, run one job per repository in CI (README, "Campaigns").
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import multiprocessing
 import queue
-from collections.abc import Callable
+import signal
+import threading
+from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
 from torchfix_codemods.migrate.model import MigrateOptions, RepoOutcome
@@ -42,6 +45,30 @@ def migrate_all(targets: list[Target], options: MigrateOptions,
     ``--jobs`` (or the CPU count) is shared: that many repositories at once, each
     engine run with the cores left over for it.
     """
+    with _terminated_cleanly():
+        return _migrate_all(targets, options, on_progress)
+
+
+@contextlib.contextmanager
+def _terminated_cleanly() -> Iterator[None]:
+    """SIGTERM (a CI job cancelled, ``timeout``) unwinds like Ctrl-C: every ``finally``
+    runs, so no temporary worktree is left registered in the user's repository."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(_signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _migrate_all(targets: list[Target], options: MigrateOptions,
+                 on_progress: OnProgress) -> list[RepoOutcome]:
     cores = options.overrides.jobs or default_jobs()
     if len(targets) <= 1 or cores <= 1:
         return [_migrate(target, options, lambda *step, i=i: on_progress(i, *step))
@@ -84,7 +111,17 @@ def _migrate(target: Target, options: MigrateOptions,
     outcome = migrate_repository(target, options, progress)
     progress("publishing" if options.push else "writing the PR body", 1, 1)
     publish(outcome, target, options)
+    progress(finished(outcome), 1, 1)  # a repository done early must not look busy
     return outcome
+
+
+def finished(outcome: RepoOutcome) -> str:
+    """The last progress line of a repository: how it ended."""
+    if outcome.error is not None:
+        return "failed"
+    new = len(outcome.new_commits)
+    what = f"done: {new} new commit{'' if new == 1 else 's'}"
+    return what + (", pushed" if outcome.pushed else "")
 
 
 __all__ = ["Refused", "migrate_all", "prepare_all"]

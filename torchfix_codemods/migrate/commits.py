@@ -49,16 +49,15 @@ def counted(count: int, one: str, many: str) -> str:
 
 
 def subject(label: str, codes: tuple[str, ...], applied: list[Finding], files: int) -> str:
+    """One style for every commit: ``LABEL: WHAT (N fixes in M files)``."""
     counts = f"{counted(len(applied), 'fix', 'fixes')} in {counted(files, 'file', 'files')}"
-    if label == "all":
-        return f"torchfix-codemods: {counts} ({', '.join(codes)})"
     if len(codes) > 1:
-        return f"{label}: {counts} ({', '.join(codes)})"
+        name = "torchfix-codemods" if label == "all" else label
+        return f"{name}: {', '.join(codes)} ({counts})"
     code = codes[0]  # a family commit with one rule in it is named by that rule
     descriptions = {f.fix.description for f in applied if f.fix is not None}
-    if len(descriptions) == 1:
-        return f"{code}: {descriptions.pop()} ({counts})"
-    return f"{code} {rule_by_code(code).name}: {counts}"
+    what = descriptions.pop() if len(descriptions) == 1 else rule_by_code(code).name
+    return f"{code}: {what} ({counts})"
 
 
 def why(code: str) -> str:
@@ -76,6 +75,24 @@ def launched_scripts(applied: list[Finding]) -> tuple[str, ...]:
                          and "torchrun" in f.fix.description}))
 
 
+_MAIN_GUARD = re.compile(r"""^if\s+__name__\s*==\s*['"]__main__['"]\s*:""", re.MULTILINE)
+SCRIPT, MODULE, TEST = "script", "module", "test"
+
+
+def launch_kind(path: str, text: str) -> str:
+    """What a migrated file is, for the torchrun advice: a test (pytest runs it as one
+    process: no launch line), a script (it runs: ``torchrun`` it) or a module (imported by
+    whatever script starts training: that script is the one to ``torchrun``)."""
+    parts = path.replace("\\", "/").split("/")
+    name = parts[-1]
+    if (name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
+            or any(part in ("tests", "test") for part in parts[:-1])):
+        return TEST
+    if name == "__main__.py" or (name.endswith(".py") and _MAIN_GUARD.search(text)):
+        return SCRIPT
+    return MODULE
+
+
 def changes(applied: list[Finding]) -> tuple[Change, ...]:
     counts = Counter((f.code, f.fix.description, f.fix.safety.value)
                      for f in applied if f.fix is not None)
@@ -83,10 +100,12 @@ def changes(applied: list[Finding]) -> tuple[Change, ...]:
                  for (code, description, level), count in sorted(counts.items()))
 
 
-def message(label: str, codes: tuple[str, ...], applied: list[Finding], files: int) -> str:
+def message(label: str, codes: tuple[str, ...], applied: list[Finding], files: int,
+            launch: tuple[str, ...] = (), imported: tuple[str, ...] = ()) -> str:
     """Subject, why, what changed with which safety, and the trailers a later run reads.
 
-    ``applied`` carries repository-relative paths.
+    ``applied`` carries repository-relative paths; ``launch`` and ``imported``: the migrated
+    scripts to start with torchrun, and the migrated modules the scripts that use them run.
     """
     safety = Counter(f.fix.safety.value for f in applied if f.fix is not None)
     paragraphs = [subject(label, codes, applied, files)]
@@ -108,7 +127,8 @@ def message(label: str, codes: tuple[str, ...], applied: list[Finding], files: i
         f"{TRAILER}-Files: {files}",
         f"{TRAILER}-Safety: {' '.join(f'{k}={v}' for k, v in sorted(safety.items()))}",
         f"{TRAILER}-Version: {__version__}",
-        *(f"{TRAILER}-Launch: {path}" for path in launched_scripts(applied)),
+        *(f"{TRAILER}-Launch: {path}" for path in launch),
+        *(f"{TRAILER}-Imported: {path}" for path in imported),
     ]))
     return "\n\n".join(paragraphs) + "\n"
 
@@ -129,6 +149,7 @@ def parse(sha: str, text: str) -> CommitRecord | None:
                             changes=tuple(Change(int(n), d, c, level) for n, d, c, level
                                           in _CHANGE_LINE.findall(text)),
                             launch=tuple(value for key, value in found if key == "Launch"),
+                            imported=tuple(value for key, value in found if key == "Imported"),
                             new=False)
     except ValueError:
         return None

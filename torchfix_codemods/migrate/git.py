@@ -27,12 +27,14 @@ def _env() -> dict[str, str]:
 
 
 def git(cwd: str, *args: str, stdin: str | None = None, env: dict[str, str] | None = None,
-        hooks: bool = False) -> str:
+        hooks: bool = False, whole: bool = False) -> str:
     """Run ``git args`` in ``cwd``; its stdout, or a GitError with its last stderr line.
 
     The repository's hooks run only where asked (``push``): a post-checkout or
     post-commit hook has no business in a temporary worktree. ``--no-optional-locks``
-    keeps ``git status`` from rewriting the user's index.
+    keeps ``git status`` from rewriting the user's index. ``whole``: the error carries all
+    of git's output, not its last line (a rejected push explains itself over several lines:
+    the ref, the remote's or a hook's reason, git's hints).
     """
     command = ["git", "--no-optional-locks", "-c", "core.quotepath=off"]
     if not hooks:
@@ -44,6 +46,10 @@ def git(cwd: str, *args: str, stdin: str | None = None, env: dict[str, str] | No
         raise GitError("git is not installed (or not on PATH)") from None
     if done.returncode != 0:
         detail = (done.stderr.strip() or done.stdout.strip()).splitlines()
+        if whole:
+            detail = [line.rstrip() for line in (done.stdout + done.stderr).splitlines()
+                      if line.strip() and line.strip() != "Done"]
+            detail = ["\n".join(detail)] if detail else []
         message = detail[-1] if detail else f"exit status {done.returncode}"
         raise GitError(f"git {' '.join(args[:2])}: {message}")
     return done.stdout
@@ -211,7 +217,8 @@ def push(repo: str, remote: str, branch: str, force: bool) -> None:
     args = ["push", "--quiet", "--porcelain"]
     if force:
         args.append("--force")  # the user asked to rebuild the branch (--force)
-    git(repo, *args, remote, refspec, hooks=True)  # a pre-push hook is the remote's policy
+    git(repo, *args, remote, refspec, hooks=True,  # a pre-push hook is the remote's policy
+        whole=True)
 
 
 def common_dir(repo: str) -> str:

@@ -7,11 +7,16 @@ outcomes travel back to the parent, which prints the table or the JSON.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from torchfix_codemods.findings import Finding
 from torchfix_codemods.settings import Overrides
 
 DEFAULT_BRANCH = "torchfix-codemods/migrate"
+JUNIT = "junit"
+"""Outcomes read test by test from the JUnit XML report pytest wrote for us."""
+EXIT_STATUS = "exit status"
+"""No report: the command's exit status is all that was read."""
 COMMIT_PER = ("rule", "family", "all")
 
 
@@ -41,9 +46,14 @@ class SuiteOutcome:
     """None when the command ran past its time limit and was stopped."""
     seconds: float
     failed: tuple[str, ...]
-    """Test ids pytest listed as FAILED or ERROR (empty for other runners)."""
+    """Ids (``classname::name``) of the test cases the JUnit report lists as failed or in
+    error, collection errors included (empty without a report)."""
     tail: str
     """The last lines of its output."""
+    reader: str = EXIT_STATUS
+    """How the outcome was read: :data:`JUNIT` or :data:`EXIT_STATUS`."""
+    tests: int | None = None
+    """Test cases in the report (None without one)."""
 
 
 @dataclass(frozen=True)
@@ -73,6 +83,8 @@ class CommitRecord:
     """What its fixes did, counted."""
     launch: tuple[str, ...] = ()
     """Scripts this commit migrated to DistributedDataParallel (TFC301): start them with torchrun."""
+    imported: tuple[str, ...] = ()
+    """Modules it migrated (not scripts, not tests): the scripts using them start with torchrun."""
     new: bool = True
     """Made by this run (False: already on the branch from an earlier run)."""
 
@@ -102,6 +114,14 @@ class RepoOutcome:
     remaining: list[Finding] = field(default_factory=list)
     tests_before: SuiteOutcome | None = None
     tests_after: SuiteOutcome | None = None
+    test_versions: str | None = None
+    """The Python and torch versions the tests ran on, as the test interpreter reports them."""
+    untested: str | None = None
+    """Why the commits could not be checked against the tests (None: they were)."""
+    style: Any = None
+    """The repository's style tools and what they did (:class:`~.style.Style`)."""
+    tests_reused: int = 0
+    """Test runs read back from an earlier run on the same tree instead of run again."""
     differs_from_single_run: list[str] = field(default_factory=list)
     """Files whose migrated text is not what one ``fix`` run gives, not counting dropped commits."""
     keyword_order_only: list[str] = field(default_factory=list)

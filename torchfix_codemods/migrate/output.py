@@ -19,7 +19,8 @@ def _tests_dict(outcome: SuiteOutcome | None) -> dict[str, Any] | None:
     if outcome is None:
         return None
     return {"passed": outcome.passed, "returncode": outcome.returncode,
-            "seconds": outcome.seconds, "failed": list(outcome.failed), "output": outcome.tail}
+            "seconds": outcome.seconds, "failed": list(outcome.failed), "output": outcome.tail,
+            "read_from": outcome.reader, "tests": outcome.tests}
 
 
 def repository_dict(outcome: RepoOutcome, options: MigrateOptions) -> dict[str, Any]:
@@ -37,6 +38,9 @@ def repository_dict(outcome: RepoOutcome, options: MigrateOptions) -> dict[str, 
             "command": options.test_cmd,
             "before": _tests_dict(outcome.tests_before),
             "after": _tests_dict(outcome.tests_after),
+            "versions": outcome.test_versions,
+            "untested": outcome.untested,
+            "reused_runs": outcome.tests_reused,
         },
         "differs_from_single_run": [
             {"path": p, "keyword_order_only": p in outcome.keyword_order_only}
@@ -116,4 +120,9 @@ def render_table(console: Console, outcomes: list[RepoOutcome], options: Migrate
         if o.pr_command:
             lines.append(f"open the pull request with: {o.pr_command}")
         for line in lines:
-            console.print(f"{escape(o.path)}: {escape(line)}", highlight=False, soft_wrap=True)
+            first, *rest = line.splitlines() or [""]
+            # A multi-line message (git's whole reason for a rejected push) stays whole,
+            # its continuation lines indented under the first.
+            console.print(f"{escape(o.path)}: {escape(first)}", highlight=False, soft_wrap=True)
+            for more in rest:
+                console.print(f"    {escape(more)}", highlight=False, soft_wrap=True)

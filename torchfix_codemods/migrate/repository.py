@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from torchfix_codemods.configuration import Configuration
 from torchfix_codemods.discovery import DiscoveryError, discover
 from torchfix_codemods.findings import FileResult, Finding
-from torchfix_codemods.migrate import commits, git
+from torchfix_codemods.migrate import commits, git, style, testsave
+from torchfix_codemods.migrate.commits import counted
 from torchfix_codemods.migrate.compare import same_program
 from torchfix_codemods.migrate.git import GitError
 from torchfix_codemods.migrate.model import (
@@ -37,7 +38,7 @@ from torchfix_codemods.migrate.model import (
     SuiteOutcome,
 )
 from torchfix_codemods.migrate.selection import MigrationConfiguration
-from torchfix_codemods.migrate.testcmd import newly_failing, run_tests
+from torchfix_codemods.migrate.testcmd import comparable, newly_failing, run_tests, versions
 from torchfix_codemods.runner import Mode, run_paths
 from torchfix_codemods.settings import ConfigError
 
@@ -146,6 +147,17 @@ class _Migration:
         self.progress = progress
         self.done = 0
         self.total = 2
+        self.files: list[str] = []
+        self.dropped_labels: set[str] = set()
+        self.dropped_paths: set[str] = set()
+        self.kept = (testsave.load(target.root, options.branch, options.test_cmd)
+                     if options.test_cmd is not None else None)
+        """Test runs by the tree they ran on: a replay in another order, or a later
+        ``migrate`` that finds the same trees, reads them back instead of running again."""
+        self.ran: set[str] = set()
+        """The trees this run tested itself."""
+        self.style = style.for_repository(worktree)
+        outcome.style = self.style
 
     def step(self, what: str) -> None:
         self.progress(what, self.done, self.total)
@@ -158,7 +170,7 @@ class _Migration:
         scope = os.path.normpath(os.path.join(self.worktree, self.target.subdir))
         settings = MigrationConfiguration(self.options.overrides, self.worktree)
         tracked = git.tracked_files(self.worktree)
-        files = [f for f in discover([scope], settings) if self.relative(f) in tracked]
+        self.files = [f for f in discover([scope], settings) if self.relative(f) in tracked]
         self._read_existing_commits()
         if self.target.dirty:
             self.outcome.notes.append(
@@ -166,9 +178,10 @@ class _Migration:
                 "the migration starts from the last commit and does not include them.")
 
         self.step("planning")
-        reference = run_paths(files, settings, Mode.FIX, show_progress=False)
+        reference = run_paths(self.files, settings, Mode.FIX, show_progress=False)
         self._note_errors(reference)
         changed = [r.path for r in reference if r.changed]
+        self._restyle([self.relative(p) for p in changed], record=False)
         fixed_by: dict[str, set[str]] = {}
         for result in reference:
             for finding in _applied(result):
@@ -179,50 +192,92 @@ class _Migration:
         testing = self.options.test_cmd is not None
         self.total = 2 + len(plan) * (2 if testing else 1) + (1 if testing else 0)
 
-        if testing:
-            self._test_base()
-        dropped_labels: set[str] = set()
-        dropped_paths: set[str] = set()
-        for number in range(MAX_PASSES):
-            made = False
-            for label, codes in plan:
-                if label in dropped_labels:
-                    continue
-                # First pass: the files the reference run fixed with these codes. Later
-                # passes: every file it changed (a fix that needs another rule's fix first).
-                paths = (sorted(set().union(*(fixed_by[c] for c in codes))) if number == 0
-                         else changed)
-                if number == 0:
-                    self.step(f"{label}: fixing")
-                record, touched = self._apply(label, codes, paths, settings)
-                if record is None:
-                    continue
-                if testing and not self._keep(record, touched, dropped_paths):
-                    dropped_labels.add(label)
-                    continue
-                self.outcome.commits.append(record)
-                made = True
-            if not made:
-                break
-
-        if testing and self.outcome.commits and self.outcome.tests_after is None:
-            self.outcome.tests_after = self._tests("tests on the branch")
+        self._commit_rules(plan, fixed_by, changed, settings)
         final = git.head(self.worktree)
+        if testing:
+            self._final_tests()
         differs = [p for p in git.changed_paths(self.worktree, reference_tree, final)
-                   if p not in dropped_paths]
+                   if p not in self.dropped_paths]
         self.outcome.differs_from_single_run = differs
         self.outcome.keyword_order_only = [
             p for p in differs if same_program(
                 p, git.read_blob(self.worktree, reference_tree, p),
                 git.read_blob(self.worktree, final, p))]
         self.step("findings left for a person")
-        left = run_paths(files, settings, Mode.CHECK, show_progress=False)
+        left = run_paths(self.files, settings, Mode.CHECK, show_progress=False)
         self.outcome.remaining = sorted(
             (dataclasses.replace(f, path=self.relative(f.path)) for r in left for f in r.findings),
             key=Finding.sort_key)
         self._update_branch(final)
 
     # ------------------------------------------------------------------ steps
+    def _commit_rules(self, plan: list[tuple[str, tuple[str, ...]]],
+                      fixed_by: dict[str, set[str]], changed: list[str],
+                      settings: MigrationConfiguration) -> None:
+        """A commit per label, in ``plan``'s order; never two for one label.
+
+        Passes repeat while a rule finds more to fix (a fix that needs another rule's fix
+        first). When a rule that already has its commit finds more in a later pass, the
+        branch is rebuilt from its start with that rule moved after the others, so its
+        fixes stay in one commit; a rule committed by an earlier run is never given a
+        second commit (its new fixes stay in the checklist, with a note).
+        """
+        codes_of = dict(plan)
+        order = [label for label, _ in plan]
+        earlier = list(self.outcome.commits)
+        earlier_labels = {c.label for c in earlier}
+        left_out: dict[str, int] = {}
+        for attempt in range(MAX_PASSES):
+            self.outcome.commits = list(earlier)
+            made_here: set[str] = set()
+            moved = None
+            for number in range(MAX_PASSES):
+                made = False
+                for label in order:
+                    if label in self.dropped_labels:
+                        continue
+                    codes = codes_of[label]
+                    # First pass: the files the reference run fixed with these codes. Later
+                    # passes: every file it changed (a fix that needs another rule's fix first).
+                    paths = (sorted(set().union(*(fixed_by[c] for c in codes))) if number == 0
+                             else changed)
+                    if number == 0 and attempt == 0:
+                        self.step(f"{label}: fixing")
+                    applied, touched = self._fix(codes, paths, settings)
+                    if not touched:
+                        continue
+                    if label in earlier_labels or label in made_here:
+                        git.reset_hard(self.worktree, "HEAD")  # never a second commit
+                        if label in earlier_labels:
+                            left_out[label] = len(applied)
+                            continue
+                        moved = label
+                        break
+                    record = self._commit(label, codes, applied, touched)
+                    if self.options.test_cmd is not None and not self._keep(record, touched):
+                        self.dropped_labels.add(label)
+                        continue
+                    self.outcome.commits.append(record)
+                    made_here.add(label)
+                    made = True
+                if moved is not None or not made:
+                    break
+            if moved is None:
+                break
+            if attempt == MAX_PASSES - 1:
+                self.outcome.notes.append(
+                    f"{moved} finds more to fix after other rules' commits even when applied "
+                    "last; those fixes are left for a person (one commit per rule).")
+                break
+            order = [label for label in order if label != moved] + [moved]
+            git.reset_hard(self.worktree, self.target.start)
+        for label, count in sorted(left_out.items()):
+            self.outcome.notes.append(
+                f"{label} has {counted(count, 'fix', 'fixes')} more than its commit on the "
+                "branch (code added since, or another torchfix-codemods version); the branch "
+                "keeps one commit per rule, so they are listed below: delete the branch and "
+                "run again to include them.")
+
     def _read_existing_commits(self) -> None:
         if self.target.start == self.target.base:
             return
@@ -242,55 +297,124 @@ class _Migration:
             if result.error:
                 self.outcome.notes.append(f"`{self.relative(result.path)}`: {result.error}")
 
-    def _apply(self, label: str, codes: tuple[str, ...], paths: list[str],
-               settings: MigrationConfiguration) -> tuple[CommitRecord | None, list[str]]:
-        alone = settings.narrowed(codes)
-        results = run_paths(paths, alone, Mode.FIX, show_progress=False)
+    def _fix(self, codes: tuple[str, ...], paths: list[str],
+             settings: MigrationConfiguration) -> tuple[list[Finding], list[str]]:
+        """Apply ``codes`` alone to ``paths`` (uncommitted); the fixes and the files changed.
+
+        The project index covers every file of the migration, as in one ``fix`` run, so
+        a fix that reads another file's facts is made whatever files it is applied to."""
+        results = run_paths(paths, settings.narrowed(codes), Mode.FIX, show_progress=False,
+                            project_paths=self.files)
         touched = [self.relative(r.path) for r in results if r.changed]
-        if not touched:
-            return None, []
         applied = [dataclasses.replace(f, path=self.relative(f.path))
                    for r in results if r.changed for f in _applied(r)]
+        self._restyle(touched)
+        return applied, touched
+
+    def _restyle(self, touched: list[str], record: bool = True) -> None:
+        """The repository's import sorter and formatter over the files just fixed (see
+        :mod:`~torchfix_codemods.migrate.style`); ``record``: count it for the PR body."""
+        if not self.style.tools:
+            return
+        ran, skipped = self.style.ran, self.style.skipped
+        if not record:  # the reference run: styled the same way, not reported
+            self.style.ran, self.style.skipped = {}, {}
+        try:
+            for relative in touched:
+                if not relative.endswith(".py"):
+                    continue
+                path = os.path.join(self.worktree, relative)
+                original = git.read_blob(self.worktree, "HEAD", relative)
+                with open(path, encoding="utf-8", newline="") as handle:
+                    fixed = handle.read()
+                text = (original or b"").decode("utf-8", errors="replace")
+                styled = self.style.apply(path, relative, text, fixed)
+                if styled != fixed:
+                    with open(path, "w", encoding="utf-8", newline="") as handle:
+                        handle.write(styled)
+        finally:
+            if not record:
+                self.style.ran, self.style.skipped = ran, skipped
+
+    def _commit(self, label: str, codes: tuple[str, ...], applied: list[Finding],
+                touched: list[str]) -> CommitRecord:
         used = tuple(c for c in codes if any(f.code == c for f in applied))
-        text = commits.message(label, used, applied, len(touched))
+        kinds = {path: commits.launch_kind(path, self._text(path))
+                 for path in commits.launched_scripts(applied)}
+        launch = tuple(p for p, kind in kinds.items() if kind == commits.SCRIPT)
+        imported = tuple(p for p, kind in kinds.items() if kind == commits.MODULE)
+        text = commits.message(label, used, applied, len(touched), launch, imported)
         sha = git.commit(self.worktree, touched, text)
         safety = Counter(f.fix.safety.value for f in applied if f.fix is not None)
-        record = CommitRecord(sha, label, used, text.splitlines()[0], len(touched), len(applied),
-                              dict(sorted(safety.items())), commits.changes(applied),
-                              commits.launched_scripts(applied))
-        return record, touched
+        return CommitRecord(sha, label, used, text.splitlines()[0], len(touched), len(applied),
+                            dict(sorted(safety.items())), commits.changes(applied),
+                            launch, imported)
+
+    def _text(self, relative: str) -> str:
+        try:
+            with open(os.path.join(self.worktree, relative), encoding="utf-8",
+                      errors="replace") as handle:
+                return handle.read()
+        except OSError:
+            return ""
 
     def _tests(self, what: str) -> SuiteOutcome:
+        """The test command's outcome on HEAD's tree: run, or read back when this tree was
+        tested already (in this run, or an earlier one with the same command)."""
+        assert self.kept is not None
+        tree = git.tree_of(self.worktree, "HEAD")
+        if tree in self.kept.runs:
+            if tree not in self.ran:
+                self.outcome.tests_reused += 1
+            return self.kept.runs[tree]
         self.step(what)
         assert self.options.test_cmd is not None
         outcome = run_tests(self.options.test_cmd, self.worktree, self.options.test_timeout)
         git.reset_hard(self.worktree, "HEAD")  # tests may rewrite tracked files
+        self.kept.runs[tree] = outcome
+        self.ran.add(tree)
         return outcome
 
-    def _test_base(self) -> None:
-        if self.target.start != self.target.base:
+    def _base_tests(self) -> SuiteOutcome:
+        """The tests on the base, run once, when a commit is first to be checked."""
+        if self.outcome.tests_before is None:
+            assert self.options.test_cmd is not None and self.kept is not None
+            here = git.head(self.worktree)
             git.reset_hard(self.worktree, self.target.base)
-        self.outcome.tests_before = self._tests("tests on the base")
-        if self.target.start != self.target.base:
-            git.reset_hard(self.worktree, self.target.start)
-        if not self.outcome.tests_before.passed and not self.outcome.tests_before.failed:
-            self.outcome.notes.append(
-                "The tests already fail on the base and their output names no failing test "
-                "(pytest's `FAILED id` lines), so no commit could be checked against them.")
+            self.outcome.tests_before = self._tests("tests on the base")
+            if self.kept.versions is None or git.tree_of(self.worktree, "HEAD") in self.ran:
+                self.kept.versions = versions(self.options.test_cmd, self.worktree)
+            self.outcome.test_versions = self.kept.versions
+            git.reset_hard(self.worktree, here)
+            self.outcome.untested = comparable(self.outcome.tests_before)
+        return self.outcome.tests_before
 
-    def _keep(self, record: CommitRecord, touched: list[str], dropped_paths: set[str]) -> bool:
-        """Run the tests after ``record``; drop it (and say why) when they newly fail."""
+    def _keep(self, record: CommitRecord, touched: list[str]) -> bool:
+        """Run the tests after ``record``; drop it (and say why) when they fail in a way the
+        base did not. Kept untested when the base run cannot be compared with."""
+        before = self._base_tests()
+        if self.outcome.untested is not None:
+            return True
         after = self._tests(f"{record.label}: testing")
-        assert self.outcome.tests_before is not None
-        reason = newly_failing(self.outcome.tests_before, after)
+        reason = newly_failing(before, after)
         if reason is None:
-            self.outcome.tests_after = after
             return True
         git.reset_hard(self.worktree, "HEAD~1")
-        dropped_paths.update(touched)
-        self.outcome.dropped.append(Dropped(record.label, record.codes, record.subject, reason,
-                                            after.tail))
+        self.dropped_paths.update(touched)
+        if all(d.label != record.label for d in self.outcome.dropped):
+            self.outcome.dropped.append(Dropped(record.label, record.codes, record.subject,
+                                                reason, after.tail))
         return False
+
+    def _final_tests(self) -> None:
+        """The tests on the branch as it ends (read back when that tree was tested), and
+        every run kept for the next ``migrate``."""
+        assert self.kept is not None
+        if self.outcome.commits:
+            before = self._base_tests()
+            if before.returncode is not None:  # a base that timed out is not run again
+                self.outcome.tests_after = self._tests("tests on the branch")
+        testsave.save(self.target.root, self.options.branch, self.kept)
 
     def _update_branch(self, final: str) -> None:
         if final != self.target.branch_sha and (self.target.branch_sha is not None

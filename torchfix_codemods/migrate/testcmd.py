@@ -1,44 +1,111 @@
 """``--test-cmd``: run a repository's own tests and tell whether a commit broke them.
 
 The command runs through the shell in the migration's worktree, in its own
-process group so a time-out stops everything it started. Pass/fail is its
-exit status; when the output carries pytest's summary lines (``FAILED id``,
-``ERROR id``), the failing test ids are kept too, so a repository whose tests
-already fail on the base can still tell a commit that breaks more of them.
+process group so a time-out stops everything it started. Outcomes are read from
+a structured report, never from the command's text (colour, ``-q``, a plugin's
+layout would change what text says): ``PYTEST_ADDOPTS`` asks any pytest the
+command starts for a JUnit XML report in a directory of ours, and each test's
+id (``classname::name``, compared whole, spaces and parametrisation brackets
+included) is read from it. A command that writes no report (not pytest) is read
+by its exit status alone, and the PR body says so.
 """
 
 from __future__ import annotations
 
 import os
-import re
+import shlex
+import shutil
 import signal
 import subprocess
+import tempfile
 import time
+import xml.etree.ElementTree as ElementTree
 
-from torchfix_codemods.migrate.model import SuiteOutcome
+from torchfix_codemods.migrate.model import EXIT_STATUS, JUNIT, SuiteOutcome
 
 TAIL_LINES = 40
 TAIL_CHARS = 4000
-_FAILED_ID = re.compile(r"^(?:FAILED|ERROR) (\S+)", re.MULTILINE)
+REPORT_NAME = "junit.xml"
+_VERSIONS = ("import sys\nprint('Python ' + sys.version.split()[0])\n"
+             "try:\n    import torch\nexcept Exception:\n    print('torch not importable')\n"
+             "else:\n    print('torch ' + torch.__version__)\n")
 
 
 def run_tests(command: str, cwd: str, timeout: float) -> SuiteOutcome:
+    """One run of ``command`` in ``cwd``, stopped (with everything it started) after ``timeout``."""
     started = time.monotonic()
-    process = subprocess.Popen(command, shell=True, cwd=cwd, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                               start_new_session=True)
+    reports = tempfile.mkdtemp(prefix="torchfix-tests-")
+    report = os.path.join(reports, REPORT_NAME)
+    env = dict(os.environ)
+    # Appended: the user's own PYTEST_ADDOPTS stay in force; ours comes last, so it wins.
+    env["PYTEST_ADDOPTS"] = " ".join(
+        part for part in (env.get("PYTEST_ADDOPTS", ""), shlex.quote(f"--junitxml={report}"))
+        if part)
     try:
-        raw, _ = process.communicate(timeout=timeout)
-        returncode: int | None = process.returncode
-    except subprocess.TimeoutExpired:
-        _stop(process)
-        raw, _ = process.communicate()
-        returncode = None
-        raw += f"\n[torchfix-codemods: stopped after {timeout:g} s]\n".encode()
+        process = subprocess.Popen(command, shell=True, cwd=cwd, stdout=subprocess.PIPE,
+                                   stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                   start_new_session=True, env=env)
+        try:
+            raw, _ = process.communicate(timeout=timeout)
+            returncode: int | None = process.returncode
+        except subprocess.TimeoutExpired:
+            _stop(process)
+            raw, _ = process.communicate()
+            returncode = None
+            raw += f"\n[torchfix-codemods: stopped after {timeout:g} s]\n".encode()
+        except BaseException:  # Ctrl-C or SIGTERM: its own session would outlive us
+            _stop(process)
+            raise
+        read = read_junit(report) if returncode is not None else None
+    finally:
+        shutil.rmtree(reports, ignore_errors=True)
     output = raw.decode("utf-8", errors="replace")
-    return SuiteOutcome(passed=returncode == 0, returncode=returncode,
-                       seconds=round(time.monotonic() - started, 2),
-                       failed=tuple(sorted(set(_FAILED_ID.findall(output)))), tail=tail(output))
+    seconds = round(time.monotonic() - started, 2)
+    if read is None:
+        return SuiteOutcome(passed=returncode == 0, returncode=returncode, seconds=seconds,
+                            failed=(), tail=tail(output), reader=EXIT_STATUS)
+    failed, count = read
+    return SuiteOutcome(passed=returncode == 0 and not failed, returncode=returncode,
+                        seconds=seconds, failed=failed, tail=tail(output), reader=JUNIT,
+                        tests=count)
+
+
+def read_junit(path: str) -> tuple[tuple[str, ...], int] | None:
+    """(ids of the failed or erroring test cases, number of test cases) from a JUnit XML
+    report; None when there is none or it cannot be read (a run that crashed half-way)."""
+    try:
+        root = ElementTree.parse(path).getroot()
+    except (OSError, ElementTree.ParseError):
+        return None
+    failed: set[str] = set()
+    count = 0
+    for case in root.iter("testcase"):
+        count += 1
+        if any(child.tag in ("failure", "error") for child in case):
+            failed.add(test_id(case.get("classname", ""), case.get("name", "")))
+    return tuple(sorted(failed)), count
+
+
+def test_id(classname: str, name: str) -> str:
+    """``tests.test_io::test_load[a b]``; a collection error (no class) is its module's name."""
+    return f"{classname}::{name}" if classname else name
+
+
+def versions(command: str, cwd: str) -> str:
+    """The Python and torch versions of the interpreter the tests run on, best effort:
+    the command's own ``python...`` when it names one, else the ``python`` on PATH."""
+    words = shlex.split(command) if command.strip() else []
+    interpreter = next((w for w in words[:1] if os.path.basename(w).startswith("python")),
+                       shutil.which("python") or shutil.which("python3"))
+    if interpreter is None:
+        return "unknown (no python on PATH)"
+    try:
+        done = subprocess.run([interpreter, "-c", _VERSIONS], cwd=cwd, capture_output=True,
+                              text=True, timeout=120, check=False, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired):
+        return f"unknown (`{interpreter}` did not answer)"
+    lines = done.stdout.strip().splitlines()
+    return ", ".join(lines) if done.returncode == 0 and lines else "unknown"
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:
@@ -53,16 +120,37 @@ def tail(output: str) -> str:
     return "\n".join(lines)[-TAIL_CHARS:]
 
 
+def comparable(before: SuiteOutcome) -> str | None:
+    """Why commits cannot be checked against this base run, or None when they can."""
+    if before.returncode is None:
+        return "the test command ran past its time limit on the base"
+    if not before.passed and before.reader == EXIT_STATUS:
+        return (f"the test command fails on the base (exit status {before.returncode}) and "
+                "writes no JUnit report (it is not pytest), so a commit's new failures cannot "
+                "be told from the base's")
+    return None
+
+
 def newly_failing(before: SuiteOutcome, after: SuiteOutcome) -> str | None:
-    """Why ``after`` is worse than ``before``, or None when it is not (or cannot be told)."""
+    """Why ``after`` is worse than ``before``, or None when it is not.
+
+    Only called when ``comparable(before)`` is None.
+    """
+    if after.returncode is None:
+        return "the test command ran past its time limit after this commit"
     if after.passed:
         return None
-    if after.returncode is None and before.returncode is not None:
-        return "the test command ran past its time limit after this commit"
-    if before.passed:
+    if before.passed and after.reader == EXIT_STATUS and before.reader == EXIT_STATUS:
         return f"tests passed on the base and fail after this commit (exit status {after.returncode})"
+    if after.reader == EXIT_STATUS:  # the base wrote a report and this run did not
+        return (f"the test run ended without its JUnit report (exit status {after.returncode}): "
+                "it crashed or stopped before the tests ran")
     new = sorted(set(after.failed) - set(before.failed))
     if new:
         shown = ", ".join(new[:5]) + (f" and {len(new) - 5} more" if len(new) > 5 else "")
         return f"tests that passed on the base fail after this commit: {shown}"
+    if before.passed or (before.returncode in (0, 1) and after.returncode not in (0, 1)):
+        # Nothing new failed in the report, yet the command failed in another way.
+        return (f"the test command ended with exit status {after.returncode} after this commit "
+                f"and {before.returncode} on the base")
     return None

@@ -53,7 +53,11 @@ class MissingEval(Rule):
     `torch.autograd.grad`, optimizer step, `requires_grad_`) on any path it
     takes through this file; a helper shared with training and called with
     `train=False` is followed with that value, so code under `if train:` does
-    not count. A pytest `test_*` function is not inference, nor is a smoke test
+    not count. A pytest `test_*` function is not inference, nor is a
+    `@pytest.fixture` (pytest hands its result to tests that may differentiate
+    it), nor a helper called by a test that trains (calls `.backward()` or
+    steps an optimizer: `eval()` there would change what the test trains), nor
+    a smoke test
     that builds its model right there from a class (random initial weights,
     nothing loaded) and runs it to check shapes (`def test(): net = VGG('VGG11');
     print(net(torch.randn(2, 3, 32, 32)).size())` in every model file of
