@@ -276,8 +276,8 @@ def test_a_flag_guard_keeps_its_other_statements_and_the_wrap_follows_the_world_
     fixed = fixed_text(PREFIX + body, ["TFC301"], unsafe=True)
     assert ("    if args.multi_gpu:\n        if _ddp_is_main():  # TFC301: rank 0 only\n"
             "            print('using', torch.cuda.device_count(), 'GPUs')\n"
-            "    if _ddp_setup()[2] > 1:  # TFC301: every process of `torchrun --nproc_per_node=N "
-            "case.py` wraps (was: `if args.multi_gpu:`)\n"
+            "    if _ddp_setup()[2] > 1 or args.multi_gpu:  # TFC301: every process of a launch "
+            "wraps, one process where it did (was: `if args.multi_gpu:`)\n"
             "        model = _ddp_wrap(model)\n"
             "    if args.multi_gpu:\n        torch.backends.cudnn.benchmark = True\n") in fixed
 

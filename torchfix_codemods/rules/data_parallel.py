@@ -56,7 +56,8 @@ RANK_ZERO = frozenset({"torch.save", "os.mkdir", "os.makedirs"})
 one directory after both saw it missing) race."""
 FIRST_GPU = ('"cuda:0"', "'cuda:0'")
 EVALUATION = frozenset({"torch.no_grad", "torch.inference_mode"})
-HELPERS = ("_ddp_setup", "_ddp_is_main", "_ddp_wrap", "_ddp_cleanup", "_ddp_world")
+HELPERS = ("_ddp_setup", "_ddp_is_main", "_ddp_wrap", "_ddp_cleanup", "_ddp_world",
+           "_ddp_unwrap")
 
 CHECKLIST = (
     "migration checklist: init the process group (nccl on GPU, gloo on CPU) from LOCAL_RANK/"
@@ -91,6 +92,8 @@ def _ddp_setup():
             # No launcher: a one-process group on an in-memory store, no address or port.
             store = {dist}.HashStore()
             {dist}.init_process_group(backend, store=store, rank=0, world_size=1)
+        # Torn down at exit too: a sys.exit() or an early return skips the call at the end.
+        {atexit}(_ddp_cleanup)
     return local_rank, rank, world_size, device
 
 
@@ -118,6 +121,17 @@ def _ddp_cleanup():
     if {dist}.is_initialized():
         {dist}.barrier()
         {dist}.destroy_process_group()
+'''
+
+
+# Written only where the file pickles the wrapper itself (`torch.save(net, path)`,
+# `torch.save({"net": net}, path)`): a pickled DistributedDataParallel cannot be loaded by a
+# process without a process group ("Default process group has not been initialized").
+_UNWRAP_TEMPLATE = '''
+def _ddp_unwrap(module):
+    # TFC301: save the model itself, not the DDP wrapper: a pickled DistributedDataParallel
+    # loads only in a process that has a process group. torch.load gives the bare model.
+    return module.module if isinstance(module, {ddp}) else module
 '''
 
 
@@ -372,10 +386,10 @@ class DataParallelToDDP(Rule):
             "    for epoch in range(2):\n        for x, y in loader:\n"
             "            model(x).sum().backward()\n"
             "    torch.save(model.module.state_dict(), 'm.pt')\n",
-            "import torch\nfrom torch import nn\nimport os\n\n"
+            "import torch\nfrom torch import nn\nimport atexit\nimport os\n\n"
             + _HELPER_TEMPLATE.format(
                 script="case.py", environ="os.environ", torch="torch", dist="torch.distributed",
-                ddp="nn.parallel.DistributedDataParallel")
+                ddp="nn.parallel.DistributedDataParallel", atexit="atexit.register")
             + "\n\ndef main(ds):\n"
             "    _ddp_setup()  # TFC301: join the process group before anything uses a device\n"
             "    # TFC301: DDP's batch_size is per process: global batch // world size keeps the "
@@ -699,6 +713,8 @@ class _Migration:
         """Its epoch loop, once found."""
         self.first_gpu: list[cst.SimpleString] = []
         """The file's ``"cuda:0"`` literals."""
+        self.unwraps = False
+        """A save of the wrapper itself was rewritten to ``_ddp_unwrap(...)``."""
         self.wrap: cst.Call | None = None
         self.loader_name: str | None = None
         """The name the epoch loop reads the loader by, when only that is known."""
@@ -733,6 +749,7 @@ class _Migration:
             self._set_epoch_each_epoch(loop, loader_name)
             training = self.names.scope_of(loop)
         self._outputs_on_rank_zero()
+        self._save_the_model_not_the_wrapper(placed)
         self._own_device_per_process()
         if training is not None:
             self._cleanup_last(training)
@@ -918,8 +935,8 @@ class _Migration:
         condition = " ".join(code_of(guard.test).split())
         header = cst.TrailingWhitespace(
             whitespace=cst.SimpleWhitespace("  "),
-            comment=cst.Comment(f"# TFC301: every process of `{self.launch}` wraps (was: "
-                                f"`if {condition}:`)"))
+            comment=cst.Comment(f"# TFC301: every process of a launch wraps, one process "
+                                f"where it did (was: `if {condition}:`)"))
 
         def split(node: cst.CSTNode) -> cst.FlattenSentinel:
             assert isinstance(node, cst.If) and isinstance(node.body, cst.IndentedBlock)
@@ -931,7 +948,7 @@ class _Migration:
                     runs[-1][1].append(statement)
                 else:
                     runs.append((wrap, [statement]))
-            world = cst.parse_expression("_ddp_setup()[2] > 1")
+            world = _wrap_condition(node.test)
             parts: list[cst.BaseStatement] = []
             for wrap, run in runs:
                 leading = node.leading_lines if not parts else []
@@ -1075,6 +1092,42 @@ class _Migration:
             if line is not None and len(line.body) == 1 and isinstance(line.body[0], cst.Expr):
                 self.edits.rewrite(line, _rank_zero_guard)
 
+    def _save_the_model_not_the_wrapper(
+            self, placed: list[tuple[cst.BaseStatement, cst.If | None, cst.BaseExpression]],
+    ) -> None:
+        """``torch.save(net, path)`` or ``torch.save({"net": net, ...}, path)`` with ``net`` the
+        wrapped model pickles the wrapper: DataParallel loads anywhere, a DistributedDataParallel
+        only where a process group exists. ``net`` becomes ``_ddp_unwrap(net)`` (the model
+        itself; the wrapper only where it is one, so an unwrapped run saves what it saved)."""
+        targets = [t for unit, _, _ in placed if (t := _wrap_target(unit)) is not None]
+        if not targets:
+            return
+        for output in self.outputs:
+            if self.names.qualified_name(output.func) != "torch.save":
+                continue
+            saved = argument(output, "obj", 0)
+            if saved is None:
+                continue
+            for node in _saved_objects(saved.value):
+                if any(self._same_object(node, target) for target in targets):
+                    self.unwraps = True
+                    self.edits.rewrite(node, lambda old: cst.Call(
+                        cst.Name("_ddp_unwrap"), [cst.Arg(old)]))  # type: ignore[arg-type]
+
+    def _same_object(self, node: cst.BaseExpression, target: cst.BaseExpression) -> bool:
+        """``net`` (or ``self.net``) here is the name the wrap assigned: the same code, and its
+        root name bound in the same scope (``self`` in the same class)."""
+        if code_of(node) != code_of(target):
+            return False
+        root, wrapped = _root_name(node), _root_name(target)
+        if root is None or wrapped is None:
+            return False
+        if root.value == "self" and isinstance(node, cst.Attribute):
+            here = self.names.enclosing(node, cst.ClassDef)
+            return here is not None and here is self.names.enclosing(target, cst.ClassDef)
+        seen = self.names.lookup(root.value, self.names.scope_of(node))
+        return seen is not None and seen[0] is self.names.scope_of(wrapped)
+
     def _own_device_per_process(self) -> None:
         """``"cuda:0"`` -> ``"cuda"``: after ``_ddp_setup()``'s ``set_device(local_rank)``,
         ``"cuda"`` is this process's GPU (GPU 0 in a one-process run, as before); a pinned
@@ -1121,7 +1174,8 @@ class _Migration:
     def _helpers_after_imports(self, scope: Scope) -> None:
         """The helper block right after the file's leading imports."""
         anchor = self._helper_anchor()
-        helpers, needs = self._helpers(anchor)
+        template = _HELPER_TEMPLATE + (_UNWRAP_TEMPLATE if self.unwraps else "")
+        helpers, needs = self._helpers(anchor, template)
         self.imports.extend(needs)
         self.edits.after(anchor, *helpers)
         if scope.kind == "module":
@@ -1311,6 +1365,7 @@ class _Migration:
             "dist": ("torch.distributed", "torch.distributed"),
             "environ": ("os.environ", "os"),
             "ddp": (DDP, "torch.nn.parallel"),
+            "atexit": ("atexit.register", "atexit"),
         }
         refs = {key: imports.reference(name, after, module)
                 for key, (name, module) in wanted.items() if "{" + key + "}" in template}
@@ -1327,6 +1382,91 @@ def _comprehension_of(value: cst.BaseExpression, element: cst.BaseExpression) ->
     if isinstance(value, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
         return value.elt is element
     return isinstance(value, cst.DictComp) and value.value is element
+
+
+DEVICE_WORDS = ("gpu", "cuda", "device", "parallel", "distributed")
+"""A condition that names one of these is about devices (``n_gpu > 1``, ``len(opt.gpu_ids)``,
+``device == "cuda"``, ``args.data_parallel``): false under ``torchrun`` on CPU, or on one GPU
+per process, where every process must still wrap."""
+
+
+def _wrap_condition(test: cst.BaseExpression) -> cst.BaseExpression:
+    """The wrap's own condition. Every process of a launch wraps (world size > 1); one process
+    wraps where the original did, so a later ``model.module`` stays valid (``_ddp_wrap`` gives
+    a one-process DDP). Of an ``and`` chain, the conditions not about devices (``opt.isTrain``,
+    ``not opt.fp16``) hold under the launch too: ``opt.isTrain and len(opt.gpu_ids) and not
+    opt.fp16`` becomes ``opt.isTrain and (_ddp_setup()[2] > 1 or len(opt.gpu_ids)) and not
+    opt.fp16``."""
+    world = "_ddp_setup()[2] > 1"
+    conjuncts = list(_conjuncts(test))
+    device = [c for c in conjuncts if _about_devices(c)]
+    if not device or len(device) == len(conjuncts):
+        whole = code_of(test).strip()
+        if isinstance(test, cst.BooleanOperation | cst.IfExp | cst.Lambda | cst.NamedExpr) \
+                and not test.lpar:
+            whole = f"({whole})"
+        return cst.parse_expression(f"{world} or {whole}")
+    parts: list[str] = []
+    for conjunct in conjuncts:
+        if conjunct is device[0]:
+            parts.append(f"({world} or " + " and ".join(code_of(d).strip() for d in device) + ")")
+        elif not any(conjunct is d for d in device):
+            parts.append(code_of(conjunct).strip())
+    return cst.parse_expression(" and ".join(parts))
+
+
+def _conjuncts(test: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
+    """``a``, ``b``, ``c`` of ``a and b and c`` (unparenthesised ``and`` only)."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And) \
+            and not test.lpar:
+        yield from _conjuncts(test.left)
+        yield from _conjuncts(test.right)
+    else:
+        yield test
+
+
+def _about_devices(node: cst.BaseExpression) -> bool:
+    words = [n.value for n in (node, *walk_local(node)) if isinstance(n, cst.Name)]
+    words += [n.evaluated_value for n in (node, *walk_local(node))
+              if isinstance(n, cst.SimpleString) and isinstance(n.evaluated_value, str)]
+    return any(word in w.lower() for w in words for word in DEVICE_WORDS)
+
+
+def _wrap_target(unit: cst.BaseStatement) -> cst.BaseExpression | None:
+    """``net`` of ``net = DataParallel(net)`` (a name or an attribute chain); None for a loop
+    or a comprehension over models."""
+    if not isinstance(unit, cst.SimpleStatementLine):
+        return None
+    statement = unit.body[0]
+    if isinstance(statement, cst.Assign) and len(statement.targets) == 1:
+        target = statement.targets[0].target
+    elif isinstance(statement, cst.AnnAssign):
+        target = statement.target
+    else:
+        return None
+    return target if _root_name(target) is not None else None
+
+
+def _root_name(node: cst.BaseExpression) -> cst.Name | None:
+    """``a`` of ``a``, ``a.b.c``; None for anything else (a subscript, a call)."""
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return node if isinstance(node, cst.Name) else None
+
+
+def _saved_objects(node: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
+    """The objects ``torch.save`` pickles by reference: the argument itself, or the values of
+    a dict, list or tuple literal (nested ones too)."""
+    if isinstance(node, cst.Dict):
+        for element in node.elements:
+            if isinstance(element, cst.DictElement):
+                yield from _saved_objects(element.value)
+    elif isinstance(node, cst.List | cst.Tuple):
+        for item in node.elements:
+            if isinstance(item, cst.Element):
+                yield from _saved_objects(item.value)
+    else:
+        yield node
 
 
 def _named_for_evaluation(names: NameIndex, loader: cst.Call) -> bool:
