@@ -388,3 +388,66 @@ def test_the_check_is_widened_with_the_migration_of_its_file() -> None:
             "    ok = isinstance(model, nn.DataParallel)\n")
     fixed = fixed_text(PREFIX + body, ["TFC301"], unsafe=True)
     assert "isinstance(model, (nn.DataParallel, nn.parallel.DistributedDataParallel))" in fixed
+
+
+# ----------------------------------------------------------------- issue 24
+def test_a_pickled_wrapper_is_saved_unwrapped_only_where_it_is_the_wrapped_name() -> None:
+    """A pickled DistributedDataParallel loads only where a process group exists (measured,
+    torch 2.13); the executed proof is tests/test_ddp_real_scripts.py."""
+    body = ("def save(net, path):\n    torch.save(net, path)\n\n\n"
+            "def main(ds):\n    loader = DataLoader(ds, batch_size=8)\n"
+            "    net = nn.Linear(2, 2)\n    net = nn.DataParallel(net)\n"
+            "    for epoch in range(2):\n        for x in loader:\n            net(x)\n"
+            "    torch.save(net, 'whole.pt')\n"
+            "    torch.save([{'model': net, 'opt': None}], 'list.pt')\n"
+            "    torch.save(net.state_dict(), 'state.pt')\n    save(net, 'other.pt')\n")
+    fixed = fixed_text(PREFIX + body, ["TFC301"], unsafe=True)
+    assert "        torch.save(_ddp_unwrap(net), 'whole.pt')\n" in fixed
+    assert "        torch.save([{'model': _ddp_unwrap(net), 'opt': None}], 'list.pt')\n" in fixed
+    assert "        torch.save(net.state_dict(), 'state.pt')\n" in fixed
+    # Another function's parameter that happens to be called `net` is not the wrapped name.
+    assert "def save(net, path):\n    if _ddp_is_main():  # TFC301: rank 0 only\n" \
+        "        torch.save(net, path)\n" in fixed
+    assert "def _ddp_unwrap(module):\n" in fixed
+    # The helper is written only where a save needs it.
+    plain = fixed_text(PREFIX + body.replace("    torch.save(net, 'whole.pt')\n", "").replace(
+        "    torch.save([{'model': net, 'opt': None}], 'list.pt')\n", ""), ["TFC301"], unsafe=True)
+    assert "_ddp_unwrap" not in plain and "_ddp_wrap(net)" in plain
+
+
+@pytest.mark.parametrize(("condition", "expected"), [
+    ("torch.cuda.device_count() > 1", "_ddp_setup()[2] > 1 or torch.cuda.device_count() > 1"),
+    ("args.train and torch.cuda.is_available()",
+     "args.train and (_ddp_setup()[2] > 1 or torch.cuda.is_available())"),
+    # A flag named for parallelism is about devices: a launch wraps whatever it says.
+    ("args.data_parallel and args.train", "(_ddp_setup()[2] > 1 or args.data_parallel) and args.train"),
+    ("opt.isTrain and len(opt.gpu_ids) and not opt.fp16",
+     "opt.isTrain and (_ddp_setup()[2] > 1 or len(opt.gpu_ids)) and not opt.fp16"),
+    # Nothing names a device: the whole condition is kept beside the world size.
+    ("args.wrap or args.force", "_ddp_setup()[2] > 1 or (args.wrap or args.force)"),
+    ("args.wrap", "_ddp_setup()[2] > 1 or args.wrap"),
+])
+def test_a_conditional_wrap_keeps_the_users_conditions(condition: str, expected: str) -> None:
+    """Issue 24 item 2: every process of a launch wraps; one process wraps where the original
+    did (so `.module` stays valid); conditions not about devices hold under a launch too."""
+    body = ("def main(ds, args, opt):\n    loader = DataLoader(ds, batch_size=8)\n"
+            f"    model = nn.Linear(2, 2)\n    if {condition}:\n"
+            "        model = nn.DataParallel(model)\n"
+            "    for epoch in range(2):\n        for x in loader:\n            model(x)\n")
+    fixed = fixed_text(PREFIX + body, ["TFC301"], unsafe=True)
+    assert f"    if {expected}:  # TFC301: every process of a launch wraps" in fixed, fixed
+
+
+def test_gpu_count_batch_scaling_is_named_while_the_batch_is_not_divided() -> None:
+    """Issue 24 item 7: the scaled batch is the global one; the migrated loader divides it by
+    the world size (executed in test_ddp_real_scripts.py). Where the data side is not
+    migrated, each process would put the whole scaled batch on its one GPU: said so."""
+    body = ("n_gpu = torch.cuda.device_count()\nbatch_size = 8\nif n_gpu > 1:\n"
+            "    batch_size *= n_gpu\nsteps = 2\nsteps *= 2\n\n\n"
+            "def main(batches):\n    model = nn.DataParallel(nn.Linear(2, 1))\n"
+            "    for epoch in range(3):\n        for x in batches:\n"
+            "            model(x).sum().backward()\n")
+    message = _message(body)
+    assert "line 9 multiplies the batch size by the GPU count" in message, message
+    assert "line 11" not in message
+    assert "GPU count" not in _message(body.replace("batch_size *= n_gpu", "batch_size *= 2"))

@@ -439,6 +439,23 @@ class DataParallelToDDP(Rule):
         self._first_gpu: list[cst.SimpleString] = []
         self._migrated_wraps: list[cst.Call] = []
         self._set_epoch = False
+        self._batch_scaling: list[cst.CSTNode] = []
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.operator, cst.MultiplyAssign):
+            self._note_batch_scaling(node, node.target, [node.value])
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        value = node.value
+        if len(node.targets) == 1 and isinstance(value, cst.BinaryOperation) and \
+                isinstance(value.operator, cst.Multiply):
+            self._note_batch_scaling(node, node.targets[0].target, [value.left, value.right])
+
+    def _note_batch_scaling(self, node: cst.CSTNode, target: cst.BaseExpression,
+                            factors: list[cst.BaseExpression]) -> None:
+        """``batch_size *= n_gpu``: the global batch DataParallel split across the GPUs."""
+        if "batch" in code_of(target).lower() and any(_about_devices(f) for f in factors):
+            self._batch_scaling.append(node)
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
         if node.value in FIRST_GPU:
@@ -660,6 +677,7 @@ class DataParallelToDDP(Rule):
     def _migration(self, launch: str) -> _Migration:
         migration = _Migration(self.context, self._loaders, self._outputs, self._reloads, launch)
         migration.first_gpu = self._first_gpu
+        migration.batch_scaling = self._batch_scaling
         return migration
 
     def _report_isinstance(self, call: cst.Call, classes: cst.Arg, migrated: bool) -> None:
@@ -713,6 +731,8 @@ class _Migration:
         """Its epoch loop, once found."""
         self.first_gpu: list[cst.SimpleString] = []
         """The file's ``"cuda:0"`` literals."""
+        self.batch_scaling: list[cst.CSTNode] = []
+        """``batch_size *= n_gpu`` statements of the file."""
         self.unwraps = False
         """A save of the wrapper itself was rewritten to ``_ddp_unwrap(...)``."""
         self.wrap: cst.Call | None = None
@@ -849,7 +869,20 @@ class _Migration:
                 f"{where} add `sampler=torch.utils.data.DistributedSampler(dataset, "
                 "shuffle=<its shuffle>)` in place of `shuffle=` and divide `batch_size` by "
                 f"the world size ({world}); {epoch} call "
-                f"`{name}.sampler.set_epoch(epoch)`; call `_ddp_cleanup()` where training ends")
+                f"`{name}.sampler.set_epoch(epoch)`; call `_ddp_cleanup()` where training ends"
+                + self._scaling_note())
+
+    def _scaling_note(self) -> str:
+        """``batch_size *= n_gpu`` made the global batch DataParallel split across the GPUs;
+        until the loader divides it by the world size, each process puts it whole on its one
+        GPU."""
+        if not self.batch_scaling:
+            return ""
+        lines = positions_of(self.context.module, self.batch_scaling)
+        where = ", ".join(str(lines[id(n)].start.line) for n in self.batch_scaling)
+        return (f"; line {where} multiplies the batch size by the GPU count (the global batch "
+                "DataParallel split across GPUs): until batch_size is divided by the world "
+                "size, each process takes that whole batch on its one GPU")
 
     def _where_loader_is_built(self) -> str:
         lines = positions_of(self.context.module, [n for n in (self.loader,) if n])
