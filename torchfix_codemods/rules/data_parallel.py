@@ -240,10 +240,30 @@ class DataParallelToDDP(Rule):
     and `.module` keeps working. BatchNorm statistics become per process (use
     `SyncBatchNorm` on GPU for global ones); `device_ids=`/`output_device=` are
     dropped (one device per process). Under a condition, the wrap gets its own:
-    `if _ddp_setup()[2] > 1:` (world size > 1), because under `torchrun` on CPU
+    `if _ddp_setup()[2] > 1 or <the condition>:`, because under `torchrun` on CPU
     a GPU-count or device check is false, yet every process must wrap or the
-    ranks train separate copies; the rest of the branch (a print,
-    `cudnn.benchmark = True`) keeps its original condition. A `.cuda()`/
+    ranks train separate copies, while a single process still wraps wherever
+    the original did, so a later `model.module` keeps working under plain
+    `python`. In an `and` chain, the parts that name no device (`opt.isTrain
+    and len(opt.gpu_ids) and not opt.fp16`) hold for a launch too: `opt.isTrain
+    and (_ddp_setup()[2] > 1 or len(opt.gpu_ids)) and not opt.fp16`. The rest
+    of the branch (a print, `cudnn.benchmark = True`) keeps its original
+    condition.
+
+    A save of the wrapper itself (`torch.save(net, path)`, `torch.save({"net":
+    net, "epoch": epoch}, path)`) saves `_ddp_unwrap(net)`, the model: a pickled
+    DataParallel loaded anywhere, a pickled DistributedDataParallel only in a
+    process that has a process group ("Default process group has not been
+    initialized", measured on torch 2.13); code that loads such a file gets the
+    model itself, without `.module`. `_ddp_setup()` registers `_ddp_cleanup()`
+    with `atexit`, so a `sys.exit()` in the epoch loop or an early `return`
+    still tears the process group down. A batch scaled by the GPU count
+    (`if n_gpu > 1: batch_size *= n_gpu`) is the global batch DataParallel split
+    across the GPUs; it stays, since the loader divides it by the world size
+    (measured with `device_count()` reporting 2: the same weights under plain
+    `python` and `torchrun --nproc_per_node=2`). Where the data side is only
+    reported, the report names that line: until the division is in place each
+    process would put the whole scaled batch on its one GPU. A `.cuda()`/
     `.to(device)` on the wrapper is dropped (`_ddp_wrap` moves the model to this
     process's device) and `"cuda:0"` becomes `"cuda"` (this process's GPU after
     `set_device(local_rank)`; GPU 0 in a one-process run, as before).
