@@ -288,7 +288,8 @@ def test_an_else_branch_around_the_wrap_is_reported() -> None:
             "        model = nn.DataParallel(model)\n    else:\n        model = model.cuda()\n"
             "    for epoch in range(2):\n        for x in loader:\n            model(x)\n")
     assert not _migrates(body)
-    assert "else branch" in _message(body)
+    assert "the wrap is inside an `if` with an else branch (DDP must wrap" in _message(body)
+    assert "of the file's" not in _message(body)  # the file's only wrap: no line to single out
 
 
 def test_a_dtype_move_on_the_wrapper_is_not_dropped() -> None:
@@ -451,3 +452,24 @@ def test_gpu_count_batch_scaling_is_named_while_the_batch_is_not_divided() -> No
     assert "line 9 multiplies the batch size by the GPU count" in message, message
     assert "line 11" not in message
     assert "GPU count" not in _message(body.replace("batch_size *= n_gpu", "batch_size *= 2"))
+
+
+def test_a_refusal_names_the_wrap_it_refuses_among_several() -> None:
+    """Issue 24 item 8: the training wrap was fine; a test's wrap inside a loop and an `if`
+    with an else branch refused the file, and the message must say which wrap and why."""
+    body = ("def main(ds):\n    loader = DataLoader(ds, batch_size=8, shuffle=True)\n"
+            "    model = nn.DataParallel(nn.Linear(2, 2))\n"
+            "    for epoch in range(2):\n        for x in loader:\n"
+            "            model(x).sum().backward()\n\n\n"
+            "def test_forward():\n    for n in (1, 2):\n        if n > 1:\n"
+            "            model = nn.DataParallel(nn.Linear(2, 2))\n        else:\n"
+            "            model = nn.Linear(2, 2)\n        model(torch.zeros(1, 2))\n")
+    assert not _migrates(body)
+    message = _message(body)
+    assert ("of the file's 2 wraps, the one at line 17 in `test_forward()`: the wrap is inside "
+            "an `if` with an else branch in a `for` loop") in message, message
+    assert "while loop" not in message
+    body = body.replace("    for n in (1, 2):\n        if n > 1:\n", "    n = 2\n"
+                        "    while n:\n        n -= 1\n        if n:\n")
+    assert "the one at line 19 in `test_forward()`: the wrap is inside an `if` with an else " \
+        "branch in a `while` loop" in _message(body)

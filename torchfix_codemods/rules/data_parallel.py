@@ -768,7 +768,7 @@ class _Migration:
         only the model side is migrated). ``calls`` are the file's wraps: one model, or
         several (a GAN's generator and discriminator, a loop over models), all in one scope."""
         self.wrap = calls[0]
-        placed = [self._wrap_statement(call) for call in calls]
+        placed = [self._placed(call, len(calls)) for call in calls]
         scopes = {id(self.names.scope_of(unit)) for unit, _, _ in placed}
         if len(scopes) != 1:
             raise _Irregular("the models are wrapped in different functions")
@@ -1277,8 +1277,50 @@ class _Migration:
             outer = self.names.parent(owner)
             if isinstance(outer, cst.Module) or isinstance(self.names.parent(outer), cst.FunctionDef):
                 return unit, owner, replaced
-        raise _Irregular("the wrap is inside a while loop, an else branch or a nested block "
-                         "(DDP must wrap in every process)")
+        raise _Irregular(f"the wrap is inside {self._blocks_around(statement)} (DDP must wrap "
+                         "in every process, and the rule moves a wrap only out of one `if` "
+                         "without `else`)")
+
+    def _placed(self, call: cst.Call, count: int) -> tuple[cst.BaseStatement, cst.If | None,
+                                                        cst.BaseExpression]:
+        """:meth:`_wrap_statement`; of several wraps, the refusal names the one refused (its
+        line and function), which may be a test's or a demo's wrap beside the training one."""
+        try:
+            return self._wrap_statement(call)
+        except _Irregular as why:
+            if count == 1:
+                raise
+            line = positions_of(self.context.module, [call])[id(call)].start.line
+            function = self.names.enclosing(call, cst.FunctionDef)
+            where = f" in `{function.name.value}()`" if function is not None else ""
+            raise _Irregular(f"of the file's {count} wraps, the one at line {line}{where}: "
+                             f"{why}; models wrapped apart are not migrated apart") from why
+
+    def _blocks_around(self, statement: cst.CSTNode) -> str:
+        """``a `while` loop``, ``the `else` branch of an `if` ``, ``an `if` in a `for` loop``:
+        the blocks between the wrap and its function (or the module), innermost first."""
+        names: list[str] = []
+        for ancestor in self.names.ancestors(statement):
+            if isinstance(ancestor, cst.FunctionDef | cst.ClassDef | cst.Module):
+                break
+            if isinstance(ancestor, cst.Else):
+                names.append("the else branch of")
+            elif isinstance(ancestor, cst.If):
+                if names and names[-1] == "the else branch of":
+                    names[-1] += " an `if`"
+                    continue
+                names.append("an `if` with an else branch" if ancestor.orelse is not None
+                             else "an `if`")
+            elif isinstance(ancestor, cst.While | cst.For):
+                names.append("a `while` loop" if isinstance(ancestor, cst.While)
+                             else "a `for` loop")
+            elif isinstance(ancestor, cst.With):
+                names.append("a `with` block")
+            elif isinstance(ancestor, cst.Try | cst.ExceptHandler | cst.Finally):
+                names.append("a `try` statement")
+            elif isinstance(ancestor, cst.BaseCompoundStatement):
+                names.append("a compound statement")
+        return " in ".join(names) or "a nested block"
 
     def _moved_wrapper(self, call: cst.Call) -> cst.BaseExpression:
         """``DataParallel(m).cuda()`` / ``.to(device)``: the move, else the call itself."""
