@@ -225,8 +225,12 @@ def test_irregular_files_get_the_launch_line_and_no_rewrite(name: str) -> None:
     assert result.new_bytes is None
     found = [f for f in result.findings if f.code == "TFC301"]
     assert found and all(f.fix is None for f in found)
+    # trap_already_ddp.py only builds the model (no training, nothing run at module level):
+    # a user launches the script that imports it.
+    script = (f"<the training script that imports {name}>" if name == "trap_already_ddp.py"
+              else name)
     for finding in found:
-        assert f"torchrun --nproc_per_node=N {name}" in finding.message
+        assert f"torchrun --nproc_per_node=N {script}" in finding.message
         assert "per process" in finding.message
     if name.startswith("report_"):
         assert all("checklist" in f.message and "set_epoch" in f.message for f in found)
@@ -473,3 +477,20 @@ def test_a_refusal_names_the_wrap_it_refuses_among_several() -> None:
                         "    while n:\n        n -= 1\n        if n:\n")
     assert "the one at line 19 in `test_forward()`: the wrap is inside an `if` with an else " \
         "branch in a `while` loop" in _message(body)
+
+
+def test_a_module_that_only_builds_the_model_names_the_script_that_imports_it() -> None:
+    """Issue 24 item 8: `torchrun ... models.py` launched a module that trains nothing and
+    runs nothing; the line names the script that imports it instead."""
+    body = ("class Net(nn.Module):\n    pass\n\n\ndef build(gpus):\n    model = Net()\n"
+            "    if len(gpus) > 1:\n        model = nn.DataParallel(model, device_ids=gpus)\n"
+            "    return model\n")
+    launch = "torchrun --nproc_per_node=N <the training script that imports case.py>"
+    assert launch in _message(body)
+    assert f"# TFC301: one process per device, started by `{launch}`." in fixed_text(
+        PREFIX + body, ["TFC301"], unsafe=True)
+    # Run as a script (a __main__ block), or training here: the file itself is launched.
+    for script in (body + "\n\nif __name__ == '__main__':\n    build([0, 1])\n",
+                   body + "\n\ndef step(model, x):\n    model(x).sum().backward()\n"):
+        assert "torchrun --nproc_per_node=N case.py" in _message(script)
+        assert "imports case.py" not in _message(script)

@@ -31,7 +31,13 @@ from torchfix_codemods.analysis.names import NameIndex, Scope
 from torchfix_codemods.analysis.positions import positions_of
 from torchfix_codemods.analysis.project import LoaderShard, ProjectFacts
 from torchfix_codemods.analysis.statements import statement_line
-from torchfix_codemods.analysis.syntax import code_of, is_docstring, is_none, literal_bool
+from torchfix_codemods.analysis.syntax import (
+    code_of,
+    is_docstring,
+    is_main_guard,
+    is_none,
+    literal_bool,
+)
 from torchfix_codemods.analysis.torch_classes import (
     DATA_PARALLEL_CLASSES,
     DDP_CLASSES,
@@ -149,15 +155,34 @@ def _ddp_world():
 LAUNCH = "torchrun --nproc_per_node=N "
 
 
-def launch_line(path: str) -> str:
+def launch_line(path: str, imported: bool = False) -> str:
     """``torchrun --nproc_per_node=N train.py``; a package's ``__main__.py`` runs as
-    ``-m package`` (its relative imports need the package)."""
+    ``-m package`` (its relative imports need the package). A module that is ``imported``
+    (no ``__main__`` block, nothing run at module level) is not what a user launches: the
+    line names the script that imports it."""
     clean = path.split("#", 1)[0]
     script = os.path.basename(clean) or "script.py"
     package = os.path.basename(os.path.dirname(os.path.abspath(clean)))
     if script == "__main__.py" and package.isidentifier():
         return f"{LAUNCH}-m {package}"
+    if imported:
+        return f"{LAUNCH}<the training script that imports {script}>"
     return LAUNCH + script
+
+
+def runs_as_script(module: cst.Module) -> bool:
+    """The file is run, not only imported: an ``if __name__ == "__main__":`` block, or
+    module-level code that runs something (a call statement, a loop, a ``with``)."""
+    for statement in module.body:
+        if isinstance(statement, cst.If) and is_main_guard(statement.test):
+            return True
+        if isinstance(statement, cst.For | cst.While | cst.With):
+            return True
+        if isinstance(statement, cst.SimpleStatementLine) and any(
+                isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)
+                for small in statement.body):
+            return True
+    return False
 
 
 class _Irregular(Exception):
@@ -619,7 +644,7 @@ class DataParallelToDDP(Rule):
         still calls no ``set_epoch``: the data side is left, reported until it is done."""
         if not self._migrated_wraps or self._set_epoch or self._in_helper(self._migrated_wraps[0]):
             return
-        migration = self._migration(launch_line(self.context.path))
+        migration = self._migration(self._launch(self._migrated_wraps[0]))
         migration.wrap = self._migrated_wraps[0]
         if migration.passed_shard() is not None:
             return  # the file that builds the loader shards it and calls set_epoch
@@ -692,7 +717,10 @@ class DataParallelToDDP(Rule):
         shard = self.context.project.passed_loader_shard(owner.name.value) if owner else None
         if shard is not None and shard.problem is None:
             return launch_line(shard.loader_path)
-        return launch_line(self.context.path)
+        # A module that builds the model for other files (no training, nothing run when it is
+        # run) is not what a user launches.
+        library = not self._trains and not runs_as_script(self.context.module)
+        return launch_line(self.context.path, imported=library)
 
     def _migration(self, launch: str) -> _Migration:
         migration = _Migration(self.context, self._loaders, self._outputs, self._reloads, launch)
