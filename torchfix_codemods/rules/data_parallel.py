@@ -13,7 +13,7 @@ the checklist.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import libcst as cst
 
@@ -802,6 +802,7 @@ class _Migration:
             raise _Irregular("the models are wrapped in different functions")
         scope = self.names.scope_of(placed[0][0])
         self._check_helper_names()
+        self._one_backward_per_forward(placed)
         for call, (_, guard, replaced) in zip(calls, placed, strict=True):
             self._wrap_model(call, replaced, guard)
         guards: list[cst.If] = []
@@ -1172,6 +1173,68 @@ class _Migration:
             line = statement_line(self.names, output)
             if line is not None and len(line.body) == 1 and isinstance(line.body[0], cst.Expr):
                 self.edits.rewrite(line, _rank_zero_guard)
+
+    def _one_backward_per_forward(
+            self, placed: list[tuple[cst.BaseStatement, cst.If | None, cst.BaseExpression]],
+    ) -> None:
+        """``loss_G, loss_D = net(z, real)`` then ``loss_G.backward()`` and ``loss_D.backward()``
+        in one block: DDP all-reduces the gradients of the first backward after a forward
+        only; the second trains each process apart, with no error. Two ``.backward()`` calls
+        among the statements of one block, with no call of (or passing) a wrapped model
+        between them and one before, are refused: the parts need a DDP each."""
+        targets = [t for unit, _, _ in placed if (t := _wrap_target(unit)) is not None]
+        if not targets:
+            return
+        wrapped = {code_of(t) for t in targets}
+        for function in [self.context.module, *self._functions()]:
+            body = function.body if isinstance(function, cst.Module) else function.body.body
+            found = self._second_backward(body, wrapped, forwarded=False)
+            if found is not None:
+                lines = positions_of(self.context.module, list(found))
+                raise _Irregular(
+                    f"line {lines[id(found[1])].start.line} calls backward a second time after "
+                    f"one forward of the wrapped model (the first at line "
+                    f"{lines[id(found[0])].start.line}): DDP averages gradients across "
+                    "processes in the first backward after a forward only, the second trains "
+                    "each process apart; wrap the parts that each loss reaches in a DDP of "
+                    "their own, or run a forward per backward")
+
+    def _functions(self) -> list[cst.FunctionDef]:
+        return [s.node for s in self.names.all_scopes if isinstance(s.node, cst.FunctionDef)]
+
+    def _second_backward(self, statements: Sequence[cst.BaseStatement], wrapped: set[str],
+                         forwarded: bool) -> tuple[cst.Call, cst.Call] | None:
+        """Walks one block's statements in order; nested blocks are walked on their own
+        (their backward calls may be exclusive branches), starting from what was seen."""
+        last_backward: cst.Call | None = None
+        for statement in statements:
+            if isinstance(statement, cst.SimpleStatementLine):
+                for node in walk_local(statement):
+                    if not isinstance(node, cst.Call):
+                        continue
+                    if self._forwards(node, wrapped):
+                        forwarded, last_backward = True, None
+                    elif isinstance(node.func, cst.Attribute) and \
+                            node.func.attr.value == "backward" and forwarded:
+                        if last_backward is not None:
+                            return last_backward, node
+                        last_backward = node
+                continue
+            for block in _blocks_of(statement):
+                found = self._second_backward(block, wrapped, forwarded)
+                if found is not None:
+                    return found
+            if any(isinstance(n, cst.Call) and self._forwards(n, wrapped)
+                   for n in walk_local(statement)):
+                forwarded, last_backward = True, None
+        return None
+
+    @staticmethod
+    def _forwards(call: cst.Call, wrapped: set[str]) -> bool:
+        """``net(x)``, or ``net`` passed to a call (a helper may run its forward)."""
+        if code_of(call.func) in wrapped:
+            return True
+        return any(code_of(arg.value) in wrapped for arg in call.args)
 
     def _save_the_model_not_the_wrapper(
             self, placed: list[tuple[cst.BaseStatement, cst.If | None, cst.BaseExpression]],
@@ -1553,6 +1616,25 @@ def _about_devices(node: cst.BaseExpression) -> bool:
     words += [n.evaluated_value for n in (node, *walk_local(node))
               if isinstance(n, cst.SimpleString) and isinstance(n.evaluated_value, str)]
     return any(word in w.lower() for w in words for word in DEVICE_WORDS)
+
+
+def _blocks_of(statement: cst.BaseStatement) -> list[Sequence[cst.BaseStatement]]:
+    """The statement lists directly inside a compound statement (its body, ``else``,
+    ``except`` and ``finally`` blocks); none for a function or class (walked on their own)."""
+    if isinstance(statement, cst.FunctionDef | cst.ClassDef):
+        return []
+    blocks = []
+    stack: list[cst.CSTNode] = [statement]
+    while stack:
+        node = stack.pop()
+        for child in children(node):
+            if isinstance(child, cst.IndentedBlock):
+                blocks.append(child.body)
+            elif isinstance(child, cst.SimpleStatementSuite):
+                blocks.append([cst.SimpleStatementLine(body=child.body)])
+            elif isinstance(child, cst.Else | cst.ExceptHandler | cst.Finally | cst.If):
+                stack.append(child)
+    return blocks
 
 
 def _wrap_target(unit: cst.BaseStatement) -> cst.BaseExpression | None:
