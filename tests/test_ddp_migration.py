@@ -527,3 +527,37 @@ def test_two_backward_passes_after_one_forward_are_reported_not_migrated() -> No
 def test_a_forward_per_backward_is_migrated(loop: str) -> None:
     body = ONE_FORWARD.split("            loss_G, loss_D = net(z, real)\n")[0] + loop
     assert _migrates(body), _message(body)
+
+
+def test_a_validation_loader_is_not_taken_for_the_training_one_and_stays_reported() -> None:
+    """Issue 24 item 4 (pix2pixHD's shape): training batches from a loader class of another
+    file, and one `val_loader` here. It was sharded as the training loader (batch 1 // world
+    size), and the migrated file then passed `check` although its data side was not done."""
+    body = ("from data.data_loader import CreateDataLoader\n\n\n"
+            "def main(opt, val_set):\n    data_loader = CreateDataLoader(opt)\n"
+            "    dataset = data_loader.load_data()\n"
+            "    val_loader = DataLoader(val_set, batch_size=1)\n"
+            "    model = nn.DataParallel(nn.Linear(2, 1))\n    for epoch in range(3):\n"
+            "        for i, data in enumerate(dataset):\n            model(data).sum().backward()\n"
+            "        with torch.no_grad():\n            for x in val_loader:\n"
+            "                model(x)\n")
+    fixed = fixed_text(PREFIX + body, ["TFC301"], unsafe=True)
+    assert "    val_loader = DataLoader(val_set, batch_size=1)\n" in fixed
+    assert "_ddp_wrap(nn.Linear(2, 1))" in fixed
+    for text in (PREFIX + body, fixed):
+        message = " ".join(f.message for f in findings(text, ["TFC301"]))
+        assert "this file's DataLoaders, `val_loader` (line " in message, message
+        assert "the loader behind `dataset`, which the epoch loop reads (line " in message
+        assert "`dataset = data_loader.load_data()`" in message
+        assert "the training DataLoader (" not in message
+
+
+def test_check_on_a_migrated_file_still_runs_the_rule() -> None:
+    """The prefilter skipped a migrated file (no identifier `DataParallel` left), so its data
+    side report vanished under `check`."""
+    body = ("def main(make):\n    model = nn.DataParallel(nn.Linear(2, 1))\n"
+            "    batches = make()\n    for epoch in range(3):\n        for x in batches:\n"
+            "            model(x).sum().backward()\n")
+    fixed = fixed_text(PREFIX + body, ["TFC301"], unsafe=True)
+    assert "_ddp_wrap(" in fixed and "DataParallel(nn" not in fixed
+    assert "data side not migrated" in " ".join(f.message for f in findings(fixed, ["TFC301"]))

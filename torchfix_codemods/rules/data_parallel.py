@@ -405,7 +405,8 @@ class DataParallelToDDP(Rule):
     safety = Safety.UNSAFE
     triggers = ("DataParallel",)
     project_facts = ("module-classes", "loader-shards")  # a training DataLoader of another file
-    needs = Needs.any_of("DataParallel")
+    # `_ddp_wrap`: a file migrated earlier, whose data side stays reported until it is done.
+    needs = Needs.any_of("DataParallel", fragments=("_ddp_wrap",))
     valid = (
         "import torch\nfrom torch import nn\nm = nn.parallel.DistributedDataParallel(nn.Linear(2, 2))\n",
         "class DataParallel:\n    def __init__(self, m):\n        self.module = m\n"
@@ -907,7 +908,7 @@ class _Migration:
         lines = positions_of(self.context.module, [n for n in (self.loader, self.loop) if n])
         epoch = (f"at the top of the epoch loop (line {lines[id(self.loop)].start.line})"
                  if self.loop is not None else "at the top of every epoch")
-        here = self.loader is not None or bool(self.loaders)
+        here = self.loader is not None or bool(self._candidate_loaders())
         world = "`_ddp_setup()[2]`" if here else (
             "`int(os.environ.get(\"WORLD_SIZE\", \"1\"))` there, with `num_replicas=` and "
             "`rank=` read from WORLD_SIZE and RANK")
@@ -937,10 +938,11 @@ class _Migration:
         lines = positions_of(self.context.module, [n for n in (self.loader,) if n])
         if self.loader is not None:
             where = f"the training DataLoader (line {lines[id(self.loader)].start.line})"
-        elif self.loaders:
-            found = positions_of(self.context.module, self.loaders)
+        elif self._candidate_loaders():
+            candidates = self._candidate_loaders()
+            found = positions_of(self.context.module, candidates)
             where = "the training DataLoader (one of lines " + ", ".join(
-                str(found[id(c)].start.line) for c in self.loaders) + ")"
+                str(found[id(c)].start.line) for c in candidates) + ")"
         elif self.shard is not None:
             where = (f"`{self.shard.function}()` in {self.shard.loader_path} (its DataLoader, "
                      f"line {self.shard.loader_line})")
@@ -987,7 +989,33 @@ class _Migration:
                 return (f"the loader `{function}()` returns (line {line} assigns it to "
                         f"`{target.value}`, which the epoch loop reads; that function's file "
                         "is not in this run)")
-        return None
+        return self._batches_read_by_an_epoch_loop()
+
+    def _batches_read_by_an_epoch_loop(self) -> str | None:
+        """``dataset = data_loader.load_data()`` (pix2pixHD: a loader class of another file)
+        read by one epoch loop, not named for evaluation: where the training batches come
+        from, when nothing closer is known."""
+        module = self.context.module
+        found = []
+        for scope in self.names.all_scopes:
+            for bindings in scope.bindings.values():
+                for binding in bindings:
+                    value = binding.value
+                    target = assigned_name(self.names, value) if isinstance(value, cst.Call) \
+                        else None
+                    if target is None or any(word in target.value.lower()
+                                             for word in ("test", "val", "eval")):
+                        continue
+                    loop = epoch_loop_of(self.names, target)
+                    if loop is not None:
+                        found.append((target, value, loop))
+        if len(found) != 1:
+            return None
+        target, value, loop = found[0]
+        self.loop, self.loader_name = loop, target.value
+        line = positions_of(module, [target])[id(target)].start.line
+        return (f"the loader behind `{target.value}`, which the epoch loop reads (line {line}: "
+                f"`{target.value} = {' '.join(code_of(value).split())}`)")
 
     # ------------------------------------------------------------------ steps
     def _wrap_model(self, call: cst.Call, replaced: cst.BaseExpression,
@@ -1433,16 +1461,23 @@ class _Migration:
                     if _shuffle_of(c) is not None and not _is_literal_false(_shuffle_of(c))]  # type: ignore[arg-type]
         if len(shuffled) == 1:
             return shuffled[0]
-        if not shuffled and len(self.loaders) == 1:
-            return self.loaders[0]
-        if not shuffled:
-            # `trainloader` and `testloader`, both unshuffled: the one not named for evaluation.
-            training = [c for c in self.loaders if not _named_for_evaluation(self.names, c)]
-            if len(training) == 1:
-                return training[0]
+        training = self._candidate_loaders()
+        if not shuffled and len(training) == 1:
+            # One unshuffled loader not named for evaluation (`trainloader` beside `testloader`).
+            return training[0]
         if not self.loaders:
             raise _DataSide("no DataLoader in this file")
+        if not training:
+            lines = positions_of(self.context.module, self.loaders)
+            named = ", ".join(f"`{code_of(assigned_name(self.names, c))}` (line "  # type: ignore[arg-type]
+                              f"{lines[id(c)].start.line})" for c in self.loaders)
+            raise _DataSide(f"this file's DataLoaders, {named}, are named for evaluation: the "
+                            "training batches come from elsewhere")
         raise _DataSide("cannot tell which DataLoader is the training one")
+
+    def _candidate_loaders(self) -> list[cst.Call]:
+        """The file's DataLoaders that are not named for evaluation (``val_loader``)."""
+        return [c for c in self.loaders if not _named_for_evaluation(self.names, c)]
 
     def _validate_loader(self, loader: cst.Call) -> None:
         if has_star_args(loader) or has_star_kwargs(loader) or len(positional_args(loader)) > 3:
