@@ -649,6 +649,12 @@ class DataParallelToDDP(Rule):
         migration.wrap = self._migrated_wraps[0]
         if migration.passed_shard() is not None:
             return  # the file that builds the loader shards it and calls set_epoch
+        owner = self.names.enclosing(self._migrated_wraps[0], cst.ClassDef)
+        if owner is not None and self.context.project.loaders_passed_to(owner.name.value):
+            # Another file builds the loader and hands it to this class: the data side is
+            # that file's (the index pairs the two only while this file still wraps with
+            # DataParallel, so a migrated class cannot tell whether it was sharded there).
+            return
         try:
             migration.locate_data_side()
             why = "the training DataLoader has no DistributedSampler"
