@@ -561,3 +561,29 @@ def test_check_on_a_migrated_file_still_runs_the_rule() -> None:
     fixed = fixed_text(PREFIX + body, ["TFC301"], unsafe=True)
     assert "_ddp_wrap(" in fixed and "DataParallel(nn" not in fixed
     assert "data side not migrated" in " ".join(f.message for f in findings(fixed, ["TFC301"]))
+
+
+def test_a_block_that_writes_a_file_runs_on_rank_zero_as_a_whole() -> None:
+    """Issue 24 item 1: every rank appended to one log, and rank 1 copied a checkpoint rank 0
+    was still writing (executed: tests/test_ddp_real_scripts.py, checkpoint_log.py)."""
+    body = ("import csv\nimport shutil\n\n\ndef main(ds):\n"
+            "    loader = DataLoader(ds, batch_size=8)\n"
+            "    model = nn.DataParallel(nn.Linear(2, 2))\n    for epoch in range(2):\n"
+            "        for x in loader:\n            model(x).sum().backward()\n"
+            "        with open('log.csv', 'a') as f:\n            csv.writer(f).writerow([epoch])\n"
+            "            print('logged', file=f)\n"
+            "        shutil.copyfile('a.pt', 'best.pt')\n"
+            "    with open('kept.txt', 'w') as g:\n        count = g.write('x')\n"
+            "    print(count)\n"
+            "    with open('read.txt') as h:\n        h.read()\n")
+    fixed = fixed_text(PREFIX + body, ["TFC301"], unsafe=True)
+    assert ("        if _ddp_is_main():  # TFC301: rank 0 only\n"
+            "            with open('log.csv', 'a') as f:\n"
+            "                csv.writer(f).writerow([epoch])\n"
+            "                print('logged', file=f)\n") in fixed
+    assert ("        if _ddp_is_main():  # TFC301: rank 0 only\n"
+            "            shutil.copyfile('a.pt', 'best.pt')\n") in fixed
+    # `count` is read after the block: rank 1 needs it, so the block is not skipped there.
+    assert "    with open('kept.txt', 'w') as g:\n        count = g.write('x')\n" in fixed
+    # Reading is not writing.
+    assert "    with open('read.txt') as h:\n        h.read()\n" in fixed

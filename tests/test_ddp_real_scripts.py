@@ -13,6 +13,9 @@ own, records whether a process group is still initialised.
   2, the scaled global batch is divided by the world size per process, so the weights match.
 - early_exit.py ends with ``sys.exit(0)`` inside the epoch loop: no cleanup call at the end of
   the function is reached, the group must still be gone at exit.
+- checkpoint_log.py saves in a helper that then copies the best checkpoint, appends to a CSV
+  log in a ``with open(..., "a")`` block and writes a JSON summary: rank 0 writes the same
+  files as the original, rank 1 none.
 - conditional_module.py wraps under ``opt.isTrain and len(opt.gpu_ids) and not opt.fp16`` and
   uses ``model.module`` afterwards: it must still work as plain python.
 """
@@ -31,7 +34,8 @@ import torch.distributed as dist
 from test_ddp_migration import _env, _run, _torchrun, _wait
 
 REAL = Path(__file__).parent / "ddp_real"
-SCRIPTS = ("pickled_checkpoint.py", "early_exit.py", "conditional_module.py")
+SCRIPTS = ("pickled_checkpoint.py", "early_exit.py", "conditional_module.py",
+           "checkpoint_log.py")
 FAKE_GPUS = {"pickled_checkpoint.py": "2"}
 """What ``torch.cuda.device_count()`` reports to a script (its batch scales with it)."""
 
@@ -125,6 +129,19 @@ def test_rank_one_writes_nothing_and_prints_nothing(
         assert (out / f"{stem}.torchrun.rank0.pt").exists(), name
         assert not (out / f"{stem}.torchrun.rank1.pt").exists(), name
         assert (out / f"{stem}.torchrun.rank1.stdout").read_text() == "", name
+        assert list((out / f"{stem}.torchrun.rank1.files").iterdir()) == [], name
+    # The helper's save and copy, the appended log and the summary: rank 0 writes what the
+    # original wrote, once per epoch.
+    original = out / "checkpoint_log.original.files"
+    assert sorted(p.name for p in original.iterdir()) == [
+        "checkpoint.pth.tar", "log.csv", "model_best.pth.tar", "summary.json"]
+    for run in ("plain", "torchrun.rank0"):
+        files = out / f"checkpoint_log.{run}.files"
+        assert sorted(p.name for p in files.iterdir()) == sorted(
+            p.name for p in original.iterdir()), run
+        for name in ("log.csv", "summary.json"):
+            assert (files / name).read_text() == (original / name).read_text(), (run, name)
+    assert (original / "log.csv").read_text().splitlines() == ["0,done", "1,done", "2,done"]
 
 
 def test_no_process_group_is_left_at_exit(runs: tuple[Path, dict[str, str], str]) -> None:

@@ -4,8 +4,9 @@ Usage: run_one.py SCRIPT OUT_DIR LABEL. The script writes its weights to $TFC301
 OUT_DIR/<stem>.<LABEL>[.rank<N>].pt. At exit (after the script's own exit hooks, which run
 first) OUT_DIR/<stem>.<LABEL>[.rank<N>].exit records whether a process group is still
 initialised. A rank other than 0 has its prints captured in OUT_DIR/<...>.stdout, which must
-stay empty. $TFC301_FAKE_GPUS makes `torch.cuda.device_count()` report that many GPUs (a
-script that scales its batch by the GPU count, run on CPU).
+stay empty. Each process runs in OUT_DIR/<...>.files/, where the files it writes by a relative
+path land (rank 1's must stay empty). $TFC301_FAKE_GPUS makes `torch.cuda.device_count()`
+report that many GPUs (a script that scales its batch by the GPU count, run on CPU).
 """
 import atexit
 import json
@@ -26,6 +27,10 @@ def main() -> None:
     if fake:
         torch.cuda.device_count = lambda: int(fake)
     os.environ["TFC301_WEIGHTS"] = str(out / f"{stem}.pt")
+    # Each process works in a folder of its own, so the files rank 1 writes are seen.
+    files = out / f"{stem}.files"
+    files.mkdir()
+    os.chdir(files)
     if rank not in (None, "0"):
         sys.stdout = open(out / f"{stem}.stdout", "w")  # noqa: SIM115 (open until exit)
     exit_record = out / f"{stem}.exit"

@@ -25,6 +25,7 @@ from torchfix_codemods.analysis.calls import (
     positional_args,
 )
 from torchfix_codemods.analysis.dataloaders import DATALOADERS
+from torchfix_codemods.analysis.flow import reaching_bindings
 from torchfix_codemods.analysis.imports import ImportRequest, ImportUnavailable
 from torchfix_codemods.analysis.loops import epoch_loop_of
 from torchfix_codemods.analysis.names import NameIndex, Scope
@@ -57,9 +58,15 @@ DATA_PARALLEL = DATA_PARALLEL_CLASSES
 DDP = "torch.nn.parallel.DistributedDataParallel"
 DDP_NAMES = DDP_CLASSES
 SAMPLER = "torch.utils.data.DistributedSampler"
-RANK_ZERO = frozenset({"torch.save", "os.mkdir", "os.makedirs"})
+RANK_ZERO = frozenset({
+    "torch.save", "os.mkdir", "os.makedirs", "os.remove", "os.rename", "os.replace",
+    "shutil.copy", "shutil.copy2", "shutil.copyfile", "shutil.move", "shutil.rmtree",
+    "matplotlib.pyplot.savefig", "json.dump", "pickle.dump",
+})
 """Calls that run on rank 0 only once migrated: two processes writing one file (or making
-one directory after both saw it missing) race."""
+one directory after both saw it missing) race, and a copy of a file rank 0 is still writing
+crashes (``torch.save(state, path)`` then ``shutil.copyfile(path, best)``)."""
+WRITE_MODES = frozenset("wax")
 FIRST_GPU = ('"cuda:0"', "'cuda:0'")
 EVALUATION = frozenset({"torch.no_grad", "torch.inference_mode"})
 HELPERS = ("_ddp_setup", "_ddp_is_main", "_ddp_wrap", "_ddp_cleanup", "_ddp_world",
@@ -486,6 +493,7 @@ class DataParallelToDDP(Rule):
         self._migrated_wraps: list[cst.Call] = []
         self._set_epoch = False
         self._batch_scaling: list[cst.CSTNode] = []
+        self._file_writes: list[cst.Call] = []
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         if isinstance(node.operator, cst.MultiplyAssign):
@@ -523,6 +531,11 @@ class DataParallelToDDP(Rule):
                 self._distributed = True
         elif qualified in DATALOADERS:
             self._loaders.append(node)
+        elif self._is_builtin(node.func, "open"):
+            mode = argument(node, "mode", 1)
+            if mode is not None and isinstance(mode.value, cst.SimpleString) and \
+                    WRITE_MODES & set(str(mode.value.evaluated_value)):
+                self._file_writes.append(node)
         elif qualified in RANK_ZERO or self._is_builtin(node.func, "print"):
             self._outputs.append(node)
             self._saved = self._saved or qualified == "torch.save"
@@ -733,6 +746,7 @@ class DataParallelToDDP(Rule):
         migration = _Migration(self.context, self._loaders, self._outputs, self._reloads, launch)
         migration.first_gpu = self._first_gpu
         migration.batch_scaling = self._batch_scaling
+        migration.file_writes = self._file_writes
         return migration
 
     def _report_isinstance(self, call: cst.Call, classes: cst.Arg, migrated: bool) -> None:
@@ -787,6 +801,8 @@ class _Migration:
         self.first_gpu: list[cst.SimpleString] = []
         """The file's ``"cuda:0"`` literals."""
         self.batch_scaling: list[cst.CSTNode] = []
+        self.file_writes: list[cst.Call] = []
+        """``open(path, "w"/"a"/"x")`` calls of the file."""
         """``batch_size *= n_gpu`` statements of the file."""
         self.unwraps = False
         """A save of the wrapper itself was rewritten to ``_ddp_unwrap(...)``."""
@@ -1203,10 +1219,38 @@ class _Migration:
             raise _Irregular("the file loads with torch.load after it saves: once saving is on "
                              "rank 0 only, other ranks could read the file before it is written "
                              "(add torch.distributed.barrier() where that is safe)")
+        groups = self._writing_with_blocks()
         for output in self.outputs:
             line = statement_line(self.names, output)
+            if any(any(a is group for a in self.names.ancestors(output)) for group in groups):
+                continue  # inside a `with open(..., "a")` block that runs on rank 0 as a whole
             if line is not None and len(line.body) == 1 and isinstance(line.body[0], cst.Expr):
                 self.edits.rewrite(line, _rank_zero_guard)
+        for group in groups:
+            self.edits.rewrite(group, _rank_zero_guard)
+
+    def _inside(self, node: cst.CSTNode, block: cst.CSTNode) -> bool:
+        return node is block or any(a is block for a in self.names.ancestors(node))
+
+    def _writing_with_blocks(self) -> list[cst.With]:
+        """``with open(log, "a") as f: csv.writer(f).writerow(...)``: the whole block writes a
+        file, so it runs on rank 0 (every rank appending to one log interleaves the lines).
+        Only where nothing the block binds is read after it (rank 1 skips the block)."""
+        groups: list[cst.With] = []
+        for call in self.file_writes:
+            item = self.names.parent(call)
+            block = self.names.parent(item) if isinstance(item, cst.WithItem) else None
+            if not isinstance(block, cst.With) or any(g is block for g in groups):
+                continue
+            scope = self.names.scope_of(block)
+            bound = {name for name, bindings in scope.bindings.items()
+                     if any(self._inside(b.node, block) for b in bindings)}
+            if any(not self._inside(read, block) and any(
+                    self._inside(b.node, block) for b in reaching_bindings(self.names, read))
+                   for name in bound for read in self.names.loads_in(scope, name)):
+                continue
+            groups.append(block)
+        return groups
 
     def _one_backward_per_forward(
             self, placed: list[tuple[cst.BaseStatement, cst.If | None, cst.BaseExpression]],
@@ -1737,7 +1781,7 @@ def _shuffle_of(loader: cst.Call) -> cst.BaseExpression | None:
 
 
 def _rank_zero_guard(line: cst.CSTNode) -> cst.CSTNode:
-    assert isinstance(line, cst.SimpleStatementLine)
+    assert isinstance(line, cst.SimpleStatementLine | cst.With)
     guard = cst.parse_statement("if _ddp_is_main():  # TFC301: rank 0 only\n    pass\n")
     assert isinstance(guard, cst.If) and isinstance(guard.body, cst.IndentedBlock)
     return guard.with_changes(
