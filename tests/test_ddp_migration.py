@@ -587,3 +587,14 @@ def test_a_block_that_writes_a_file_runs_on_rank_zero_as_a_whole() -> None:
     assert "    with open('kept.txt', 'w') as g:\n        count = g.write('x')\n" in fixed
     # Reading is not writing.
     assert "    with open('read.txt') as h:\n        h.read()\n" in fixed
+
+
+def test_a_file_of_each_ranks_own_is_written_by_every_rank() -> None:
+    body = ("import json\n\n\ndef main(ds, rank):\n    loader = DataLoader(ds, batch_size=8)\n"
+            "    model = nn.DataParallel(nn.Linear(2, 2))\n    for epoch in range(2):\n"
+            "        for x in loader:\n            model(x).sum().backward()\n"
+            "    with open(f'order.{rank}', 'w') as out:\n        json.dump([1], out)\n"
+            "    torch.save(model.state_dict(), f'shard_rank{rank}.pt')\n")
+    fixed = fixed_text(PREFIX + body, ["TFC301"], unsafe=True)
+    assert "    with open(f'order.{rank}', 'w') as out:\n        json.dump([1], out)\n" in fixed
+    assert "    torch.save(model.state_dict(), f'shard_rank{rank}.pt')\n" in fixed

@@ -299,12 +299,23 @@ class DataParallelToDDP(Rule):
     `.to(device)` on the wrapper is dropped (`_ddp_wrap` moves the model to this
     process's device) and `"cuda:0"` becomes `"cuda"` (this process's GPU after
     `set_device(local_rank)`; GPU 0 in a one-process run, as before).
-    `os.mkdir`/`os.makedirs` run on rank 0 with the saves.
+    `os.mkdir`/`os.makedirs`, `shutil` copies and moves, `os.remove`/`rename`/
+    `replace`, `plt.savefig` and `json.dump`/`pickle.dump` on a line of their
+    own run on rank 0 with the saves (a guarded save followed by an unguarded
+    copy of the file made rank 1 copy a file rank 0 was still writing), and a
+    `with open(path, "a")` block (or `"w"`, `"x"`) runs on rank 0 as a whole
+    when nothing it binds is read after it: a CSV log appended every epoch
+    gets each line once, not once per process. A write to a path that names
+    the rank (`open(f"order.{rank}", "w")`) is each process's own and stays on
+    every process. Still on every process, and
+    yours to guard: a `SummaryWriter`, a logging `FileHandler`, a file opened
+    outside a `with`, and prints made by functions of other modules.
 
     Several models are migrated together when their wraps are in one function
     (or all at module level): a GAN's `netG = DataParallel(netG)` and `netD =
     DataParallel(netD)`, under one condition or each under its own (each run
-    of consecutive wraps in a branch gets `if _ddp_setup()[2] > 1:`, the other
+    of consecutive wraps in a branch gets `if _ddp_setup()[2] > 1 or
+    <condition>:`, the other
     statements keep the original condition, in their order), an element of a
     comprehension (`[DataParallel(m) for m in models]`), or an assignment
     directly in the body of a `for` loop over models (`models[i] =
@@ -376,15 +387,42 @@ class DataParallelToDDP(Rule):
     migrated: where the data side is not sharded, every process reads the whole
     data and DDP averages identical gradients. With `shuffle=True` each rank reads exactly
     `randperm(64, seed=epoch)[rank::2]`, a new order each epoch, with the
-    loader built in the same file or by another module's function.
+    loader built in the same file or by another module's function. Four
+    reduced real scripts, each run in a process of its own (a checkpoint that
+    pickles the wrapper and scales its batch by the GPU count, run with
+    `device_count()` reporting 2; a `sys.exit()` inside the epoch loop; a
+    pix2pixHD-shaped wrap under `opt.isTrain and len(opt.gpu_ids) and not
+    opt.fp16` used through `.module`; a `save_checkpoint` helper that copies
+    the best checkpoint, beside a CSV log and a JSON summary) reach the
+    original weights plain and under torchrun (2 processes); rank 1 writes no
+    file and prints nothing, rank 0 writes the original's files, the pickled
+    model loads in a process without a process group, and no process group is
+    left at exit.
+    A `DataLoader` named for evaluation (`val_loader`, `testloader`) is never
+    taken for the training one; where the training batches come from
+    elsewhere (pix2pixHD: `dataset = data_loader.load_data()`, a loader class
+    of another file), the data-side finding names what the epoch loop reads,
+    and it stays on the migrated file until `set_epoch` is called there. A
+    module that only builds the model (no training, nothing run when it is
+    run) gets `torchrun --nproc_per_node=N <the training script that imports
+    models.py>`: it is not what a user launches.
+
     Report only, with the launch line and the checklist, when the file already
     has a DDP or process-group path, when models are wrapped in different
     functions, when the wrap is inside a `while` loop, an `else` branch, a
     nested block (a condition inside a loop) or a larger expression
     (`DataParallel(m).to(torch.float64)`), when a place for the helpers cannot
     be found, when the training function returns a value that may outlive the
-    process group, or when the file loads with `torch.load` after it saves
-    (rank-0-only saving would race other ranks). A file with no backward and no
+    process group, when the file loads with `torch.load` after it saves
+    (rank-0-only saving would race other ranks), or when one forward of a
+    wrapped model is followed by two backward passes in one block
+    (`loss_G, loss_D = net(z, real)`, then `loss_G.backward()` and
+    `loss_D.backward()`): DDP averages gradients in the first backward after a
+    forward only, and the second trains each process apart with no error
+    (measured on torch 2.13, gloo, 2 processes: 0.27 from the one-process
+    weights after 5 steps); wrap the parts each loss reaches in a DDP of their
+    own, or run a forward per backward. Of several wraps, the refusal names the
+    one refused (its line and function) and the blocks around it. A file with no backward and no
     optimizer that evaluates (`.eval()`, `no_grad`) is told that no migration is
     needed: DDP synchronises gradients, and there are none.
     `isinstance(m, DataParallel)` becomes `isinstance(m, (DataParallel,
@@ -1224,10 +1262,21 @@ class _Migration:
             line = statement_line(self.names, output)
             if any(any(a is group for a in self.names.ancestors(output)) for group in groups):
                 continue  # inside a `with open(..., "a")` block that runs on rank 0 as a whole
+            if self._per_rank(output) and not (
+                    isinstance(output.func, cst.Name) and output.func.value == "print"):
+                continue  # a file of each rank's own (a print still runs on rank 0 only)
             if line is not None and len(line.body) == 1 and isinstance(line.body[0], cst.Expr):
                 self.edits.rewrite(line, _rank_zero_guard)
         for group in groups:
             self.edits.rewrite(group, _rank_zero_guard)
+
+    def _per_rank(self, node: cst.CSTNode) -> bool:
+        """A write to a path of each rank's own (``f"log.{rank}"``, ``... + os.environ["RANK"]``)
+        is meant for every process: the call, or the ``with`` items around it, say ``rank``."""
+        ancestors = [node, *self.names.ancestors(node)]
+        texts = [code_of(node)] + [code_of(item) for a in ancestors if isinstance(a, cst.With)
+                                   for item in a.items]
+        return any("rank" in text.lower() for text in texts)
 
     def _inside(self, node: cst.CSTNode, block: cst.CSTNode) -> bool:
         return node is block or any(a is block for a in self.names.ancestors(node))
@@ -1240,7 +1289,8 @@ class _Migration:
         for call in self.file_writes:
             item = self.names.parent(call)
             block = self.names.parent(item) if isinstance(item, cst.WithItem) else None
-            if not isinstance(block, cst.With) or any(g is block for g in groups):
+            if not isinstance(block, cst.With) or any(g is block for g in groups) or \
+                    self._per_rank(call):
                 continue
             scope = self.names.scope_of(block)
             bound = {name for name, bindings in scope.bindings.items()
