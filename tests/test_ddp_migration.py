@@ -598,3 +598,24 @@ def test_a_file_of_each_ranks_own_is_written_by_every_rank() -> None:
     fixed = fixed_text(PREFIX + body, ["TFC301"], unsafe=True)
     assert "    with open(f'order.{rank}', 'w') as out:\n        json.dump([1], out)\n" in fixed
     assert "    torch.save(model.state_dict(), f'shard_rank{rank}.pt')\n" in fixed
+
+
+def test_writers_that_live_on_every_rank_are_reported_with_the_migration() -> None:
+    """Issue 24 item 1: a SummaryWriter or a file opened outside a `with` keeps writing on
+    every process; the migration cannot guard every later use, so it says so."""
+    body = ("from torch.utils.tensorboard import SummaryWriter\n\n\n"
+            "def main(ds, rank):\n    loader = DataLoader(ds, batch_size=8)\n"
+            "    writer = SummaryWriter('runs')\n    log = open('log.txt', 'a')\n"
+            "    own = open(f'log.{rank}', 'a')\n    if rank == 0:\n"
+            "        board = SummaryWriter('board')\n"
+            "    model = nn.DataParallel(nn.Linear(2, 2))\n    for epoch in range(2):\n"
+            "        for x in loader:\n            model(x).sum().backward()\n")
+    text = PREFIX + body
+    fixed = fixed_text(text, ["TFC301"], unsafe=True)
+    assert "_ddp_wrap(" in fixed
+    for source in (text, fixed):
+        found = [f for f in findings(source, ["TFC301"]) if "writes on every process" in f.message]
+        assert sorted(f.message.split("(")[0] for f in found) == ["`SummaryWriter", "`open"]
+    # Without a migration of the file, nothing is said about its writers.
+    unmigrated = text.replace("nn.DataParallel(nn.Linear(2, 2))", "nn.Linear(2, 2)")
+    assert findings(unmigrated, ["TFC301"]) == []

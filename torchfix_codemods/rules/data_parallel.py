@@ -67,6 +67,12 @@ RANK_ZERO = frozenset({
 one directory after both saw it missing) race, and a copy of a file rank 0 is still writing
 crashes (``torch.save(state, path)`` then ``shutil.copyfile(path, best)``)."""
 WRITE_MODES = frozenset("wax")
+EVERY_RANK_WRITERS = frozenset({
+    "torch.utils.tensorboard.SummaryWriter", "torch.utils.tensorboard.writer.SummaryWriter",
+    "tensorboardX.SummaryWriter", "logging.FileHandler", "logging.handlers.RotatingFileHandler",
+})
+"""Objects that write files for as long as they live: the migration cannot guard them (every
+later use would need the guard too), so a migrated file reports them."""
 FIRST_GPU = ('"cuda:0"', "'cuda:0'")
 EVALUATION = frozenset({"torch.no_grad", "torch.inference_mode"})
 HELPERS = ("_ddp_setup", "_ddp_is_main", "_ddp_wrap", "_ddp_cleanup", "_ddp_world",
@@ -307,9 +313,10 @@ class DataParallelToDDP(Rule):
     when nothing it binds is read after it: a CSV log appended every epoch
     gets each line once, not once per process. A write to a path that names
     the rank (`open(f"order.{rank}", "w")`) is each process's own and stays on
-    every process. Still on every process, and
-    yours to guard: a `SummaryWriter`, a logging `FileHandler`, a file opened
-    outside a `with`, and prints made by functions of other modules.
+    every process. A `SummaryWriter`, a logging `FileHandler` and a file opened
+    outside a `with` keep writing on every process (every later use would need
+    the guard): a migrated file reports each one not under a rank condition.
+    Prints made by functions of other modules are not seen.
 
     Several models are migrated together when their wraps are in one function
     (or all at module level): a GAN's `netG = DataParallel(netG)` and `netD =
@@ -532,6 +539,7 @@ class DataParallelToDDP(Rule):
         self._set_epoch = False
         self._batch_scaling: list[cst.CSTNode] = []
         self._file_writes: list[cst.Call] = []
+        self._writers: list[cst.Call] = []
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         if isinstance(node.operator, cst.MultiplyAssign):
@@ -574,6 +582,10 @@ class DataParallelToDDP(Rule):
             if mode is not None and isinstance(mode.value, cst.SimpleString) and \
                     WRITE_MODES & set(str(mode.value.evaluated_value)):
                 self._file_writes.append(node)
+                if not isinstance(self.names.parent(node), cst.WithItem):
+                    self._writers.append(node)
+        elif qualified in EVERY_RANK_WRITERS:
+            self._writers.append(node)
         elif qualified in RANK_ZERO or self._is_builtin(node.func, "print"):
             self._outputs.append(node)
             self._saved = self._saved or qualified == "torch.save"
@@ -656,6 +668,23 @@ class DataParallelToDDP(Rule):
             self._shard_for_other_files()
         for call, classes in self._isinstance:
             self._report_isinstance(call, classes, migrated)
+        if migrated:
+            self._report_every_rank_writers()
+
+    def _report_every_rank_writers(self) -> None:
+        """A ``SummaryWriter``, a logging ``FileHandler`` or a file opened outside a ``with``
+        writes on every process once the file runs under ``torchrun``; not where a rank
+        condition guards it or the path names the rank."""
+        for call in self._writers:
+            if self._in_helper(call) or any(
+                    isinstance(a, cst.If) and "rank" in code_of(a.test).lower()
+                    or isinstance(a, cst.If) and "_ddp_is_main" in code_of(a.test)
+                    for a in self.names.ancestors(call)) or "rank" in code_of(call).lower():
+                continue
+            what = " ".join(code_of(call.func).split())
+            self.report(call, f"`{what}(...)` writes on every process once this file runs under "
+                        "DDP (duplicated, interleaved output in one file): create and use it on "
+                        "rank 0 only (`if _ddp_is_main():`), or give each rank a path of its own")
 
     def _shard_for_other_files(self) -> None:
         """The loaders this file builds for another file's DataParallel training loop (the
