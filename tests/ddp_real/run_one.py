@@ -20,7 +20,7 @@ import torch.distributed as dist
 
 
 def main() -> None:
-    script, out, label = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
+    script, out, label = Path(sys.argv[1]).resolve(), Path(sys.argv[2]).resolve(), sys.argv[3]
     rank = os.environ.get("RANK")
     stem = f"{script.stem}.{label}" + (f".rank{rank}" if rank is not None else "")
     fake = os.environ.get("TFC301_FAKE_GPUS")
