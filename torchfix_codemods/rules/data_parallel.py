@@ -13,7 +13,7 @@ the checklist.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import libcst as cst
 
@@ -25,13 +25,20 @@ from torchfix_codemods.analysis.calls import (
     positional_args,
 )
 from torchfix_codemods.analysis.dataloaders import DATALOADERS
+from torchfix_codemods.analysis.flow import reaching_bindings
 from torchfix_codemods.analysis.imports import ImportRequest, ImportUnavailable
 from torchfix_codemods.analysis.loops import epoch_loop_of
 from torchfix_codemods.analysis.names import NameIndex, Scope
 from torchfix_codemods.analysis.positions import positions_of
 from torchfix_codemods.analysis.project import LoaderShard, ProjectFacts
 from torchfix_codemods.analysis.statements import statement_line
-from torchfix_codemods.analysis.syntax import code_of, is_docstring, is_none, literal_bool
+from torchfix_codemods.analysis.syntax import (
+    code_of,
+    is_docstring,
+    is_main_guard,
+    is_none,
+    literal_bool,
+)
 from torchfix_codemods.analysis.torch_classes import (
     DATA_PARALLEL_CLASSES,
     DDP_CLASSES,
@@ -51,12 +58,25 @@ DATA_PARALLEL = DATA_PARALLEL_CLASSES
 DDP = "torch.nn.parallel.DistributedDataParallel"
 DDP_NAMES = DDP_CLASSES
 SAMPLER = "torch.utils.data.DistributedSampler"
-RANK_ZERO = frozenset({"torch.save", "os.mkdir", "os.makedirs"})
+RANK_ZERO = frozenset({
+    "torch.save", "os.mkdir", "os.makedirs", "os.remove", "os.rename", "os.replace",
+    "shutil.copy", "shutil.copy2", "shutil.copyfile", "shutil.move", "shutil.rmtree",
+    "matplotlib.pyplot.savefig", "json.dump", "pickle.dump",
+})
 """Calls that run on rank 0 only once migrated: two processes writing one file (or making
-one directory after both saw it missing) race."""
+one directory after both saw it missing) race, and a copy of a file rank 0 is still writing
+crashes (``torch.save(state, path)`` then ``shutil.copyfile(path, best)``)."""
+WRITE_MODES = frozenset("wax")
+EVERY_RANK_WRITERS = frozenset({
+    "torch.utils.tensorboard.SummaryWriter", "torch.utils.tensorboard.writer.SummaryWriter",
+    "tensorboardX.SummaryWriter", "logging.FileHandler", "logging.handlers.RotatingFileHandler",
+})
+"""Objects that write files for as long as they live: the migration cannot guard them (every
+later use would need the guard too), so a migrated file reports them."""
 FIRST_GPU = ('"cuda:0"', "'cuda:0'")
 EVALUATION = frozenset({"torch.no_grad", "torch.inference_mode"})
-HELPERS = ("_ddp_setup", "_ddp_is_main", "_ddp_wrap", "_ddp_cleanup", "_ddp_world")
+HELPERS = ("_ddp_setup", "_ddp_is_main", "_ddp_wrap", "_ddp_cleanup", "_ddp_world",
+           "_ddp_unwrap")
 
 CHECKLIST = (
     "migration checklist: init the process group (nccl on GPU, gloo on CPU) from LOCAL_RANK/"
@@ -91,6 +111,9 @@ def _ddp_setup():
             # No launcher: a one-process group on an in-memory store, no address or port.
             store = {dist}.HashStore()
             {dist}.init_process_group(backend, store=store, rank=0, world_size=1)
+        # Torn down at exit too: a sys.exit() or an early return skips _ddp_cleanup(). No
+        # barrier there: a rank that failed must not wait at exit for ranks still training.
+        {atexit}(_ddp_cleanup, False)
     return local_rank, rank, world_size, device
 
 
@@ -112,12 +135,24 @@ def _ddp_wrap(module):
     return {ddp}(module)
 
 
-def _ddp_cleanup():
+def _ddp_cleanup(barrier=True):
     # TFC301: leave the process group once every process is done training (the barrier
     # keeps one rank from tearing down while another still talks to it).
     if {dist}.is_initialized():
-        {dist}.barrier()
+        if barrier:
+            {dist}.barrier()
         {dist}.destroy_process_group()
+'''
+
+
+# Written only where the file pickles the wrapper itself (`torch.save(net, path)`,
+# `torch.save({"net": net}, path)`): a pickled DistributedDataParallel cannot be loaded by a
+# process without a process group ("Default process group has not been initialized").
+_UNWRAP_TEMPLATE = '''
+def _ddp_unwrap(module):
+    # TFC301: save the model itself, not the DDP wrapper: a pickled DistributedDataParallel
+    # loads only in a process that has a process group. torch.load gives the bare model.
+    return module.module if isinstance(module, {ddp}) else module
 '''
 
 
@@ -135,15 +170,34 @@ def _ddp_world():
 LAUNCH = "torchrun --nproc_per_node=N "
 
 
-def launch_line(path: str) -> str:
+def launch_line(path: str, imported: bool = False) -> str:
     """``torchrun --nproc_per_node=N train.py``; a package's ``__main__.py`` runs as
-    ``-m package`` (its relative imports need the package)."""
+    ``-m package`` (its relative imports need the package). A module that is ``imported``
+    (no ``__main__`` block, nothing run at module level) is not what a user launches: the
+    line names the script that imports it."""
     clean = path.split("#", 1)[0]
     script = os.path.basename(clean) or "script.py"
     package = os.path.basename(os.path.dirname(os.path.abspath(clean)))
     if script == "__main__.py" and package.isidentifier():
         return f"{LAUNCH}-m {package}"
+    if imported:
+        return f"{LAUNCH}<the training script that imports {script}>"
     return LAUNCH + script
+
+
+def runs_as_script(module: cst.Module) -> bool:
+    """The file is run, not only imported: an ``if __name__ == "__main__":`` block, or
+    module-level code that runs something (a call statement, a loop, a ``with``)."""
+    for statement in module.body:
+        if isinstance(statement, cst.If) and is_main_guard(statement.test):
+            return True
+        if isinstance(statement, cst.For | cst.While | cst.With):
+            return True
+        if isinstance(statement, cst.SimpleStatementLine) and any(
+                isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)
+                for small in statement.body):
+            return True
+    return False
 
 
 class _Irregular(Exception):
@@ -226,19 +280,55 @@ class DataParallelToDDP(Rule):
     and `.module` keeps working. BatchNorm statistics become per process (use
     `SyncBatchNorm` on GPU for global ones); `device_ids=`/`output_device=` are
     dropped (one device per process). Under a condition, the wrap gets its own:
-    `if _ddp_setup()[2] > 1:` (world size > 1), because under `torchrun` on CPU
+    `if _ddp_setup()[2] > 1 or <the condition>:`, because under `torchrun` on CPU
     a GPU-count or device check is false, yet every process must wrap or the
-    ranks train separate copies; the rest of the branch (a print,
-    `cudnn.benchmark = True`) keeps its original condition. A `.cuda()`/
+    ranks train separate copies, while a single process still wraps wherever
+    the original did, so a later `model.module` keeps working under plain
+    `python`. In an `and` chain, the parts that name no device (`opt.isTrain
+    and len(opt.gpu_ids) and not opt.fp16`) hold for a launch too: `opt.isTrain
+    and (_ddp_setup()[2] > 1 or len(opt.gpu_ids)) and not opt.fp16`. The rest
+    of the branch (a print, `cudnn.benchmark = True`) keeps its original
+    condition.
+
+    A save of the wrapper itself (`torch.save(net, path)`, `torch.save({"net":
+    net, "epoch": epoch}, path)`) saves `_ddp_unwrap(net)`, the model: a pickled
+    DataParallel loaded anywhere, a pickled DistributedDataParallel only in a
+    process that has a process group ("Default process group has not been
+    initialized", measured on torch 2.13); code that loads such a file gets the
+    model itself, without `.module`. `_ddp_setup()` registers the teardown of
+    the process group with `atexit`, so a `sys.exit()` in the epoch loop or an
+    early `return` still destroys it; without a barrier, since a rank that
+    failed must not wait for ranks still training (measured on torch 2.13,
+    gloo, 2 processes, rank 0 raising at its second step: with a barrier at
+    exit the launch hung until killed at 120 s, without one it failed in
+    16 s). A batch scaled by the GPU count
+    (`if n_gpu > 1: batch_size *= n_gpu`) is the global batch DataParallel split
+    across the GPUs; it stays, since the loader divides it by the world size
+    (measured with `device_count()` reporting 2: the same weights under plain
+    `python` and `torchrun --nproc_per_node=2`). Where the data side is only
+    reported, the report names that line: until the division is in place each
+    process would put the whole scaled batch on its one GPU. A `.cuda()`/
     `.to(device)` on the wrapper is dropped (`_ddp_wrap` moves the model to this
     process's device) and `"cuda:0"` becomes `"cuda"` (this process's GPU after
     `set_device(local_rank)`; GPU 0 in a one-process run, as before).
-    `os.mkdir`/`os.makedirs` run on rank 0 with the saves.
+    `os.mkdir`/`os.makedirs`, `shutil` copies and moves, `os.remove`/`rename`/
+    `replace`, `plt.savefig` and `json.dump`/`pickle.dump` on a line of their
+    own run on rank 0 with the saves (a guarded save followed by an unguarded
+    copy of the file made rank 1 copy a file rank 0 was still writing), and a
+    `with open(path, "a")` block (or `"w"`, `"x"`) runs on rank 0 as a whole
+    when nothing it binds is read after it: a CSV log appended every epoch
+    gets each line once, not once per process. A write to a path that names
+    the rank (`open(f"order.{rank}", "w")`) is each process's own and stays on
+    every process. A `SummaryWriter`, a logging `FileHandler` and a file opened
+    outside a `with` keep writing on every process (every later use would need
+    the guard): a migrated file reports each one not under a rank condition.
+    Prints made by functions of other modules are not seen.
 
     Several models are migrated together when their wraps are in one function
     (or all at module level): a GAN's `netG = DataParallel(netG)` and `netD =
     DataParallel(netD)`, under one condition or each under its own (each run
-    of consecutive wraps in a branch gets `if _ddp_setup()[2] > 1:`, the other
+    of consecutive wraps in a branch gets `if _ddp_setup()[2] > 1 or
+    <condition>:`, the other
     statements keep the original condition, in their order), an element of a
     comprehension (`[DataParallel(m) for m in models]`), or an assignment
     directly in the body of a `for` loop over models (`models[i] =
@@ -309,15 +399,42 @@ class DataParallelToDDP(Rule):
     migrated: where the data side is not sharded, every process reads the whole
     data and DDP averages identical gradients. With `shuffle=True` each rank reads exactly
     `randperm(64, seed=epoch)[rank::2]`, a new order each epoch, with the
-    loader built in the same file or by another module's function.
+    loader built in the same file or by another module's function. Four
+    reduced real scripts, each run in a process of its own (a checkpoint that
+    pickles the wrapper and scales its batch by the GPU count, run with
+    `device_count()` reporting 2; a `sys.exit()` inside the epoch loop; a
+    pix2pixHD-shaped wrap under `opt.isTrain and len(opt.gpu_ids) and not
+    opt.fp16` used through `.module`; a `save_checkpoint` helper that copies
+    the best checkpoint, beside a CSV log and a JSON summary) reach the
+    original weights plain and under torchrun (2 processes); rank 1 writes no
+    file and prints nothing, rank 0 writes the original's files, the pickled
+    model loads in a process without a process group, and no process group is
+    left at exit.
+    A `DataLoader` named for evaluation (`val_loader`, `testloader`) is never
+    taken for the training one; where the training batches come from
+    elsewhere (pix2pixHD: `dataset = data_loader.load_data()`, a loader class
+    of another file), the data-side finding names what the epoch loop reads,
+    and it stays on the migrated file until `set_epoch` is called there. A
+    module that only builds the model (no training, nothing run when it is
+    run) gets `torchrun --nproc_per_node=N <the training script that imports
+    models.py>`: it is not what a user launches.
+
     Report only, with the launch line and the checklist, when the file already
     has a DDP or process-group path, when models are wrapped in different
     functions, when the wrap is inside a `while` loop, an `else` branch, a
     nested block (a condition inside a loop) or a larger expression
     (`DataParallel(m).to(torch.float64)`), when a place for the helpers cannot
     be found, when the training function returns a value that may outlive the
-    process group, or when the file loads with `torch.load` after it saves
-    (rank-0-only saving would race other ranks). A file with no backward and no
+    process group, when the file loads with `torch.load` after it saves
+    (rank-0-only saving would race other ranks), or when one forward of a
+    wrapped model is followed by two backward passes in one block
+    (`loss_G, loss_D = net(z, real)`, then `loss_G.backward()` and
+    `loss_D.backward()`): DDP averages gradients in the first backward after a
+    forward only, and the second trains each process apart with no error
+    (measured on torch 2.13, gloo, 2 processes: 0.27 from the one-process
+    weights after 5 steps); wrap the parts each loss reaches in a DDP of their
+    own, or run a forward per backward. Of several wraps, the refusal names the
+    one refused (its line and function) and the blocks around it. A file with no backward and no
     optimizer that evaluates (`.eval()`, `no_grad`) is told that no migration is
     needed: DDP synchronises gradients, and there are none.
     `isinstance(m, DataParallel)` becomes `isinstance(m, (DataParallel,
@@ -345,7 +462,8 @@ class DataParallelToDDP(Rule):
     safety = Safety.UNSAFE
     triggers = ("DataParallel",)
     project_facts = ("module-classes", "loader-shards")  # a training DataLoader of another file
-    needs = Needs.any_of("DataParallel")
+    # `_ddp_wrap`: a file migrated earlier, whose data side stays reported until it is done.
+    needs = Needs.any_of("DataParallel", fragments=("_ddp_wrap",))
     valid = (
         "import torch\nfrom torch import nn\nm = nn.parallel.DistributedDataParallel(nn.Linear(2, 2))\n",
         "class DataParallel:\n    def __init__(self, m):\n        self.module = m\n"
@@ -371,10 +489,10 @@ class DataParallelToDDP(Rule):
             "    for epoch in range(2):\n        for x, y in loader:\n"
             "            model(x).sum().backward()\n"
             "    torch.save(model.module.state_dict(), 'm.pt')\n",
-            "import torch\nfrom torch import nn\nimport os\n\n"
+            "import torch\nfrom torch import nn\nimport atexit\nimport os\n\n"
             + _HELPER_TEMPLATE.format(
                 script="case.py", environ="os.environ", torch="torch", dist="torch.distributed",
-                ddp="nn.parallel.DistributedDataParallel")
+                ddp="nn.parallel.DistributedDataParallel", atexit="atexit.register")
             + "\n\ndef main(ds):\n"
             "    _ddp_setup()  # TFC301: join the process group before anything uses a device\n"
             "    # TFC301: DDP's batch_size is per process: global batch // world size keeps the "
@@ -424,6 +542,25 @@ class DataParallelToDDP(Rule):
         self._first_gpu: list[cst.SimpleString] = []
         self._migrated_wraps: list[cst.Call] = []
         self._set_epoch = False
+        self._batch_scaling: list[cst.CSTNode] = []
+        self._file_writes: list[cst.Call] = []
+        self._writers: list[cst.Call] = []
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.operator, cst.MultiplyAssign):
+            self._note_batch_scaling(node, node.target, [node.value])
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        value = node.value
+        if len(node.targets) == 1 and isinstance(value, cst.BinaryOperation) and \
+                isinstance(value.operator, cst.Multiply):
+            self._note_batch_scaling(node, node.targets[0].target, [value.left, value.right])
+
+    def _note_batch_scaling(self, node: cst.CSTNode, target: cst.BaseExpression,
+                            factors: list[cst.BaseExpression]) -> None:
+        """``batch_size *= n_gpu``: the global batch DataParallel split across the GPUs."""
+        if "batch" in code_of(target).lower() and any(_about_devices(f) for f in factors):
+            self._batch_scaling.append(node)
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
         if node.value in FIRST_GPU:
@@ -445,6 +582,15 @@ class DataParallelToDDP(Rule):
                 self._distributed = True
         elif qualified in DATALOADERS:
             self._loaders.append(node)
+        elif self._is_builtin(node.func, "open"):
+            mode = argument(node, "mode", 1)
+            if mode is not None and isinstance(mode.value, cst.SimpleString) and \
+                    WRITE_MODES & set(str(mode.value.evaluated_value)):
+                self._file_writes.append(node)
+                if not isinstance(self.names.parent(node), cst.WithItem):
+                    self._writers.append(node)
+        elif qualified in EVERY_RANK_WRITERS:
+            self._writers.append(node)
         elif qualified in RANK_ZERO or self._is_builtin(node.func, "print"):
             self._outputs.append(node)
             self._saved = self._saved or qualified == "torch.save"
@@ -527,6 +673,23 @@ class DataParallelToDDP(Rule):
             self._shard_for_other_files()
         for call, classes in self._isinstance:
             self._report_isinstance(call, classes, migrated)
+        if migrated:
+            self._report_every_rank_writers()
+
+    def _report_every_rank_writers(self) -> None:
+        """A ``SummaryWriter``, a logging ``FileHandler`` or a file opened outside a ``with``
+        writes on every process once the file runs under ``torchrun``; not where a rank
+        condition guards it or the path names the rank."""
+        for call in self._writers:
+            if self._in_helper(call) or any(
+                    isinstance(a, cst.If) and "rank" in code_of(a.test).lower()
+                    or isinstance(a, cst.If) and "_ddp_is_main" in code_of(a.test)
+                    for a in self.names.ancestors(call)) or "rank" in code_of(call).lower():
+                continue
+            what = " ".join(code_of(call.func).split())
+            self.report(call, f"`{what}(...)` writes on every process once this file runs under "
+                        "DDP (duplicated, interleaved output in one file): create and use it on "
+                        "rank 0 only (`if _ddp_is_main():`), or give each rank a path of its own")
 
     def _shard_for_other_files(self) -> None:
         """The loaders this file builds for another file's DataParallel training loop (the
@@ -567,10 +730,16 @@ class DataParallelToDDP(Rule):
         still calls no ``set_epoch``: the data side is left, reported until it is done."""
         if not self._migrated_wraps or self._set_epoch or self._in_helper(self._migrated_wraps[0]):
             return
-        migration = self._migration(launch_line(self.context.path))
+        migration = self._migration(self._launch(self._migrated_wraps[0]))
         migration.wrap = self._migrated_wraps[0]
         if migration.passed_shard() is not None:
             return  # the file that builds the loader shards it and calls set_epoch
+        owner = self.names.enclosing(self._migrated_wraps[0], cst.ClassDef)
+        if owner is not None and self.context.project.loaders_passed_to(owner.name.value):
+            # Another file builds the loader and hands it to this class: the data side is
+            # that file's (the index pairs the two only while this file still wraps with
+            # DataParallel, so a migrated class cannot tell whether it was sharded there).
+            return
         try:
             migration.locate_data_side()
             why = "the training DataLoader has no DistributedSampler"
@@ -641,11 +810,16 @@ class DataParallelToDDP(Rule):
         shard = self.context.project.passed_loader_shard(owner.name.value) if owner else None
         if shard is not None and shard.problem is None:
             return launch_line(shard.loader_path)
-        return launch_line(self.context.path)
+        # A module that builds the model for other files (no training, nothing run when it is
+        # run) is not what a user launches.
+        library = not self._trains and not runs_as_script(self.context.module)
+        return launch_line(self.context.path, imported=library)
 
     def _migration(self, launch: str) -> _Migration:
         migration = _Migration(self.context, self._loaders, self._outputs, self._reloads, launch)
         migration.first_gpu = self._first_gpu
+        migration.batch_scaling = self._batch_scaling
+        migration.file_writes = self._file_writes
         return migration
 
     def _report_isinstance(self, call: cst.Call, classes: cst.Arg, migrated: bool) -> None:
@@ -699,6 +873,12 @@ class _Migration:
         """Its epoch loop, once found."""
         self.first_gpu: list[cst.SimpleString] = []
         """The file's ``"cuda:0"`` literals."""
+        self.batch_scaling: list[cst.CSTNode] = []
+        self.file_writes: list[cst.Call] = []
+        """``open(path, "w"/"a"/"x")`` calls of the file."""
+        """``batch_size *= n_gpu`` statements of the file."""
+        self.unwraps = False
+        """A save of the wrapper itself was rewritten to ``_ddp_unwrap(...)``."""
         self.wrap: cst.Call | None = None
         self.loader_name: str | None = None
         """The name the epoch loop reads the loader by, when only that is known."""
@@ -712,12 +892,13 @@ class _Migration:
         only the model side is migrated). ``calls`` are the file's wraps: one model, or
         several (a GAN's generator and discriminator, a loop over models), all in one scope."""
         self.wrap = calls[0]
-        placed = [self._wrap_statement(call) for call in calls]
+        placed = [self._placed(call, len(calls)) for call in calls]
         scopes = {id(self.names.scope_of(unit)) for unit, _, _ in placed}
         if len(scopes) != 1:
             raise _Irregular("the models are wrapped in different functions")
         scope = self.names.scope_of(placed[0][0])
         self._check_helper_names()
+        self._one_backward_per_forward(placed)
         for call, (_, guard, replaced) in zip(calls, placed, strict=True):
             self._wrap_model(call, replaced, guard)
         guards: list[cst.If] = []
@@ -733,6 +914,7 @@ class _Migration:
             self._set_epoch_each_epoch(loop, loader_name)
             training = self.names.scope_of(loop)
         self._outputs_on_rank_zero()
+        self._save_the_model_not_the_wrapper(placed)
         self._own_device_per_process()
         if training is not None:
             self._cleanup_last(training)
@@ -821,7 +1003,7 @@ class _Migration:
         lines = positions_of(self.context.module, [n for n in (self.loader, self.loop) if n])
         epoch = (f"at the top of the epoch loop (line {lines[id(self.loop)].start.line})"
                  if self.loop is not None else "at the top of every epoch")
-        here = self.loader is not None or bool(self.loaders)
+        here = self.loader is not None or bool(self._candidate_loaders())
         world = "`_ddp_setup()[2]`" if here else (
             "`int(os.environ.get(\"WORLD_SIZE\", \"1\"))` there, with `num_replicas=` and "
             "`rank=` read from WORLD_SIZE and RANK")
@@ -832,16 +1014,30 @@ class _Migration:
                 f"{where} add `sampler=torch.utils.data.DistributedSampler(dataset, "
                 "shuffle=<its shuffle>)` in place of `shuffle=` and divide `batch_size` by "
                 f"the world size ({world}); {epoch} call "
-                f"`{name}.sampler.set_epoch(epoch)`; call `_ddp_cleanup()` where training ends")
+                f"`{name}.sampler.set_epoch(epoch)`; call `_ddp_cleanup()` where training ends"
+                + self._scaling_note())
+
+    def _scaling_note(self) -> str:
+        """``batch_size *= n_gpu`` made the global batch DataParallel split across the GPUs;
+        until the loader divides it by the world size, each process puts it whole on its one
+        GPU."""
+        if not self.batch_scaling:
+            return ""
+        lines = positions_of(self.context.module, self.batch_scaling)
+        where = ", ".join(str(lines[id(n)].start.line) for n in self.batch_scaling)
+        return (f"; line {where} multiplies the batch size by the GPU count (the global batch "
+                "DataParallel split across GPUs): until batch_size is divided by the world "
+                "size, each process takes that whole batch on its one GPU")
 
     def _where_loader_is_built(self) -> str:
         lines = positions_of(self.context.module, [n for n in (self.loader,) if n])
         if self.loader is not None:
             where = f"the training DataLoader (line {lines[id(self.loader)].start.line})"
-        elif self.loaders:
-            found = positions_of(self.context.module, self.loaders)
+        elif self._candidate_loaders():
+            candidates = self._candidate_loaders()
+            found = positions_of(self.context.module, candidates)
             where = "the training DataLoader (one of lines " + ", ".join(
-                str(found[id(c)].start.line) for c in self.loaders) + ")"
+                str(found[id(c)].start.line) for c in candidates) + ")"
         elif self.shard is not None:
             where = (f"`{self.shard.function}()` in {self.shard.loader_path} (its DataLoader, "
                      f"line {self.shard.loader_line})")
@@ -888,7 +1084,33 @@ class _Migration:
                 return (f"the loader `{function}()` returns (line {line} assigns it to "
                         f"`{target.value}`, which the epoch loop reads; that function's file "
                         "is not in this run)")
-        return None
+        return self._batches_read_by_an_epoch_loop()
+
+    def _batches_read_by_an_epoch_loop(self) -> str | None:
+        """``dataset = data_loader.load_data()`` (pix2pixHD: a loader class of another file)
+        read by one epoch loop, not named for evaluation: where the training batches come
+        from, when nothing closer is known."""
+        module = self.context.module
+        found = []
+        for scope in self.names.all_scopes:
+            for bindings in scope.bindings.values():
+                for binding in bindings:
+                    value = binding.value
+                    target = assigned_name(self.names, value) if isinstance(value, cst.Call) \
+                        else None
+                    if target is None or any(word in target.value.lower()
+                                             for word in ("test", "val", "eval")):
+                        continue
+                    loop = epoch_loop_of(self.names, target)
+                    if loop is not None:
+                        found.append((target, value, loop))
+        if len(found) != 1:
+            return None
+        target, value, loop = found[0]
+        self.loop, self.loader_name = loop, target.value
+        line = positions_of(module, [target])[id(target)].start.line
+        return (f"the loader behind `{target.value}`, which the epoch loop reads (line {line}: "
+                f"`{target.value} = {' '.join(code_of(value).split())}`)")
 
     # ------------------------------------------------------------------ steps
     def _wrap_model(self, call: cst.Call, replaced: cst.BaseExpression,
@@ -918,8 +1140,8 @@ class _Migration:
         condition = " ".join(code_of(guard.test).split())
         header = cst.TrailingWhitespace(
             whitespace=cst.SimpleWhitespace("  "),
-            comment=cst.Comment(f"# TFC301: every process of `{self.launch}` wraps (was: "
-                                f"`if {condition}:`)"))
+            comment=cst.Comment(f"# TFC301: every process of a launch wraps, one process "
+                                f"where it did (was: `if {condition}:`)"))
 
         def split(node: cst.CSTNode) -> cst.FlattenSentinel:
             assert isinstance(node, cst.If) and isinstance(node.body, cst.IndentedBlock)
@@ -931,7 +1153,7 @@ class _Migration:
                     runs[-1][1].append(statement)
                 else:
                     runs.append((wrap, [statement]))
-            world = cst.parse_expression("_ddp_setup()[2] > 1")
+            world = _wrap_condition(node.test)
             parts: list[cst.BaseStatement] = []
             for wrap, run in runs:
                 leading = node.leading_lines if not parts else []
@@ -1070,10 +1292,148 @@ class _Migration:
             raise _Irregular("the file loads with torch.load after it saves: once saving is on "
                              "rank 0 only, other ranks could read the file before it is written "
                              "(add torch.distributed.barrier() where that is safe)")
+        groups = self._writing_with_blocks()
         for output in self.outputs:
             line = statement_line(self.names, output)
+            if any(any(a is group for a in self.names.ancestors(output)) for group in groups):
+                continue  # inside a `with open(..., "a")` block that runs on rank 0 as a whole
+            if self._per_rank(output) and not (
+                    isinstance(output.func, cst.Name) and output.func.value == "print"):
+                continue  # a file of each rank's own (a print still runs on rank 0 only)
             if line is not None and len(line.body) == 1 and isinstance(line.body[0], cst.Expr):
                 self.edits.rewrite(line, _rank_zero_guard)
+        for group in groups:
+            self.edits.rewrite(group, _rank_zero_guard)
+
+    def _per_rank(self, node: cst.CSTNode) -> bool:
+        """A write to a path of each rank's own (``f"log.{rank}"``, ``... + os.environ["RANK"]``)
+        is meant for every process: the call, or the ``with`` items around it, say ``rank``."""
+        ancestors = [node, *self.names.ancestors(node)]
+        texts = [code_of(node)] + [code_of(item) for a in ancestors if isinstance(a, cst.With)
+                                   for item in a.items]
+        return any("rank" in text.lower() for text in texts)
+
+    def _inside(self, node: cst.CSTNode, block: cst.CSTNode) -> bool:
+        return node is block or any(a is block for a in self.names.ancestors(node))
+
+    def _writing_with_blocks(self) -> list[cst.With]:
+        """``with open(log, "a") as f: csv.writer(f).writerow(...)``: the whole block writes a
+        file, so it runs on rank 0 (every rank appending to one log interleaves the lines).
+        Only where nothing the block binds is read after it (rank 1 skips the block)."""
+        groups: list[cst.With] = []
+        for call in self.file_writes:
+            item = self.names.parent(call)
+            block = self.names.parent(item) if isinstance(item, cst.WithItem) else None
+            if not isinstance(block, cst.With) or any(g is block for g in groups) or \
+                    self._per_rank(call):
+                continue
+            scope = self.names.scope_of(block)
+            bound = {name for name, bindings in scope.bindings.items()
+                     if any(self._inside(b.node, block) for b in bindings)}
+            if any(not self._inside(read, block) and any(
+                    self._inside(b.node, block) for b in reaching_bindings(self.names, read))
+                   for name in bound for read in self.names.loads_in(scope, name)):
+                continue
+            groups.append(block)
+        return groups
+
+    def _one_backward_per_forward(
+            self, placed: list[tuple[cst.BaseStatement, cst.If | None, cst.BaseExpression]],
+    ) -> None:
+        """``loss_G, loss_D = net(z, real)`` then ``loss_G.backward()`` and ``loss_D.backward()``
+        in one block: DDP all-reduces the gradients of the first backward after a forward
+        only; the second trains each process apart, with no error. Two ``.backward()`` calls
+        among the statements of one block, with no call of (or passing) a wrapped model
+        between them and one before, are refused: the parts need a DDP each."""
+        targets = [t for unit, _, _ in placed if (t := _wrap_target(unit)) is not None]
+        if not targets:
+            return
+        wrapped = {code_of(t) for t in targets}
+        for function in [self.context.module, *self._functions()]:
+            body = function.body if isinstance(function, cst.Module) else function.body.body
+            found = self._second_backward(body, wrapped, forwarded=False)
+            if found is not None:
+                lines = positions_of(self.context.module, list(found))
+                raise _Irregular(
+                    f"line {lines[id(found[1])].start.line} calls backward a second time after "
+                    f"one forward of the wrapped model (the first at line "
+                    f"{lines[id(found[0])].start.line}): DDP averages gradients across "
+                    "processes in the first backward after a forward only, the second trains "
+                    "each process apart; wrap the parts that each loss reaches in a DDP of "
+                    "their own, or run a forward per backward")
+
+    def _functions(self) -> list[cst.FunctionDef]:
+        return [s.node for s in self.names.all_scopes if isinstance(s.node, cst.FunctionDef)]
+
+    def _second_backward(self, statements: Sequence[cst.BaseStatement], wrapped: set[str],
+                         forwarded: bool) -> tuple[cst.Call, cst.Call] | None:
+        """Walks one block's statements in order; nested blocks are walked on their own
+        (their backward calls may be exclusive branches), starting from what was seen."""
+        last_backward: cst.Call | None = None
+        for statement in statements:
+            if isinstance(statement, cst.SimpleStatementLine):
+                for node in walk_local(statement):
+                    if not isinstance(node, cst.Call):
+                        continue
+                    if self._forwards(node, wrapped):
+                        forwarded, last_backward = True, None
+                    elif isinstance(node.func, cst.Attribute) and \
+                            node.func.attr.value == "backward" and forwarded:
+                        if last_backward is not None:
+                            return last_backward, node
+                        last_backward = node
+                continue
+            for block in _blocks_of(statement):
+                found = self._second_backward(block, wrapped, forwarded)
+                if found is not None:
+                    return found
+            if any(isinstance(n, cst.Call) and self._forwards(n, wrapped)
+                   for n in walk_local(statement)):
+                forwarded, last_backward = True, None
+        return None
+
+    @staticmethod
+    def _forwards(call: cst.Call, wrapped: set[str]) -> bool:
+        """``net(x)``, or ``net`` passed to a call (a helper may run its forward)."""
+        if code_of(call.func) in wrapped:
+            return True
+        return any(code_of(arg.value) in wrapped for arg in call.args)
+
+    def _save_the_model_not_the_wrapper(
+            self, placed: list[tuple[cst.BaseStatement, cst.If | None, cst.BaseExpression]],
+    ) -> None:
+        """``torch.save(net, path)`` or ``torch.save({"net": net, ...}, path)`` with ``net`` the
+        wrapped model pickles the wrapper: DataParallel loads anywhere, a DistributedDataParallel
+        only where a process group exists. ``net`` becomes ``_ddp_unwrap(net)`` (the model
+        itself; the wrapper only where it is one, so an unwrapped run saves what it saved)."""
+        targets = [t for unit, _, _ in placed if (t := _wrap_target(unit)) is not None]
+        if not targets:
+            return
+        for output in self.outputs:
+            if self.names.qualified_name(output.func) != "torch.save":
+                continue
+            saved = argument(output, "obj", 0)
+            if saved is None:
+                continue
+            for node in _saved_objects(saved.value):
+                if any(self._same_object(node, target) for target in targets):
+                    self.unwraps = True
+                    self.edits.rewrite(node, lambda old: cst.Call(
+                        cst.Name("_ddp_unwrap"), [cst.Arg(old)]))  # type: ignore[arg-type]
+
+    def _same_object(self, node: cst.BaseExpression, target: cst.BaseExpression) -> bool:
+        """``net`` (or ``self.net``) here is the name the wrap assigned: the same code, and its
+        root name bound in the same scope (``self`` in the same class)."""
+        if code_of(node) != code_of(target):
+            return False
+        root, wrapped = _root_name(node), _root_name(target)
+        if root is None or wrapped is None:
+            return False
+        if root.value == "self" and isinstance(node, cst.Attribute):
+            here = self.names.enclosing(node, cst.ClassDef)
+            return here is not None and here is self.names.enclosing(target, cst.ClassDef)
+        seen = self.names.lookup(root.value, self.names.scope_of(node))
+        return seen is not None and seen[0] is self.names.scope_of(wrapped)
 
     def _own_device_per_process(self) -> None:
         """``"cuda:0"`` -> ``"cuda"``: after ``_ddp_setup()``'s ``set_device(local_rank)``,
@@ -1121,7 +1481,8 @@ class _Migration:
     def _helpers_after_imports(self, scope: Scope) -> None:
         """The helper block right after the file's leading imports."""
         anchor = self._helper_anchor()
-        helpers, needs = self._helpers(anchor)
+        template = _HELPER_TEMPLATE + (_UNWRAP_TEMPLATE if self.unwraps else "")
+        helpers, needs = self._helpers(anchor, template)
         self.imports.extend(needs)
         self.edits.after(anchor, *helpers)
         if scope.kind == "module":
@@ -1170,8 +1531,50 @@ class _Migration:
             outer = self.names.parent(owner)
             if isinstance(outer, cst.Module) or isinstance(self.names.parent(outer), cst.FunctionDef):
                 return unit, owner, replaced
-        raise _Irregular("the wrap is inside a while loop, an else branch or a nested block "
-                         "(DDP must wrap in every process)")
+        raise _Irregular(f"the wrap is inside {self._blocks_around(statement)} (DDP must wrap "
+                         "in every process, and the rule moves a wrap only out of one `if` "
+                         "without `else`)")
+
+    def _placed(self, call: cst.Call, count: int) -> tuple[cst.BaseStatement, cst.If | None,
+                                                        cst.BaseExpression]:
+        """:meth:`_wrap_statement`; of several wraps, the refusal names the one refused (its
+        line and function), which may be a test's or a demo's wrap beside the training one."""
+        try:
+            return self._wrap_statement(call)
+        except _Irregular as why:
+            if count == 1:
+                raise
+            line = positions_of(self.context.module, [call])[id(call)].start.line
+            function = self.names.enclosing(call, cst.FunctionDef)
+            where = f" in `{function.name.value}()`" if function is not None else ""
+            raise _Irregular(f"of the file's {count} wraps, the one at line {line}{where}: "
+                             f"{why}; models wrapped apart are not migrated apart") from why
+
+    def _blocks_around(self, statement: cst.CSTNode) -> str:
+        """``a `while` loop``, ``the `else` branch of an `if` ``, ``an `if` in a `for` loop``:
+        the blocks between the wrap and its function (or the module), innermost first."""
+        names: list[str] = []
+        for ancestor in self.names.ancestors(statement):
+            if isinstance(ancestor, cst.FunctionDef | cst.ClassDef | cst.Module):
+                break
+            if isinstance(ancestor, cst.Else):
+                names.append("the else branch of")
+            elif isinstance(ancestor, cst.If):
+                if names and names[-1] == "the else branch of":
+                    names[-1] += " an `if`"
+                    continue
+                names.append("an `if` with an else branch" if ancestor.orelse is not None
+                             else "an `if`")
+            elif isinstance(ancestor, cst.While | cst.For):
+                names.append("a `while` loop" if isinstance(ancestor, cst.While)
+                             else "a `for` loop")
+            elif isinstance(ancestor, cst.With):
+                names.append("a `with` block")
+            elif isinstance(ancestor, cst.Try | cst.ExceptHandler | cst.Finally):
+                names.append("a `try` statement")
+            elif isinstance(ancestor, cst.BaseCompoundStatement):
+                names.append("a compound statement")
+        return " in ".join(names) or "a nested block"
 
     def _moved_wrapper(self, call: cst.Call) -> cst.BaseExpression:
         """``DataParallel(m).cuda()`` / ``.to(device)``: the move, else the call itself."""
@@ -1193,16 +1596,23 @@ class _Migration:
                     if _shuffle_of(c) is not None and not _is_literal_false(_shuffle_of(c))]  # type: ignore[arg-type]
         if len(shuffled) == 1:
             return shuffled[0]
-        if not shuffled and len(self.loaders) == 1:
-            return self.loaders[0]
-        if not shuffled:
-            # `trainloader` and `testloader`, both unshuffled: the one not named for evaluation.
-            training = [c for c in self.loaders if not _named_for_evaluation(self.names, c)]
-            if len(training) == 1:
-                return training[0]
+        training = self._candidate_loaders()
+        if not shuffled and len(training) == 1:
+            # One unshuffled loader not named for evaluation (`trainloader` beside `testloader`).
+            return training[0]
         if not self.loaders:
             raise _DataSide("no DataLoader in this file")
+        if not training:
+            lines = positions_of(self.context.module, self.loaders)
+            named = ", ".join(f"`{code_of(assigned_name(self.names, c))}` (line "  # type: ignore[arg-type]
+                              f"{lines[id(c)].start.line})" for c in self.loaders)
+            raise _DataSide(f"this file's DataLoaders, {named}, are named for evaluation: the "
+                            "training batches come from elsewhere")
         raise _DataSide("cannot tell which DataLoader is the training one")
+
+    def _candidate_loaders(self) -> list[cst.Call]:
+        """The file's DataLoaders that are not named for evaluation (``val_loader``)."""
+        return [c for c in self.loaders if not _named_for_evaluation(self.names, c)]
 
     def _validate_loader(self, loader: cst.Call) -> None:
         if has_star_args(loader) or has_star_kwargs(loader) or len(positional_args(loader)) > 3:
@@ -1311,6 +1721,7 @@ class _Migration:
             "dist": ("torch.distributed", "torch.distributed"),
             "environ": ("os.environ", "os"),
             "ddp": (DDP, "torch.nn.parallel"),
+            "atexit": ("atexit.register", "atexit"),
         }
         refs = {key: imports.reference(name, after, module)
                 for key, (name, module) in wanted.items() if "{" + key + "}" in template}
@@ -1327,6 +1738,110 @@ def _comprehension_of(value: cst.BaseExpression, element: cst.BaseExpression) ->
     if isinstance(value, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
         return value.elt is element
     return isinstance(value, cst.DictComp) and value.value is element
+
+
+DEVICE_WORDS = ("gpu", "cuda", "device", "parallel", "distributed")
+"""A condition that names one of these is about devices (``n_gpu > 1``, ``len(opt.gpu_ids)``,
+``device == "cuda"``, ``args.data_parallel``): false under ``torchrun`` on CPU, or on one GPU
+per process, where every process must still wrap."""
+
+
+def _wrap_condition(test: cst.BaseExpression) -> cst.BaseExpression:
+    """The wrap's own condition. Every process of a launch wraps (world size > 1); one process
+    wraps where the original did, so a later ``model.module`` stays valid (``_ddp_wrap`` gives
+    a one-process DDP). Of an ``and`` chain, the conditions not about devices (``opt.isTrain``,
+    ``not opt.fp16``) hold under the launch too: ``opt.isTrain and len(opt.gpu_ids) and not
+    opt.fp16`` becomes ``opt.isTrain and (_ddp_setup()[2] > 1 or len(opt.gpu_ids)) and not
+    opt.fp16``."""
+    world = "_ddp_setup()[2] > 1"
+    conjuncts = list(_conjuncts(test))
+    device = [c for c in conjuncts if _about_devices(c)]
+    if not device or len(device) == len(conjuncts):
+        whole = code_of(test).strip()
+        if isinstance(test, cst.BooleanOperation | cst.IfExp | cst.Lambda | cst.NamedExpr) \
+                and not test.lpar:
+            whole = f"({whole})"
+        return cst.parse_expression(f"{world} or {whole}")
+    parts: list[str] = []
+    for conjunct in conjuncts:
+        if conjunct is device[0]:
+            parts.append(f"({world} or " + " and ".join(code_of(d).strip() for d in device) + ")")
+        elif not any(conjunct is d for d in device):
+            parts.append(code_of(conjunct).strip())
+    return cst.parse_expression(" and ".join(parts))
+
+
+def _conjuncts(test: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
+    """``a``, ``b``, ``c`` of ``a and b and c`` (unparenthesised ``and`` only)."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And) \
+            and not test.lpar:
+        yield from _conjuncts(test.left)
+        yield from _conjuncts(test.right)
+    else:
+        yield test
+
+
+def _about_devices(node: cst.BaseExpression) -> bool:
+    words = [n.value for n in (node, *walk_local(node)) if isinstance(n, cst.Name)]
+    words += [n.evaluated_value for n in (node, *walk_local(node))
+              if isinstance(n, cst.SimpleString) and isinstance(n.evaluated_value, str)]
+    return any(word in w.lower() for w in words for word in DEVICE_WORDS)
+
+
+def _blocks_of(statement: cst.BaseStatement) -> list[Sequence[cst.BaseStatement]]:
+    """The statement lists directly inside a compound statement (its body, ``else``,
+    ``except`` and ``finally`` blocks); none for a function or class (walked on their own)."""
+    if isinstance(statement, cst.FunctionDef | cst.ClassDef):
+        return []
+    blocks = []
+    stack: list[cst.CSTNode] = [statement]
+    while stack:
+        node = stack.pop()
+        for child in children(node):
+            if isinstance(child, cst.IndentedBlock):
+                blocks.append(child.body)
+            elif isinstance(child, cst.SimpleStatementSuite):
+                blocks.append([cst.SimpleStatementLine(body=child.body)])
+            elif isinstance(child, cst.Else | cst.ExceptHandler | cst.Finally | cst.If):
+                stack.append(child)
+    return blocks
+
+
+def _wrap_target(unit: cst.BaseStatement) -> cst.BaseExpression | None:
+    """``net`` of ``net = DataParallel(net)`` (a name or an attribute chain); None for a loop
+    or a comprehension over models."""
+    if not isinstance(unit, cst.SimpleStatementLine):
+        return None
+    statement = unit.body[0]
+    if isinstance(statement, cst.Assign) and len(statement.targets) == 1:
+        target = statement.targets[0].target
+    elif isinstance(statement, cst.AnnAssign):
+        target = statement.target
+    else:
+        return None
+    return target if _root_name(target) is not None else None
+
+
+def _root_name(node: cst.BaseExpression) -> cst.Name | None:
+    """``a`` of ``a``, ``a.b.c``; None for anything else (a subscript, a call)."""
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return node if isinstance(node, cst.Name) else None
+
+
+def _saved_objects(node: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
+    """The objects ``torch.save`` pickles by reference: the argument itself, or the values of
+    a dict, list or tuple literal (nested ones too)."""
+    if isinstance(node, cst.Dict):
+        for element in node.elements:
+            if isinstance(element, cst.DictElement):
+                yield from _saved_objects(element.value)
+    elif isinstance(node, cst.List | cst.Tuple):
+        for item in node.elements:
+            if isinstance(item, cst.Element):
+                yield from _saved_objects(item.value)
+    else:
+        yield node
 
 
 def _named_for_evaluation(names: NameIndex, loader: cst.Call) -> bool:
@@ -1351,7 +1866,7 @@ def _shuffle_of(loader: cst.Call) -> cst.BaseExpression | None:
 
 
 def _rank_zero_guard(line: cst.CSTNode) -> cst.CSTNode:
-    assert isinstance(line, cst.SimpleStatementLine)
+    assert isinstance(line, cst.SimpleStatementLine | cst.With)
     guard = cst.parse_statement("if _ddp_is_main():  # TFC301: rank 0 only\n    pass\n")
     assert isinstance(guard, cst.If) and isinstance(guard.body, cst.IndentedBlock)
     return guard.with_changes(

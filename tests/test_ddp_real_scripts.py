@@ -1,0 +1,153 @@
+"""TFC301 executed on reduced real DataParallel scripts (issue 24), one process per run.
+
+Each script of tests/ddp_real/ is migrated by the CLI and run three ways through
+tests/ddp_real/run_one.py: as written, migrated as plain ``python``, and migrated under
+``torchrun --standalone --nproc_per_node=2`` (gloo, CPU). Unlike tests/test_ddp_shapes.py
+(every shape in one process per mode), each run here is a process of its own, so the end of
+the process is observed: an ``atexit`` hook of the harness, which runs after the script's
+own, records whether a process group is still initialised.
+
+- pickled_checkpoint.py pickles the wrapper (``torch.save({"net": net, ...})``): the migrated
+  file must load in a process without a process group (this one) and hold the model itself.
+  It also scales its batch by the GPU count; run with ``torch.cuda.device_count()`` reporting
+  2, the scaled global batch is divided by the world size per process, so the weights match.
+- early_exit.py ends with ``sys.exit(0)`` inside the epoch loop: no cleanup call at the end of
+  the function is reached, the group must still be gone at exit.
+- checkpoint_log.py saves in a helper that then copies the best checkpoint, appends to a CSV
+  log in a ``with open(..., "a")`` block and writes a JSON summary: rank 0 writes the same
+  files as the original, rank 1 none.
+- conditional_module.py wraps under ``opt.isTrain and len(opt.gpu_ids) and not opt.fp16`` and
+  uses ``model.module`` afterwards: it must still work as plain python.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+import torch.distributed as dist
+from test_ddp_migration import _env, _run, _torchrun, _wait
+
+REAL = Path(__file__).parent / "ddp_real"
+SCRIPTS = ("pickled_checkpoint.py", "early_exit.py", "conditional_module.py",
+           "checkpoint_log.py")
+FAKE_GPUS = {"pickled_checkpoint.py": "2"}
+"""What ``torch.cuda.device_count()`` reports to a script (its batch scales with it)."""
+
+pytestmark = pytest.mark.skipif(
+    not (dist.is_available() and dist.is_gloo_available()),
+    reason="torch.distributed with the gloo backend is not available in this torch build",
+)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str], str]:
+    root = tmp_path_factory.mktemp("ddp-real")
+    original, migrated, out = root / "original", root / "migrated", root / "out"
+    shutil.copytree(REAL, original)
+    shutil.copytree(REAL, migrated)
+    out.mkdir()
+    fixed = subprocess.run(
+        [sys.executable, "-m", "torchfix_codemods", "fix", "--select", "TFC301",
+         "--unsafe-fixes", *(str(migrated / name) for name in SCRIPTS)],
+        capture_output=True, text=True, env=_env(root, "cpu"), check=False)
+    report = fixed.stdout + fixed.stderr
+    assert fixed.returncode in (0, 1), report
+    procs = {}
+    for name in SCRIPTS:
+        env = _env(root, "cpu", **({"TFC301_FAKE_GPUS": FAKE_GPUS[name]}
+                                   if name in FAKE_GPUS else {}))
+        for label, folder, launch in (
+                ("original", original, [str(original / "run_one.py")]),
+                ("plain", migrated, [str(migrated / "run_one.py")]),
+                ("torchrun", migrated, _torchrun(migrated / "run_one.py", 2))):
+            procs[f"{name}.{label}"] = _run([*launch, str(folder / name), str(out), label],
+                                            folder, env)
+    outputs = {key: _wait(proc) for key, proc in procs.items()}
+    return out, outputs, report
+
+
+def _weights(out: Path, name: str, run: str) -> dict[str, torch.Tensor]:
+    path = out / f"{Path(name).stem}.{run}.pt"
+    if name != "pickled_checkpoint.py":
+        return torch.load(path, map_location="cpu", weights_only=True)
+    # The whole model was pickled: loading it needs no process group (this process has none).
+    assert not dist.is_initialized()
+    net = torch.load(path, map_location="cpu", weights_only=False)["net"]
+    if run == "original":
+        assert isinstance(net, torch.nn.DataParallel)
+        net = net.module
+    assert type(net) is torch.nn.Sequential, (run, type(net))
+    return net.state_dict()
+
+
+def test_the_scripts_are_migrated_as_the_issue_asks(
+        runs: tuple[Path, dict[str, str], str]) -> None:
+    out, _, report = runs
+    migrated = out.parent / "migrated"
+    for name in SCRIPTS:
+        assert "_ddp_wrap(" in (migrated / name).read_text(), (name, report)
+    pickled = (migrated / "pickled_checkpoint.py").read_text()
+    assert 'torch.save({"net": _ddp_unwrap(net), "epoch": epoch}' in pickled
+    # The GPU-count scaling stays: the loader divides the scaled global batch per process.
+    assert "    batch_size *= n_gpu\n" in pickled
+    assert "batch_size=batch_size // _ddp_setup()[2]" in pickled
+    conditional = (migrated / "conditional_module.py").read_text()
+    assert ("    if opt.isTrain and (_ddp_setup()[2] > 1 or len(opt.gpu_ids)) and not opt.fp16:"
+            in conditional)
+
+
+def test_every_run_reaches_the_original_weights(
+        runs: tuple[Path, dict[str, str], str]) -> None:
+    out, outputs, _ = runs
+    for name in SCRIPTS:
+        reference = _weights(out, name, "original")
+        for run in ("plain", "torchrun.rank0"):
+            got = _weights(out, name, run)
+            assert set(got) == set(reference), (name, run)
+            for key, value in reference.items():
+                torch.testing.assert_close(got[key], value, rtol=1e-5, atol=1e-6,
+                                           msg=lambda m, n=name, r=run, k=key: f"{n} {r} {k}: {m}")
+    # The scaled batch: 32 samples in batches of 8 * 2 "GPUs", 2 steps per epoch, and under
+    # torchrun 2 steps of 8 per process; printed once, by rank 0.
+    assert "epoch 2 steps 2" in outputs["pickled_checkpoint.py.original"]
+    assert outputs["pickled_checkpoint.py.torchrun"].count("epoch 2 steps 2") == 1
+    assert outputs["early_exit.py.torchrun"].count("reached epoch 2") == 1
+    assert outputs["conditional_module.py.plain"].count("end of epoch 1 lr 0.05") == 1
+
+
+def test_rank_one_writes_nothing_and_prints_nothing(
+        runs: tuple[Path, dict[str, str], str]) -> None:
+    out, _, _ = runs
+    for name in SCRIPTS:
+        stem = Path(name).stem
+        assert (out / f"{stem}.torchrun.rank0.pt").exists(), name
+        assert not (out / f"{stem}.torchrun.rank1.pt").exists(), name
+        assert (out / f"{stem}.torchrun.rank1.stdout").read_text() == "", name
+        assert list((out / f"{stem}.torchrun.rank1.files").iterdir()) == [], name
+    # The helper's save and copy, the appended log and the summary: rank 0 writes what the
+    # original wrote, once per epoch.
+    original = out / "checkpoint_log.original.files"
+    assert sorted(p.name for p in original.iterdir()) == [
+        "checkpoint.pth.tar", "log.csv", "model_best.pth.tar", "summary.json"]
+    for run in ("plain", "torchrun.rank0"):
+        files = out / f"checkpoint_log.{run}.files"
+        assert sorted(p.name for p in files.iterdir()) == sorted(
+            p.name for p in original.iterdir()), run
+        for name in ("log.csv", "summary.json"):
+            assert (files / name).read_text() == (original / name).read_text(), (run, name)
+    assert (original / "log.csv").read_text().splitlines() == ["0,done", "1,done", "2,done"]
+
+
+def test_no_process_group_is_left_at_exit(runs: tuple[Path, dict[str, str], str]) -> None:
+    out, _, _ = runs
+    for name in SCRIPTS:
+        stem = Path(name).stem
+        for run in ("plain", "torchrun.rank0", "torchrun.rank1"):
+            record = json.loads((out / f"{stem}.{run}.exit").read_text())
+            assert record == {"initialized": False}, (name, run)
