@@ -94,9 +94,9 @@ def test_a_change_in_the_tool_invalidates_every_entry(tmp_path: Path, monkeypatc
     configuration = _configuration(tmp_path, "TFC001")
     run_paths([str(tmp_path / "m.py")], configuration, Mode.CHECK)
     analysed: list[str] = []
-    real = runner_module.analyse
-    monkeypatch.setattr(runner_module, "analyse",
-                        lambda path, *rest: analysed.append(path) or real(path, *rest))
+    real = runner_module._compute  # the files sent to the workers, from this process
+    monkeypatch.setattr(runner_module, "_compute", lambda tasks, *rest: analysed.extend(
+        task.path for task in tasks) or real(tasks, *rest))
     run_paths([str(tmp_path / "m.py")], configuration, Mode.CHECK)
     assert analysed == []
     monkeypatch.setattr(cache, "tool_fingerprint", lambda: "a rule changed")

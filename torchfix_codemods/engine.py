@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import re
 import traceback
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -138,6 +139,28 @@ def syntax_error(text: str, path: str) -> tuple[int, int, str] | None:
     return None
 
 
+MAX_NESTING = 200
+"""Python's tokenizer refuses brackets nested deeper than this (MAXLEVEL in CPython)."""
+_BRACKETS = re.compile(r"[][(){}]")
+
+
+def nested_too_deep(text: str) -> bool:
+    """Whether brackets in ``text`` may nest deeper than Python accepts (brackets inside
+    strings and comments count too: a yes is confirmed with ``ast``). Costs a scan of the
+    brackets, and nothing for a file with few of them."""
+    if sum(text.count(opening) for opening in "([{") <= MAX_NESTING:
+        return False
+    depth = 0
+    for match in _BRACKETS.finditer(text):
+        if match.group() in "([{":
+            depth += 1
+            if depth > MAX_NESTING:
+                return True
+        elif depth:
+            depth -= 1
+    return False
+
+
 USE_AST_PREFILTER = True
 """The second stage of the prefilter (``Rule.needs``, read with ``ast``); tests switch it off
 to prove it changes no finding."""
@@ -179,6 +202,14 @@ def process(unit: SourceUnit, options: FileOptions, *, apply_fixes: bool,
             if error is not None:
                 result.findings.append(_syntax_finding(unit.path, *error))
         return result
+    if selection.parses is not True and nested_too_deep(unit.text):
+        # LibCST's native parser would overflow its stack (a segmentation fault) or take
+        # minutes on what Python itself refuses: "too many nested parentheses".
+        error = syntax_error(unit.text, unit.path)
+        if error is not None:
+            if SYNTAX_ERROR_CODE in codes:
+                result.findings.append(_syntax_finding(unit.path, *error))
+            return result
     try:
         module = cst.parse_module(unit.text)
     except cst.ParserSyntaxError as error:

@@ -92,6 +92,9 @@ def _summarize_all(missing: list[tuple[str, bytes, str]], jobs: int) -> list[Fil
         return [summarize_bytes(path, data) for path, data, _ in missing]
     from concurrent.futures import ProcessPoolExecutor
 
+    from torchfix_codemods.workers import cpu_count
+
+    jobs = min(jobs, cpu_count(), len(missing))  # never more processes than CPUs or files
     chunksize = max(1, len(missing) // (jobs * 4))
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         return list(pool.map(_summarize_item, [(path, data) for path, data, _ in missing],
@@ -117,7 +120,10 @@ def summarize_bytes(path: str, data: bytes) -> FileSummary:
         text = load_source(path, data).text
     except (NotebookError, UndecodableSource):
         return FileSummary(parsed=False)
-    return summarize(text)
+    try:
+        return summarize(text)
+    except (RecursionError, MemoryError):  # deeper than the summary's walk: no facts from it
+        return FileSummary(parsed=False)
 
 
 def _reads_fact(path: str, settings: Settings, fact: str) -> bool:

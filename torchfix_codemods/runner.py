@@ -10,14 +10,17 @@ A run goes in steps, each deciding what the next one can skip (from speed):
 3. for ``check``, a cache hit is answered right there, without importing the
    engine (LibCST, the rules) or starting a process, so a warm run costs little
    more than the interpreter's start-up plus reading and hashing;
-4. the misses are analysed in this process when there are few, else in a pool
-   whose workers are forked after the engine is imported and take the largest
-   files first, so that no worker is left alone with a big file at the end;
-   each worker gets the bytes already read, so no file is read twice;
-5. the new results go into the cache, one write per index.
+4. the misses are analysed in worker processes (one when there are few, else up
+   to ``--jobs``), forked after the engine is imported, the largest files
+   first, so that no worker is left alone with a big file at the end; each
+   worker gets the bytes already read, so no file is read twice;
+5. this process writes the fixes and puts the new results into the cache, one
+   write per index.
 
 An unexpected failure on one file becomes an error on that file; it never stops
-the others.
+the others. A file that crashes its worker, or that runs past ``file-timeout``
+seconds, becomes one finding ("too deep or too large to analyse") and is left
+untouched (:mod:`~torchfix_codemods.workers`).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ import enum
 import os
 import stat
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -37,9 +40,7 @@ from torchfix_codemods.findings import FileResult, Finding
 from torchfix_codemods.options import FileOptions
 from torchfix_codemods.settings import Settings
 
-if TYPE_CHECKING:  # concurrent.futures imports logging: ~20 ms a warm run need not pay
-    from concurrent.futures import Executor, Future
-
+if TYPE_CHECKING:
     from torchfix_codemods.analysis.project_index import ProjectIndex
 
 POOL_MIN_FILES = 8
@@ -68,10 +69,9 @@ class Task:
 
 
 def default_jobs() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - not on Linux
-        return max(1, os.cpu_count() or 1)
+    from torchfix_codemods.workers import cpu_count
+
+    return cpu_count()
 
 
 def atomic_write(path: str, data: bytes, expected: bytes) -> str | None:
@@ -107,7 +107,14 @@ def atomic_write(path: str, data: bytes, expected: bytes) -> str | None:
 
 def analyse(path: str, data: bytes, settings: Settings, mode: Mode,
             project: ProjectFacts = NO_PROJECT) -> FileResult:
-    """Everything for one file whose bytes are read: safe to run in a worker process."""
+    """Everything for one file whose bytes are read, its fix written (in this process)."""
+    return write_fixes(compute(path, data, settings, mode, project), data, mode)
+
+
+def compute(path: str, data: bytes, settings: Settings, mode: Mode,
+            project: ProjectFacts = NO_PROJECT) -> FileResult:
+    """One file's findings and, for ``fix``/``--diff``, its new bytes; writes nothing, so it
+    is safe to run in a worker process that may be killed at any moment."""
     from torchfix_codemods.engine import process, read_unit
     from torchfix_codemods.notebooks import NotebookError
 
@@ -121,18 +128,43 @@ def analyse(path: str, data: bytes, settings: Settings, mode: Mode,
         result = process(unit, settings.options_for(path), apply_fixes=mode is not Mode.CHECK,
                          locate_edits=mode is Mode.DIFF, project=project)
         result.findings = [unit.place(finding) for finding in result.findings]
-        if mode is Mode.FIX and result.changed and result.new_bytes is not None:
-            problem = atomic_write(path, result.new_bytes, data)
-            if problem is not None:
-                result.error = problem
-                result.fixed = None
         if not result.changed:
             result.original = None
             result.fixed = None
-        result.new_bytes = None
+            result.new_bytes = None
         return result
+    except RecursionError:
+        return too_complex(path, settings, "nested deeper than the analysis can follow")
+    except MemoryError:
+        return too_complex(path, settings, "the analysis ran out of memory")
     except Exception as error:  # noqa: BLE001 - one file's failure must not stop the run
         return FileResult(path, error=f"internal error: {_describe(error)}")
+
+
+def write_fixes(result: FileResult, data: bytes, mode: Mode) -> FileResult:
+    """Write a ``fix`` run's new bytes for ``result`` (in the parent process, never a worker)."""
+    if mode is Mode.FIX and result.changed and result.new_bytes is not None:
+        problem = atomic_write(result.path, result.new_bytes, data)
+        if problem is not None:
+            result.error = problem
+            result.fixed = None
+    result.new_bytes = None
+    return result
+
+
+def too_complex(path: str, settings: Settings, why: str) -> FileResult:
+    """One finding for a file the analysis cannot finish (TFC000 when it is selected, else an
+    error): the file is left untouched and the run goes on."""
+    from torchfix_codemods.catalog import SYNTAX_ERROR_CODE
+
+    message = f"too deep or too large to analyse ({why}); file left untouched"
+    if SYNTAX_ERROR_CODE not in settings.options_for(path).codes:
+        return FileResult(path, error=message)
+    from torchfix_codemods.rules.registry import rule_by_code
+
+    rule = rule_by_code(SYNTAX_ERROR_CODE)
+    return FileResult(path, findings=[Finding(path, 1, 1, 1, 1, rule.code, rule.name,
+                                              f"{rule.message}: {message}")])
 
 
 def run_paths(
@@ -182,10 +214,11 @@ def run_paths(
     done = len(paths) - len(tasks)
     emitted = _Emitter(results, on_result)
     emitted.advance()
-    computed = _compute(tasks, mode, jobs, project)
-    for task, result in _progress(computed, len(paths), done, show_progress):
+    computed = _compute(tasks, mode, jobs, project, configuration.run.file_timeout)
+    for task, result, cacheable in _progress(computed, len(paths), done, show_progress):
         results[task.index] = result
-        if store is not None and task.key is not None and result.error is None:
+        if (store is not None and task.key is not None and result.error is None
+                and cacheable):
             store.put(task.path, task.settings, task.settings.options_for(task.path), task.key,
                       result.findings)
         emitted.advance()
@@ -245,91 +278,60 @@ def _key(path: str, digest: str, settings: Settings, project: ProjectIndex | Non
 
 
 def use_pool(tasks: list[Task], jobs: int) -> bool:
-    """Whether analysing ``tasks`` in worker processes beats doing it here."""
+    """Whether analysing ``tasks`` in several worker processes beats one."""
     return (jobs > 1 and len(tasks) >= POOL_MIN_FILES
             and sum(len(task.data) for task in tasks) >= POOL_MIN_BYTES)
 
 
-def _compute(tasks: list[Task], mode: Mode, jobs: int,
-             project: ProjectIndex | None) -> Iterator[tuple[Task, FileResult]]:
+def _compute(tasks: list[Task], mode: Mode, jobs: int, project: ProjectIndex | None,
+             timeout: float) -> Iterator[tuple[Task, FileResult, bool]]:
+    """(task, result, whether the result may be cached) as the files are done.
+
+    Each file is analysed in a forked worker (:mod:`~torchfix_codemods.workers`) under the
+    time budget, so that a crash or a stall costs that file alone; where this platform cannot
+    fork, here, in a deep-stack thread without a budget.
+    """
     if not tasks:
         return
-    if not use_pool(tasks, jobs):
-        for task in tasks:
-            yield task, analyse(task.path, task.data, task.settings, mode,
-                                _facts(task.path, task.settings, project))
-        return
-    yield from _pooled(tasks, mode, min(jobs, len(tasks)), project)
+    from torchfix_codemods.workers import Failure, can_fork, run_isolated
 
-
-_WORKER: tuple[Mode, ProjectIndex | None] | None = None
-
-
-def _start_worker(mode: Mode, project: ProjectIndex | None) -> None:
-    """Each worker receives the mode and the project index once, not with every file."""
     global _WORKER
-    _WORKER = (mode, project)
-
-
-def _work(task: Task) -> FileResult:
-    assert _WORKER is not None
-    mode, project = _WORKER
-    return analyse(task.path, task.data, task.settings, mode,
-                   _facts(task.path, task.settings, project))
-
-
-def _pooled(tasks: list[Task], mode: Mode, workers: int,
-            project: ProjectIndex | None) -> Iterator[tuple[Task, FileResult]]:
-    """Results as workers finish them; the largest files are handed out first."""
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-
+    if not can_fork():  # pragma: no cover - Windows
+        for task in tasks:
+            yield task, write_fixes(_work(task, (mode, project)), task.data, mode), True
+        return
     # Imported before the workers start: forked workers inherit LibCST and the rules
     # instead of each importing them again.
     import torchfix_codemods.engine  # noqa: F401
     from torchfix_codemods.rules.registry import all_rules
 
     all_rules()
+    _WORKER = (mode, project)
+    workers = jobs if use_pool(tasks, jobs) else 1
+    # The largest files first, so that no worker is left alone with a big file at the end.
     ordered = sorted(tasks, key=lambda task: len(task.data), reverse=True)
-    with ProcessPoolExecutor(max_workers=workers, initializer=_start_worker,
-                             initargs=(mode, project)) as pool:
-        # A few tasks in flight per worker keep them busy without queueing every file's
-        # bytes at once.
-        backlog = iter(ordered)
-        running = {_submit(pool, task): task for task in _take(backlog, workers * 4)}
-        while running:
-            done, _ = wait(running, return_when=FIRST_COMPLETED)
-            for future in done:
-                task = running.pop(future)
-                for following in _take(backlog, 1):
-                    running[_submit(pool, following)] = following
-                yield task, _result_of(task, future)
-
-
-def _submit(pool: Executor, task: Task) -> Future[FileResult]:
-    """The task's future; a pool broken by a dead worker fails only the files it still had."""
-    from concurrent.futures import Future
-
     try:
-        return pool.submit(_work, task)
-    except Exception as error:  # noqa: BLE001 - BrokenProcessPool, or shutting down
-        failed: Future[FileResult] = Future()
-        failed.set_exception(error)
-        return failed
+        for task, outcome in run_isolated(ordered, _work, workers, timeout):
+            if isinstance(outcome, Failure):
+                why = (f"it took longer than {timeout:g} s" if outcome.timed_out
+                       else outcome.detail)
+                yield task, too_complex(task.path, task.settings, why), False
+            else:
+                yield task, write_fixes(outcome, task.data, mode), True
+    finally:
+        _WORKER = None
 
 
-def _take(tasks: Iterator[Task], count: int) -> Iterable[Task]:
-    for _ in range(count):
-        task = next(tasks, None)
-        if task is None:
-            return
-        yield task
+_WORKER: tuple[Mode, ProjectIndex | None] | None = None
+"""The run's mode and project index, which forked workers inherit instead of receiving."""
 
 
-def _result_of(task: Task, future: Future[FileResult]) -> FileResult:
-    try:
-        return future.result()
-    except Exception as error:  # noqa: BLE001 - a worker that died takes only its file down
-        return FileResult(task.path, error=f"internal error: {_describe(error)}")
+def _work(task: Task, worker: tuple[Mode, ProjectIndex | None] | None = None) -> FileResult:
+    from torchfix_codemods.isolation import call_deep
+
+    mode, project = worker or _WORKER  # type: ignore[misc]
+    return call_deep(lambda: compute(task.path, task.data, task.settings, mode,
+                                     _facts(task.path, task.settings, project)))
 
 
 def _describe(error: BaseException) -> str:
@@ -338,8 +340,8 @@ def _describe(error: BaseException) -> str:
     return traceback.format_exception_only(type(error), error)[-1].strip()
 
 
-def _progress(items: Iterator[tuple[Task, FileResult]], total: int, done: int,
-              show: bool) -> Iterator[tuple[Task, FileResult]]:
+def _progress(items: Iterator[tuple[Task, FileResult, bool]], total: int, done: int,
+              show: bool) -> Iterator[tuple[Task, FileResult, bool]]:
     if not show:
         yield from items
         return
