@@ -11,6 +11,7 @@ engine are imported where they are used.
 from __future__ import annotations
 
 import dataclasses
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -67,9 +68,12 @@ def prepare(paths: list[str] | None, overrides: Overrides) -> tuple[list[str], C
             raise UsageError(f"{path}: no such file or directory")
     try:
         configuration = Configuration(overrides)
-        files = discover(given, configuration)
+        notes: list[str] = []
+        files = discover(given, configuration, notes)
     except (ConfigError, DiscoveryError) as error:
         raise UsageError(str(error)) from None
+    for note in notes:
+        print(f"torchfix-codemods: note: {note}", file=sys.stderr)
     return files, configuration
 
 

@@ -74,6 +74,19 @@ def default_jobs() -> int:
     return cpu_count()
 
 
+def read_regular(path: str) -> bytes:
+    """A regular file's bytes. Opened without blocking and refused unless regular: a path that
+    became a FIFO since discovery (which skips them) must not stall the run on ``open``."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(0, "not a regular file")
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return handle.read()
+    finally:
+        os.close(fd)
+
+
 def atomic_write(path: str, data: bytes, expected: bytes) -> str | None:
     """Replace ``path`` with ``data`` via a temporary file and a rename, keeping its mode.
 
@@ -186,8 +199,7 @@ def run_paths(
         from torchfix_codemods.cache import content_digest
     for index, (path, _) in enumerate(work):
         try:
-            with open(path, "rb") as handle:
-                data = handle.read()
+            data = read_regular(path)
         except OSError as error:
             results[index] = FileResult(path, error=f"cannot read: {error.strerror or error}")
             continue
