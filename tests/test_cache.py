@@ -133,7 +133,15 @@ def test_each_file_is_read_once_on_a_miss(tmp_path: Path, monkeypatch) -> None:
             opened.append(str(file))
         return real_open(file, *args, **kwargs)
 
+    real_os_open = os.open
+
+    def counting_os_open(file, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if str(file) == str(source):
+            opened.append(str(file))
+        return real_os_open(file, *args, **kwargs)
+
     monkeypatch.setattr("builtins.open", counting_open)
+    monkeypatch.setattr("os.open", counting_os_open)
     monkeypatch.setattr(cache, "content_digest", lambda data: hashed.append(data) or real_digest(data))
     results = run_paths([str(source)], configuration, Mode.CHECK)
     assert sorted(f.code for f in results[0].findings) == ["TFC001", "TFC002"]

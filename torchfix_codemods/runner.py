@@ -204,7 +204,8 @@ def run_paths(
             results[index] = FileResult(path, error=f"cannot read: {error.strerror or error}")
             continue
         contents[path] = (data, content_digest(data))
-    project = _project(work, contents, configuration, jobs)
+    too_complex_files: dict[str, str] = {}
+    project = _project(work, contents, configuration, jobs, too_complex_files)
     store = None
     if mode is Mode.CHECK and any(settings.cache for _, settings in work):
         from torchfix_codemods.cache import Store
@@ -215,6 +216,9 @@ def run_paths(
         if path not in contents:
             continue
         data, digest = contents[path]
+        if path in too_complex_files:  # its summary did not finish: the analysis would not
+            results[index] = too_complex(path, settings, too_complex_files[path])
+            continue
         key = None
         if store is not None and settings.cache:
             key = _key(path, digest, settings, project)
@@ -258,14 +262,15 @@ class _Emitter:
 
 
 def _project(work: list[tuple[str, Settings]], contents: dict[str, tuple[bytes, str]],
-             configuration: Configuration, jobs: int) -> ProjectIndex | None:
+             configuration: Configuration, jobs: int,
+             too_complex_files: dict[str, str]) -> ProjectIndex | None:
     """The project index, when a rule active for some file reads cross-file facts."""
     from torchfix_codemods.indexing import build_project, index_needed
 
     if not index_needed(work):
         return None
     readable = [(path, settings) for path, settings in work if path in contents]
-    return build_project(readable, configuration.run, jobs, contents)
+    return build_project(readable, configuration.run, jobs, contents, too_complex_files)
 
 
 def _reads_project(options: FileOptions, project: ProjectIndex | None) -> bool:

@@ -32,7 +32,7 @@ DEFAULT_EXCLUDES = (
     # Jupyter's autosave copies of notebooks (ruff skips them too): editing them is noise.
     ".ipynb_checkpoints",
 )
-DEFAULT_FILE_TIMEOUT = 30.0
+DEFAULT_FILE_TIMEOUT = 20.0
 """``file-timeout``: generous for real code (the largest real files of the real-code check
 take a few seconds), short enough that a generated file cannot stall a CI job."""
 _VERSION = re.compile(r"^(\d+)\.(\d+)$")
