@@ -8,7 +8,9 @@ What a bad file can do to a worker, and what the run sees instead:
   close, reports that file alone and forks a fresh worker for the rest;
 * the analysis runs past the time budget (``file-timeout``, a 5 MB generated
   file): the parent kills the worker (SIGKILL) at the deadline and does the same;
-* ``RecursionError``/``MemoryError`` inside the analysis are caught in the worker.
+* ``RecursionError``/``MemoryError`` inside the analysis are caught in the worker,
+  whose address space is capped (:func:`memory_budget`) so that a huge file ends in
+  ``MemoryError`` there rather than in the machine's out-of-memory killer.
 
 ``concurrent.futures.ProcessPoolExecutor`` cannot do this: a dead worker breaks
 the whole pool (``BrokenProcessPool`` failed every other file), and a task cannot
@@ -90,10 +92,11 @@ def run_isolated(items: list[T], work: Callable[[T], R], workers: int,
     count = max(1, min(workers, len(items), cpu_count()))
     pool: list[_Worker[T]] = []
     parent = os.getpid()
+    memory = memory_budget(count)
     try:
         while pending or any(worker.item is not None for worker in pool):
             while pending and len(pool) < count:
-                pool.append(_start(context, work, parent, pool))
+                pool.append(_start(context, work, parent, pool, memory))
             for worker in pool:
                 if worker.item is None and pending:
                     worker.item = pending.popleft()
@@ -154,7 +157,7 @@ def _death(worker: _Worker[T]) -> Failure:
 
 
 def _start(context: object, work: Callable[[T], R], parent: int,
-           pool: list[_Worker[T]]) -> _Worker[T]:
+           pool: list[_Worker[T]], memory: int) -> _Worker[T]:
     for stream in (sys.stdout, sys.stderr):  # else the child may print their buffers again
         try:
             stream.flush()
@@ -163,7 +166,7 @@ def _start(context: object, work: Callable[[T], R], parent: int,
     ours, theirs = context.Pipe()  # type: ignore[attr-defined]
     inherited = [worker.connection for worker in pool] + [ours]
     process = context.Process(  # type: ignore[attr-defined]
-        target=_serve, args=(theirs, work, parent, inherited), daemon=True,
+        target=_serve, args=(theirs, work, parent, inherited, memory), daemon=True,
         name="torchfix-worker")
     # SIGINT is blocked across the fork: the child ignores it before unblocking, so a Ctrl-C
     # can never reach a worker that has not yet said it ignores it; here it arrives after.
@@ -190,7 +193,7 @@ def _stop(worker: _Worker[T]) -> None:
 
 
 def _serve(connection: Connection, work: Callable[[T], R], parent: int,
-           inherited: list[Connection]) -> None:
+           inherited: list[Connection], memory: int) -> None:
     """A worker's life: compute each item it receives until its pipe closes."""
     for other in inherited:
         other.close()  # the parent's ends: only the parent may hold them
@@ -198,12 +201,52 @@ def _serve(connection: Connection, work: Callable[[T], R], parent: int,
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     _die_with(parent)
+    _limit_memory(memory)
     while True:
         try:
             item = connection.recv()
         except (EOFError, OSError):
             return
-        connection.send(work(item))
+        try:
+            connection.send(work(item))
+        except BaseException:  # noqa: BLE001 - out of memory pickling a result, a closed pipe
+            os._exit(WORKER_FAILED)  # the parent reports the file; no traceback on the terminal
+
+
+WORKER_FAILED = 70
+"""A worker's exit code when it could not hand its result back."""
+
+
+def memory_budget(workers: int) -> int:
+    """Bytes of address space a worker may add to what it inherits: the machine's memory
+    shared between the workers, and never less than 2 GiB (the analysis of a large real
+    file takes a few hundred MiB; a 20 MB generated one took 15.8 GB before this limit)."""
+    try:
+        physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):  # pragma: no cover - not POSIX
+        return 0
+    return max(2 << 30, physical // max(1, workers))
+
+
+def _limit_memory(budget: int) -> None:
+    """Cap this worker's address space at its current size plus ``budget``: a file that needs
+    more ends in ``MemoryError`` (or the parser's abort) in this worker alone, instead of
+    pushing the machine into swap or its out-of-memory killer."""
+    if budget <= 0:
+        return
+    try:
+        import resource
+
+        with open("/proc/self/status", encoding="ascii") as status:
+            size = next(int(line.split()[1]) * 1024 for line in status
+                        if line.startswith("VmSize:"))
+        _, hard = resource.getrlimit(resource.RLIMIT_AS)
+        limit = size + budget
+        if hard != resource.RLIM_INFINITY:
+            limit = min(limit, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    except (ImportError, OSError, ValueError, StopIteration):  # not Linux: no cap
+        pass
 
 
 def _die_with(parent: int) -> None:
