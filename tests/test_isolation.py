@@ -291,4 +291,4 @@ def test_a_file_that_needs_too_much_memory_costs_that_file_alone(tmp_path: Path,
     assert [f.message for f in results[0].findings] == [
         "file cannot be parsed: too deep or too large to analyse (the analysis ran out of "
         "memory); file left untouched"]
-    assert [f.code for f in results[1].findings] == ["TFC401"]
+    assert [f.code for f in results[1].findings] == ["TFC401"], results[1].findings

@@ -43,14 +43,16 @@ def index_needed(work: Iterable[tuple[str, Settings]]) -> bool:
 
 def build_project(work: list[tuple[str, Settings]], run: Settings, jobs: int = 1,
                   contents: Mapping[str, tuple[bytes, str]] | None = None,
-                  too_complex: dict[str, str] | None = None) -> ProjectIndex:
+                  too_complex: dict[str, str] | None = None,
+                  spent: dict[str, float] | None = None) -> ProjectIndex:
     """Summarise every file of the run (from the cache where its content was seen) and
     combine the summaries. ``run``: the run-wide settings (where the cache lives);
     ``jobs``: processes for the files not in the cache, when there are enough of them;
     ``contents``: each path's bytes and their digest, as the runner read and hashed them
     once (a path missing from it is read here; one that cannot be read is left out);
     ``too_complex``: filled with the files whose summary crashed its worker or ran past
-    ``run.file_timeout`` (path -> why), which the analysis would not finish either."""
+    ``run.file_timeout`` (path -> why), which the analysis would not finish either;
+    ``spent``: filled with the seconds each file's summary took, out of its time budget."""
     store = SummaryStore(run) if run.cache else None
     summaries: dict[str, FileSummary] = {}
     missing: list[tuple[str, bytes, str]] = []
@@ -71,7 +73,8 @@ def build_project(work: list[tuple[str, Settings]], run: Settings, jobs: int = 1
         else:
             summaries[path] = summary
     failed: dict[str, str] = {} if too_complex is None else too_complex
-    summarized = _summarize_all(missing, jobs, run.file_timeout, failed)
+    summarized = _summarize_all(missing, jobs, run.file_timeout, failed,
+                                {} if spent is None else spent)
     for (path, _, digest), summary in zip(missing, summarized, strict=True):
         summaries[path] = summary
         if store is not None and path not in failed:
@@ -93,7 +96,7 @@ POOL_MIN_FILES = 32
 
 
 def _summarize_all(missing: list[tuple[str, bytes, str]], jobs: int, timeout: float,
-                   failed: dict[str, str]) -> list[FileSummary]:
+                   failed: dict[str, str], spent: dict[str, float]) -> list[FileSummary]:
     """The summaries, each computed in a worker process under the per-file time budget
     (a 5 MB generated file took about a minute here): a file whose summary crashes or runs
     late gets an empty one and is recorded in ``failed``."""
@@ -102,7 +105,7 @@ def _summarize_all(missing: list[tuple[str, bytes, str]], jobs: int, timeout: fl
     if not missing:
         return []
     if not can_fork():  # pragma: no cover - Windows
-        return [_summarize_item((path, data)) for path, data, _ in missing]
+        return [_summarize_item((path, data))[0] for path, data, _ in missing]
     workers = jobs if len(missing) >= POOL_MIN_FILES else 1
     items = [(path, data) for path, data, _ in missing]
     found: dict[str, FileSummary] = {}
@@ -110,15 +113,21 @@ def _summarize_all(missing: list[tuple[str, bytes, str]], jobs: int, timeout: fl
         if isinstance(outcome, Failure):
             failed[path] = (f"it took longer than {timeout:g} s" if outcome.timed_out
                             else outcome.detail)
-            outcome = FileSummary(parsed=False)
-        found[path] = outcome
+            found[path] = FileSummary(parsed=False)
+        else:
+            found[path], spent[path] = outcome
     return [found[path] for path, _, _ in missing]
 
 
-def _summarize_item(item: tuple[str, bytes]) -> FileSummary:
+def _summarize_item(item: tuple[str, bytes]) -> tuple[FileSummary, float]:
+    """The summary and the seconds it took (the file's analysis gets the rest of its budget)."""
+    import time
+
     from torchfix_codemods.isolation import call_deep
 
-    return call_deep(lambda: summarize_bytes(*item))
+    started = time.monotonic()
+    summary = call_deep(lambda: summarize_bytes(*item))
+    return summary, time.monotonic() - started
 
 
 def project_of_bytes(files: Mapping[str, bytes]) -> ProjectIndex:

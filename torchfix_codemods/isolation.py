@@ -34,12 +34,24 @@ RECURSION_LIMIT = 50_000
 above holds them."""
 
 
+_DEEP = threading.local()
+
+
 def call_deep(function: Callable[[], T]) -> T:
-    """``function()`` run in a thread with a deep stack; its exception is raised here."""
+    """``function()`` run in a thread with a deep stack; its exception is raised here.
+
+    Called from such a thread already, it runs ``function`` right there: a worker process
+    serves every file from one deep thread, so no second stack is ever reserved while the
+    first is still being released (after a ``MemoryError`` near the worker's memory cap, a
+    new thread's stack did not fit).
+    """
+    if getattr(_DEEP, "active", False):
+        return function()
     outcome: list[object] = []
     failure: list[BaseException] = []
 
     def target() -> None:
+        _DEEP.active = True
         try:
             outcome.append(function())
         except BaseException as error:  # noqa: BLE001 - handed back to the caller

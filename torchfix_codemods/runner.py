@@ -205,7 +205,8 @@ def run_paths(
             continue
         contents[path] = (data, content_digest(data))
     too_complex_files: dict[str, str] = {}
-    project = _project(work, contents, configuration, jobs, too_complex_files)
+    spent: dict[str, float] = {}
+    project = _project(work, contents, configuration, jobs, too_complex_files, spent)
     store = None
     if mode is Mode.CHECK and any(settings.cache for _, settings in work):
         from torchfix_codemods.cache import Store
@@ -230,7 +231,7 @@ def run_paths(
     done = len(paths) - len(tasks)
     emitted = _Emitter(results, on_result)
     emitted.advance()
-    computed = _compute(tasks, mode, jobs, project, configuration.run.file_timeout)
+    computed = _compute(tasks, mode, jobs, project, configuration.run.file_timeout, spent)
     for task, result, cacheable in _progress(computed, len(paths), done, show_progress):
         results[task.index] = result
         if (store is not None and task.key is not None and result.error is None
@@ -263,14 +264,14 @@ class _Emitter:
 
 def _project(work: list[tuple[str, Settings]], contents: dict[str, tuple[bytes, str]],
              configuration: Configuration, jobs: int,
-             too_complex_files: dict[str, str]) -> ProjectIndex | None:
+             too_complex_files: dict[str, str], spent: dict[str, float]) -> ProjectIndex | None:
     """The project index, when a rule active for some file reads cross-file facts."""
     from torchfix_codemods.indexing import build_project, index_needed
 
     if not index_needed(work):
         return None
     readable = [(path, settings) for path, settings in work if path in contents]
-    return build_project(readable, configuration.run, jobs, contents, too_complex_files)
+    return build_project(readable, configuration.run, jobs, contents, too_complex_files, spent)
 
 
 def _reads_project(options: FileOptions, project: ProjectIndex | None) -> bool:
@@ -301,8 +302,12 @@ def use_pool(tasks: list[Task], jobs: int) -> bool:
 
 
 def _compute(tasks: list[Task], mode: Mode, jobs: int, project: ProjectIndex | None,
-             timeout: float) -> Iterator[tuple[Task, FileResult, bool]]:
+             timeout: float, spent: dict[str, float] | None = None,
+             ) -> Iterator[tuple[Task, FileResult, bool]]:
     """(task, result, whether the result may be cached) as the files are done.
+
+    A file's budget is ``timeout`` seconds in all: what its project summary took (``spent``)
+    is taken off its analysis' share, at least a second being left.
 
     Each file is analysed in a forked worker (:mod:`~torchfix_codemods.workers`) under the
     time budget, so that a crash or a stall costs that file alone; where this platform cannot
@@ -328,7 +333,10 @@ def _compute(tasks: list[Task], mode: Mode, jobs: int, project: ProjectIndex | N
     # The largest files first, so that no worker is left alone with a big file at the end.
     ordered = sorted(tasks, key=lambda task: len(task.data), reverse=True)
     try:
-        for task, outcome in run_isolated(ordered, _work, workers, timeout):
+        def budget(task: Task) -> float:
+            return max(1.0, timeout - (spent or {}).get(task.path, 0.0))
+
+        for task, outcome in run_isolated(ordered, _work, workers, budget):
             if isinstance(outcome, Failure):
                 why = (f"it took longer than {timeout:g} s" if outcome.timed_out
                        else outcome.detail)

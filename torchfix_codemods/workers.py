@@ -79,9 +79,10 @@ class _Worker(Generic[T]):
 
 
 def run_isolated(items: list[T], work: Callable[[T], R], workers: int,
-                 timeout: float) -> Iterator[tuple[T, R | Failure]]:
-    """``work(item)`` for every item in forked workers, each item given ``timeout`` seconds;
-    results as they come. An item whose worker dies or runs late yields a :class:`Failure`.
+                 timeout: float | Callable[[T], float]) -> Iterator[tuple[T, R | Failure]]:
+    """``work(item)`` for every item in forked workers, each item given ``timeout`` seconds
+    (or ``timeout(item)``); results as they come. An item whose worker dies or runs late
+    yields a :class:`Failure`.
 
     ``work`` is not pickled (the workers are forked with it); items and results are.
     """
@@ -100,7 +101,8 @@ def run_isolated(items: list[T], work: Callable[[T], R], workers: int,
             for worker in pool:
                 if worker.item is None and pending:
                     worker.item = pending.popleft()
-                    worker.deadline = time.monotonic() + timeout
+                    seconds = timeout(worker.item) if callable(timeout) else timeout
+                    worker.deadline = time.monotonic() + seconds
                     try:
                         worker.connection.send(worker.item)
                     except OSError:
@@ -202,15 +204,21 @@ def _serve(connection: Connection, work: Callable[[T], R], parent: int,
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     _die_with(parent)
     _limit_memory(memory)
-    while True:
-        try:
-            item = connection.recv()
-        except (EOFError, OSError):
-            return
-        try:
-            connection.send(work(item))
-        except BaseException:  # noqa: BLE001 - out of memory pickling a result, a closed pipe
-            os._exit(WORKER_FAILED)  # the parent reports the file; no traceback on the terminal
+    from torchfix_codemods.isolation import call_deep
+
+    def serve() -> None:
+        while True:
+            try:
+                item = connection.recv()
+            except (EOFError, OSError):
+                return
+            try:
+                connection.send(work(item))
+            except BaseException:  # noqa: BLE001 - out of memory pickling a result, closed pipe
+                os._exit(WORKER_FAILED)  # the parent reports the file, without a traceback
+
+    # Every item in one deep-stack thread (see isolation.call_deep), reserved once.
+    call_deep(serve)
 
 
 WORKER_FAILED = 70
