@@ -14,7 +14,7 @@ repository's examples and fixtures mutated by small edits (a torch call
 inserted, an import renamed, a line deleted, random bytes). Profiles: ``ci``
 (default, a few seconds per property) and ``long`` for local runs:
 ``TORCHFIX_FUZZ=long python -m pytest tests/test_fuzz.py`` (docs/fuzzing.md).
-Every failure found is kept in tests/fixtures/fuzz/ and replayed by
+Every failure found is kept in tests/fuzz_cases/ and replayed by
 :func:`test_kept_regressions`.
 """
 
@@ -36,7 +36,7 @@ from torchfix_codemods.options import FileOptions
 from torchfix_codemods.rules.registry import all_rules
 
 ROOT = Path(__file__).resolve().parent.parent
-KEPT = ROOT / "tests" / "fixtures" / "fuzz"
+KEPT = ROOT / "tests" / "fuzz_cases"
 
 settings.register_profile("ci", max_examples=25, deadline=None, derandomize=True,
                           suppress_health_check=list(HealthCheck), database=None)
