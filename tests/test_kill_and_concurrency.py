@@ -100,3 +100,35 @@ def test_two_fix_runs_at_once_and_a_check_meanwhile(tmp_path: Path, reference) -
     assert check.returncode in (0, 1)
     _assert_each_original_or_fixed(root, before, after)
     assert _sources(root) == after
+
+
+@pytest.mark.parametrize("unnamed", [True, False])
+def test_a_fix_is_written_without_a_name_until_complete(tmp_path: Path, monkeypatch,
+                                                        unnamed: bool) -> None:
+    """What a SIGKILL during the write (the fsync is the slow part) would leave behind: on
+    Linux nothing, as the file has no name until it is complete; elsewhere the fallback."""
+    from torchfix_codemods import runner
+
+    if not unnamed:
+        monkeypatch.delattr(os, "O_TMPFILE", raising=False)
+    elif not hasattr(os, "O_TMPFILE"):
+        pytest.skip("no O_TMPFILE here")
+    target = tmp_path / "a.py"
+    target.write_text("old\n")
+    target.chmod(0o640)
+    seen: list[list[str]] = []
+    real = runner._write_synced
+
+    def watched(fd: int, data: bytes, mode: int) -> None:
+        seen.append(sorted(os.listdir(tmp_path)))
+        real(fd, data, mode)
+
+    monkeypatch.setattr(runner, "_write_synced", watched)
+    assert runner.atomic_write(str(target), b"new\n", b"old\n") is None
+    assert target.read_bytes() == b"new\n"
+    assert (target.stat().st_mode & 0o777) == 0o640
+    assert os.listdir(tmp_path) == ["a.py"]
+    if unnamed:
+        assert seen == [["a.py"]]
+    else:
+        assert len(seen[0]) == 2

@@ -93,21 +93,14 @@ def atomic_write(path: str, data: bytes, expected: bytes) -> str | None:
     Returns an error message instead of writing when the file changed since it
     was read (an editor saved it meanwhile): nothing is lost.
     """
-    import tempfile
-
     try:
         with open(path, "rb") as handle:
             if handle.read() != expected:
                 return "file changed on disk while it was being fixed; not written"
         mode = stat.S_IMODE(os.stat(path).st_mode)
         directory = os.path.dirname(os.path.abspath(path))
-        fd, temporary = tempfile.mkstemp(prefix=".torchfix-", suffix=".tmp", dir=directory)
+        temporary = _complete_temporary(directory, data, mode)
         try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.chmod(temporary, mode)
             os.replace(temporary, path)
         except BaseException:
             if os.path.exists(temporary):
@@ -116,6 +109,73 @@ def atomic_write(path: str, data: bytes, expected: bytes) -> str | None:
     except OSError as error:
         return f"cannot write: {error.strerror or error}"
     return None
+
+
+def _complete_temporary(directory: str, data: bytes, mode: int) -> str:
+    """The name of a file in ``directory`` holding ``data``, synced to disk, with ``mode``.
+
+    On Linux the file is written unnamed (``O_TMPFILE``) and linked to its name only once
+    complete: a SIGKILL while writing or syncing (the slow part) leaves nothing behind,
+    where a named temporary file was left in the tree. Elsewhere, or where the file system
+    has no ``O_TMPFILE``, a named temporary file.
+    """
+    flag = getattr(os, "O_TMPFILE", 0)
+    if flag and os.path.isdir("/proc/self/fd"):
+        try:
+            fd = os.open(directory, flag | os.O_WRONLY, 0o600)
+        except OSError:
+            fd = -1
+        if fd >= 0:
+            try:
+                _write_synced(fd, data, mode)
+                named = _link_unnamed(fd, directory)
+                if named is not None:
+                    return named
+            finally:
+                os.close(fd)
+    import tempfile
+
+    fd, temporary = tempfile.mkstemp(prefix=".torchfix-", suffix=".tmp", dir=directory)
+    try:
+        _write_synced(fd, data, mode)
+    except BaseException:
+        os.close(fd)
+        os.unlink(temporary)
+        raise
+    os.close(fd)
+    return temporary
+
+
+def _link_unnamed(fd: int, directory: str) -> str | None:
+    """Give the ``O_TMPFILE`` file ``fd`` a temporary name in ``directory`` (None: cannot).
+
+    ``linkat`` with ``AT_SYMLINK_FOLLOW`` on ``/proc/self/fd/N`` (open(2)'s recipe; plain
+    ``link`` would link the /proc entry itself and fail across devices): a directory file
+    descriptor makes Python call ``linkat`` with that flag."""
+    import secrets
+
+    proc = os.open("/proc/self/fd", os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        for _ in range(16):
+            name = os.path.join(directory, f".torchfix-{secrets.token_hex(6)}.tmp")
+            try:
+                os.link(str(fd), name, src_dir_fd=proc, follow_symlinks=True)
+            except FileExistsError:
+                continue
+            except OSError:
+                return None
+            return name
+        return None
+    finally:
+        os.close(proc)
+
+
+def _write_synced(fd: int, data: bytes, mode: int) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+    os.fsync(fd)
+    os.fchmod(fd, mode)
 
 
 def analyse(path: str, data: bytes, settings: Settings, mode: Mode,
