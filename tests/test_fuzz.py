@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 from functools import cache
 from pathlib import Path
 
@@ -156,8 +157,10 @@ def _assert_kept_outside_edits(before: str, after: str, findings: list[Finding])
             for first, last in statements:
                 if first <= finding.end_line and finding.line <= last:
                     edited.update(range(first, last + 1))
-    old = before.splitlines()
-    matcher = difflib.SequenceMatcher(a=old, b=after.splitlines(), autojunk=False)
+    # Python's line breaks, not str.splitlines' (which also breaks at a form feed).
+    old = re.split(r"\r\n|\r|\n", before)
+    matcher = difflib.SequenceMatcher(a=old, b=re.split(r"\r\n|\r|\n", after),
+                                      autojunk=False)
     for tag, start, end, _, _ in matcher.get_opcodes():
         if tag in ("replace", "delete"):
             for number in range(start + 1, end + 1):
