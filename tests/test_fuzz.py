@@ -162,7 +162,9 @@ def _assert_kept_outside_edits(before: str, after: str, findings: list[Finding])
     matcher = difflib.SequenceMatcher(a=old, b=re.split(r"\r\n|\r|\n", after),
                                       autojunk=False)
     for tag, start, end, _, _ in matcher.get_opcodes():
-        if tag in ("replace", "delete"):
+        # A changed block that overlaps an edit is that edit's: TFC110 puts the updates that
+        # follow its finding's line under the same `with torch.no_grad():`.
+        if tag in ("replace", "delete") and edited.isdisjoint(range(start + 1, end + 1)):
             for number in range(start + 1, end + 1):
                 line = old[number - 1].strip()
                 if number in edited or not line or line.startswith(("import ", "from ", "#")):
