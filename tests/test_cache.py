@@ -94,9 +94,9 @@ def test_a_change_in_the_tool_invalidates_every_entry(tmp_path: Path, monkeypatc
     configuration = _configuration(tmp_path, "TFC001")
     run_paths([str(tmp_path / "m.py")], configuration, Mode.CHECK)
     analysed: list[str] = []
-    real = runner_module.analyse
-    monkeypatch.setattr(runner_module, "analyse",
-                        lambda path, *rest: analysed.append(path) or real(path, *rest))
+    real = runner_module._compute  # the files sent to the workers, from this process
+    monkeypatch.setattr(runner_module, "_compute", lambda tasks, *rest: analysed.extend(
+        task.path for task in tasks) or real(tasks, *rest))
     run_paths([str(tmp_path / "m.py")], configuration, Mode.CHECK)
     assert analysed == []
     monkeypatch.setattr(cache, "tool_fingerprint", lambda: "a rule changed")
@@ -133,7 +133,15 @@ def test_each_file_is_read_once_on_a_miss(tmp_path: Path, monkeypatch) -> None:
             opened.append(str(file))
         return real_open(file, *args, **kwargs)
 
+    real_os_open = os.open
+
+    def counting_os_open(file, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if str(file) == str(source):
+            opened.append(str(file))
+        return real_os_open(file, *args, **kwargs)
+
     monkeypatch.setattr("builtins.open", counting_open)
+    monkeypatch.setattr("os.open", counting_os_open)
     monkeypatch.setattr(cache, "content_digest", lambda data: hashed.append(data) or real_digest(data))
     results = run_paths([str(source)], configuration, Mode.CHECK)
     assert sorted(f.code for f in results[0].findings) == ["TFC001", "TFC002"]

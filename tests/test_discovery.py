@@ -103,3 +103,58 @@ def test_exclude_matching_without_pathspec_agrees_with_pathspec(
     relative = "/".join(parts) + ("/" if directory else "")
     expected = pathspec.GitIgnoreSpec.from_lines(patterns).match_file(relative)
     assert _Excludes(patterns).match_file(relative) == expected
+
+
+def _special_tree(root: Path) -> None:
+    import socket
+
+    _touch(root, "a.py")
+    os.mkfifo(root / "fifo.py")
+    (root / "pkg").mkdir()
+    os.mkfifo(root / "pkg" / "nb.ipynb")
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(root / "sock.py"))
+    server.close()
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_fifos_sockets_and_devices_are_skipped_with_a_note(tmp_path: Path) -> None:
+    _special_tree(tmp_path)
+    configuration = Configuration(Overrides(), cwd=str(tmp_path))
+    notes: list[str] = []
+    named = [str(tmp_path / "fifo.py"), os.devnull]
+    found = discover([str(tmp_path), *named], configuration, notes)
+    assert [os.path.relpath(f, tmp_path) for f in found] == ["a.py"]
+    assert sorted(notes) == sorted([
+        f"{tmp_path / 'fifo.py'}: a FIFO, not a regular file: skipped",
+        f"{tmp_path / 'sock.py'}: a socket, not a regular file: skipped",
+        f"{tmp_path / 'pkg' / 'nb.ipynb'}: a FIFO, not a regular file: skipped",
+        f"{tmp_path / 'fifo.py'}: a FIFO, not a regular file: skipped",
+        f"{os.devnull}: a device, not a regular file: skipped",
+    ])
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+@pytest.mark.parametrize("command", [["check", "--no-cache"], ["fix"], ["fix", "--diff"]])
+def test_a_fifo_in_the_tree_never_stalls_a_run(tmp_path: Path, command: list[str]) -> None:
+    # Before: `check` and `fix` waited forever in open() for a writer to the FIFO.
+    import subprocess
+    import sys
+
+    _special_tree(tmp_path)
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run([sys.executable, "-m", "torchfix_codemods", *command, ".", "fifo.py"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": str(root)})
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "note: fifo.py: a FIFO, not a regular file: skipped" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_a_file_that_became_a_fifo_after_discovery_is_not_waited_for(tmp_path: Path) -> None:
+    from torchfix_codemods.runner import read_regular
+
+    os.mkfifo(tmp_path / "late.py")
+    with pytest.raises(OSError, match="not a regular file"):
+        read_regular(str(tmp_path / "late.py"))

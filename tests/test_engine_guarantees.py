@@ -380,3 +380,19 @@ def test_fix_reading_a_name_before_it_is_bound_is_withheld(fake_rules, source: s
 def test_fix_reading_a_name_bound_on_every_path_is_applied(fake_rules) -> None:
     result = fix_bytes(BOUND_BEFORE.encode(), ["TFC995"])
     assert result.fixed == BOUND_BEFORE.replace("load(opt.model)", "load(opt.model, map_location=device)")
+
+
+def test_a_file_libcst_cannot_write_back_byte_for_byte_is_left_untouched() -> None:
+    # Found by tests/test_fuzz.py: LibCST parses a form feed before a statement and drops it
+    # when it writes the module back, so fixing a torch.load elsewhere removed it.
+    from support import fix_bytes
+
+    data = b"import torch\n\x0cstate = torch.load(path)\n"
+    result = fix_bytes(data, ["TFC001"], unsafe=True)
+    assert result.fixed is None
+    [finding] = result.findings
+    assert finding.fix is not None and not finding.fix.applied
+    assert finding.fix.withheld == ("LibCST would not write this file back byte for byte (a "
+                                    "form feed before a statement?), so it is left untouched")
+    fixed = fix_bytes(data.replace(b"\x0c", b""), ["TFC001"], unsafe=True).fixed
+    assert fixed == "import torch\nstate = torch.load(path, weights_only=True)\n"

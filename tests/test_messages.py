@@ -77,7 +77,6 @@ DEEP = ("import torch\n\nwith torch.cuda.amp.autocast():\n    x = " + "(" * 250 
     pytest.param(NEWER_SYNTAX, "invalid syntax, line 3", id="3.12-syntax",
                  marks=pytest.mark.skipif(sys.version_info >= (3, 12),
                                           reason="this Python compiles `type X = ...`")),
-    pytest.param(DEEP, "too many nested parentheses, line 4", id="deep-nesting"),
 ])
 def test_code_this_python_cannot_compile_is_named_as_such(tmp_path: Path, source: str,
                                                           why: str) -> None:
@@ -91,6 +90,20 @@ def test_code_this_python_cannot_compile_is_named_as_such(tmp_path: Path, source
         assert expected in result.output
         assert "the fixed code" not in result.output
     assert (tmp_path / "a.py").read_text() == source
+
+
+def test_nesting_this_python_cannot_compile_is_one_syntax_finding(tmp_path: Path) -> None:
+    """250 nested brackets: CPython refuses them ("too many nested parentheses") and LibCST's
+    parser crashes on deeper ones, so the file is not handed to LibCST at all: one TFC000
+    says why, no fix is offered, and nothing blames a fix."""
+    (tmp_path / "a.py").write_text(DEEP)
+    for command in ("check", "fix"):
+        result = invoke(command, "a.py", cwd=tmp_path)
+        assert result.exit_code == 1, result.output
+        assert "TFC000" in result.output and "too many nested parentheses" in result.output
+        assert "TFC401" not in result.output
+        assert "the fixed code" not in result.output
+    assert (tmp_path / "a.py").read_text() == DEEP
 
 
 @pytest.mark.parametrize("args", [["check", "a.py"], ["fix", "--diff", "a.py"],

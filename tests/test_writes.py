@@ -99,22 +99,13 @@ def test_full_disk_leaves_the_file_and_a_true_summary(tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("a.py", "b.py"):
         (tmp_path / name).write_text(BEFORE)
-    real_fdopen = os.fdopen
 
-    class FullDisk:
-        def __init__(self, handle):
-            self.handle = handle
+    def full_disk(fd, data, like, durable):
+        # The disk fills up halfway through the new bytes, as write(2) reports it.
+        os.write(fd, data[: len(data) // 2])
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc):
-            self.handle.close()
-
-        def write(self, data):
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-
-    monkeypatch.setattr(writing.os, "fdopen", lambda fd, *a, **k: FullDisk(real_fdopen(fd, *a, **k)))
+    monkeypatch.setattr(writing, "_fill", full_disk)
     result = fix(".", "--jobs", "1", cwd=tmp_path)
     assert result.exit_code == 1
     assert "a.py: error: cannot write: No space left on device" in result.output
@@ -136,14 +127,14 @@ def test_failed_cache_writes_leave_no_temporary_file(tmp_path: Path,
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
     attempts = []
-    real_mkstemp = writing.tempfile.mkstemp
+    real_temporary = writing._complete_temporary
 
-    def mkstemp(*args, **kwargs):
-        attempts.append(kwargs["dir"])
-        return real_mkstemp(*args, **kwargs)
+    def complete_temporary(directory, *args, **kwargs):
+        attempts.append(directory)
+        return real_temporary(directory, *args, **kwargs)
 
     monkeypatch.setattr(writing.os, "replace", full)
-    monkeypatch.setattr(writing.tempfile, "mkstemp", mkstemp)
+    monkeypatch.setattr(writing, "_complete_temporary", complete_temporary)
     old = os.getcwd()
     os.chdir(tmp_path)
     try:

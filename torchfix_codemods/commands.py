@@ -91,9 +91,12 @@ def prepare(paths: list[str] | None, overrides: Overrides) -> tuple[list[str], C
             raise UsageError(f"{path}: no such file or directory")
     try:
         configuration = Configuration(overrides)
-        files = discover(given, configuration)
+        notes: list[str] = []
+        files = discover(given, configuration, notes)
     except (ConfigError, DiscoveryError) as error:
         raise UsageError(str(error)) from None
+    for note in notes:
+        print(f"torchfix-codemods: note: {note}", file=sys.stderr)
     return files, configuration
 
 

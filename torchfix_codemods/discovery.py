@@ -11,6 +11,7 @@ force for that directory (its nearest configuration): a subproject's
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -128,28 +129,51 @@ def _inherited_ignores(directory: Path) -> _Ignores:
     return ignores
 
 
-def discover(paths: list[str], configuration: Configuration) -> list[str]:
+def discover(paths: list[str], configuration: Configuration,
+             notes: list[str] | None = None) -> list[str]:
     """Files to check, in a stable order, for the paths given on the command line.
 
     Every file's settings are resolved on the way, so a broken configuration file
-    is reported here, before any file is processed.
+    is reported here, before any file is processed. A FIFO, device or socket is
+    skipped, even when named, with a line in ``notes``: opening a FIFO named
+    ``a.py`` waits forever for a writer, and a device never ends.
     """
     found: dict[str, None] = {}
     for raw in paths or ["."]:
         path = Path(raw)
-        if not path.exists():
-            raise DiscoveryError(f"{raw}: no such file or directory")
-        if path.is_file():
+        try:
+            mode = path.stat().st_mode  # stat, never open: a FIFO would block
+        except OSError:
+            raise DiscoveryError(f"{raw}: no such file or directory") from None
+        if stat.S_ISREG(mode):
             settings = configuration.settings_for(raw)
             if settings.force_exclude and is_excluded(raw, configuration):
                 continue  # --force-exclude: named explicitly, excluded all the same
             found[os.path.normpath(raw)] = None
             continue
-        if not path.is_dir():
-            raise DiscoveryError(f"{raw}: not a regular file or directory")
-        for file in _walk(path, configuration):
+        if not stat.S_ISDIR(mode):
+            _note(notes, raw, mode)
+            continue
+        for file in _walk(path, configuration, notes):
             found[file] = None
     return list(found)
+
+
+def special_kind(mode: int) -> str:
+    """What a file that is neither regular nor a directory is, in a word."""
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a regular file"
+
+
+def _note(notes: list[str] | None, path: str, mode: int) -> None:
+    if notes is not None:
+        notes.append(f"{os.path.normpath(path)}: {special_kind(mode)}, not a regular file: "
+                     "skipped")
 
 
 class _Rules:
@@ -168,7 +192,7 @@ class _Rules:
         return relative is not None and self.exclude.match_file(relative + suffix)
 
 
-def _walk(top: Path, configuration: Configuration) -> list[str]:
+def _walk(top: Path, configuration: Configuration, notes: list[str] | None = None) -> list[str]:
     """Source files under ``top`` in walking order: a directory's files, then its subdirectories.
 
     From speed: paths are kept as strings and real paths are derived by joining
@@ -213,11 +237,6 @@ def _walk(top: Path, configuration: Configuration) -> list[str]:
                 continue
             if not name.endswith(SOURCE_SUFFIXES):
                 continue
-            try:
-                if not entry.is_file():  # a FIFO or socket named x.py: reading it would block
-                    continue
-            except OSError:
-                continue
             if is_link:
                 target = Path(entry.path).resolve()
                 if not target.is_file() or real_top not in map(str, target.parents):
@@ -229,6 +248,14 @@ def _walk(top: Path, configuration: Configuration) -> list[str]:
                 continue
             if rules.gitignore and ignores.ignored(child_real, False):
                 continue
+            if not is_link:
+                try:
+                    mode = entry.stat(follow_symlinks=False).st_mode
+                except OSError:
+                    continue
+                if not stat.S_ISREG(mode):
+                    _note(notes, entry.path, mode)
+                    continue
             files.append(os.path.normpath(os.path.join(shown, name)))
         for shown_child, real_child in directories:
             visit(shown_child, real_child, ignores)

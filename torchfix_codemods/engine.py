@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import re
 import traceback
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -51,6 +52,8 @@ from torchfix_codemods.source import SourceUnit, UndecodableSource, load_source
 from torchfix_codemods.validation import check_rewrite, uncompilable
 
 MAX_FIX_ROUNDS = 8
+NOT_ROUND_TRIPPED = ("LibCST would not write this file back byte for byte (a form feed "
+                     "before a statement?), so it is left untouched")
 Located = tuple[NodeFinding, CodeRange]
 """A finding with the source range of its node, in the order of the file."""
 
@@ -170,6 +173,28 @@ def syntax_error(text: str, path: str) -> tuple[int, int, str] | None:
     return None
 
 
+MAX_NESTING = 200
+"""Python's tokenizer refuses brackets nested deeper than this (MAXLEVEL in CPython)."""
+_BRACKETS = re.compile(r"[][(){}]")
+
+
+def nested_too_deep(text: str) -> bool:
+    """Whether brackets in ``text`` may nest deeper than Python accepts (brackets inside
+    strings and comments count too: a yes is confirmed with ``ast``). Costs a scan of the
+    brackets, and nothing for a file with few of them."""
+    if sum(text.count(opening) for opening in "([{") <= MAX_NESTING:
+        return False
+    depth = 0
+    for match in _BRACKETS.finditer(text):
+        if match.group() in "([{":
+            depth += 1
+            if depth > MAX_NESTING:
+                return True
+        elif depth:
+            depth -= 1
+    return False
+
+
 USE_AST_PREFILTER = True
 """The second stage of the prefilter (``Rule.needs``, read with ``ast``); tests switch it off
 to prove it changes no finding."""
@@ -230,6 +255,14 @@ def _process(unit: SourceUnit, options: FileOptions, *, apply_fixes: bool,
             if error is not None:
                 result.findings.append(_syntax_finding(unit.path, *error))
         return result
+    if selection.parses is not True and nested_too_deep(unit.text):
+        # LibCST's native parser would overflow its stack (a segmentation fault) or take
+        # minutes on what Python itself refuses: "too many nested parentheses".
+        error = syntax_error(unit.text, unit.path)
+        if error is not None:
+            if SYNTAX_ERROR_CODE in codes:
+                result.findings.append(_syntax_finding(unit.path, *error))
+            return result
     try:
         module = cst.parse_module(unit.text)
     except cst.ParserSyntaxError as error:
@@ -350,6 +383,16 @@ def _fix(
     only: tuple[int, int, str] | None = None,
 ) -> FileResult:
     text = unit.text
+    if not any(item[0].withheld is None and _allowed(choose_fix(item[0].fixes, options), options)
+               for item in first.located):
+        result.findings = _to_findings(unit.path, first.located, options, applied=set())
+        return result
+    if module.code != text:
+        # LibCST drops some bytes it parses: a form feed before a statement (found by the
+        # fuzzer). Writing its code back would change lines no fix touches.
+        result.findings = _to_findings(unit.path, first.located, options, applied=set(),
+                                       withheld=NOT_ROUND_TRIPPED)
+        return result
     applied: list[Located] = []
     rounds: list[tuple[cst.Module, list[tuple[str, Fix]]]] = []
     withheld: str | None = None

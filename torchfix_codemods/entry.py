@@ -15,6 +15,8 @@ same values.
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
 from typing import Literal
 
@@ -82,7 +84,61 @@ def parse_check(argv: list[str]) -> dict[str, object] | None:
     return arguments
 
 
+class Interrupted(BaseException):
+    """Ctrl-C. Not a ``KeyboardInterrupt``: click turns that into "Aborted!" and exit 1."""
+
+
+EXIT_INTERRUPTED = 130
+"""128 + SIGINT, as shells report a command ended by Ctrl-C."""
+EXIT_BROKEN_PIPE = 141
+"""128 + SIGPIPE, what ``cat``/``grep`` end with when the reader of their output goes away."""
+
+
 def main(argv: list[str] | None = None) -> None:
+    """Run one command; Ctrl-C, a closed pipe and an output that cannot show every character
+    end in one line (or none) and the conventional exit code, never a traceback."""
+    _tolerate_narrow_output()
+    previous = signal.signal(signal.SIGINT, _interrupt)
+    try:
+        _main(argv)
+    except Interrupted:
+        _quiet_stdout()
+        print("torchfix-codemods: interrupted", file=sys.stderr)
+        sys.exit(EXIT_INTERRUPTED)
+    except BrokenPipeError:
+        _quiet_stdout()  # nobody reads any more: exit without a word, as other CLIs do
+        sys.exit(EXIT_BROKEN_PIPE)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise Interrupted
+
+
+def _tolerate_narrow_output() -> None:
+    """``PYTHONIOENCODING=ascii`` or a legacy terminal: characters the stream cannot encode
+    are written as escapes instead of raising ``UnicodeEncodeError`` mid-report."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            try:
+                reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):  # pragma: no cover - a detached stream
+                pass
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush of a closed pipe is silent."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # pragma: no cover - no real stdout
+        pass
+
+
+def _main(argv: list[str] | None) -> None:
     arguments = parse_check(sys.argv[1:] if argv is None else argv)
     if arguments is not None:
         from torchfix_codemods.commands import check_command

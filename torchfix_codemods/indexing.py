@@ -40,12 +40,17 @@ def index_needed(work: Iterable[tuple[str, Settings]]) -> bool:
 
 
 def build_project(work: list[tuple[str, Settings]], run: Settings, jobs: int = 1,
-                  contents: Mapping[str, tuple[bytes, str]] | None = None) -> ProjectIndex:
+                  contents: Mapping[str, tuple[bytes, str]] | None = None,
+                  too_complex: dict[str, str] | None = None,
+                  spent: dict[str, float] | None = None) -> ProjectIndex:
     """Summarise every file of the run (from the cache where its content was seen) and
     combine the summaries. ``run``: the run-wide settings (where the cache lives);
     ``jobs``: processes for the files not in the cache, when there are enough of them;
     ``contents``: each path's bytes and their digest, as the runner read and hashed them
-    once (a path missing from it is read here; one that cannot be read is left out)."""
+    once (a path missing from it is read here; one that cannot be read is left out);
+    ``too_complex``: filled with the files whose summary crashed its worker or ran past
+    ``run.file_timeout`` (path -> why), which the analysis would not finish either;
+    ``spent``: filled with the seconds each file's summary took, out of its time budget."""
     store = SummaryStore(run) if run.cache else None
     summaries: dict[str, FileSummary] = {}
     missing: list[tuple[str, bytes, str]] = []
@@ -65,9 +70,12 @@ def build_project(work: list[tuple[str, Settings]], run: Settings, jobs: int = 1
             missing.append((path, data, digest))
         else:
             summaries[path] = summary
-    for (path, _, digest), summary in zip(missing, _summarize_all(missing, jobs), strict=True):
+    failed: dict[str, str] = {} if too_complex is None else too_complex
+    summarized = _summarize_all(missing, jobs, run.file_timeout, failed,
+                                {} if spent is None else spent)
+    for (path, _, digest), summary in zip(missing, summarized, strict=True):
         summaries[path] = summary
-        if store is not None:
+        if store is not None and path not in failed:
             store.put(digest, summary)
     if store is not None:
         store.save()
@@ -82,22 +90,42 @@ def _policies(work: list[tuple[str, Settings]], fact: str) -> dict[str, bool]:
 
 
 POOL_MIN_FILES = 32
-"""Below this many files to summarise, a pool costs more (forking) than it saves."""
+"""Below this many files to summarise, one worker process beats several (forking)."""
 
 
-def _summarize_all(missing: list[tuple[str, bytes, str]], jobs: int) -> list[FileSummary]:
-    if jobs <= 1 or len(missing) < POOL_MIN_FILES:
-        return [summarize_bytes(path, data) for path, data, _ in missing]
-    from concurrent.futures import ProcessPoolExecutor
+def _summarize_all(missing: list[tuple[str, bytes, str]], jobs: int, timeout: float,
+                   failed: dict[str, str], spent: dict[str, float]) -> list[FileSummary]:
+    """The summaries, each computed in a worker process under the per-file time budget
+    (a 5 MB generated file took about a minute here): a file whose summary crashes or runs
+    late gets an empty one and is recorded in ``failed``."""
+    from torchfix_codemods.workers import Failure, can_fork, run_isolated
 
-    chunksize = max(1, len(missing) // (jobs * 4))
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        return list(pool.map(_summarize_item, [(path, data) for path, data, _ in missing],
-                             chunksize=chunksize))
+    if not missing:
+        return []
+    if not can_fork():  # pragma: no cover - Windows
+        return [_summarize_item((path, data))[0] for path, data, _ in missing]
+    workers = jobs if len(missing) >= POOL_MIN_FILES else 1
+    items = [(path, data) for path, data, _ in missing]
+    found: dict[str, FileSummary] = {}
+    for (path, _), outcome in run_isolated(items, _summarize_item, workers, timeout):
+        if isinstance(outcome, Failure):
+            failed[path] = (f"it took longer than {timeout:g} s" if outcome.timed_out
+                            else outcome.detail)
+            found[path] = FileSummary(parsed=False)
+        else:
+            found[path], spent[path] = outcome
+    return [found[path] for path, _, _ in missing]
 
 
-def _summarize_item(item: tuple[str, bytes]) -> FileSummary:
-    return summarize_bytes(*item)
+def _summarize_item(item: tuple[str, bytes]) -> tuple[FileSummary, float]:
+    """The summary and the seconds it took (the file's analysis gets the rest of its budget)."""
+    import time
+
+    from torchfix_codemods.isolation import call_deep
+
+    started = time.monotonic()
+    summary = call_deep(lambda: summarize_bytes(*item))
+    return summary, time.monotonic() - started
 
 
 def project_of_bytes(files: Mapping[str, bytes]) -> ProjectIndex:
@@ -115,7 +143,10 @@ def summarize_bytes(path: str, data: bytes) -> FileSummary:
         text = load_source(path, data).text
     except (NotebookError, UndecodableSource):
         return FileSummary(parsed=False)
-    return summarize(text)
+    try:
+        return summarize(text)
+    except (RecursionError, MemoryError):  # deeper than the summary's walk: no facts from it
+        return FileSummary(parsed=False)
 
 
 def _reads_fact(path: str, settings: Settings, fact: str) -> bool:

@@ -10,20 +10,25 @@ A run goes in steps, each deciding what the next one can skip (from speed):
 3. for ``check``, a cache hit is answered right there, without importing the
    engine (LibCST, the rules) or starting a process, so a warm run costs little
    more than the interpreter's start-up plus reading and hashing;
-4. the misses are analysed in this process when there are few, else in a pool
-   whose workers are forked after the engine is imported and take the largest
-   files first, so that no worker is left alone with a big file at the end;
-   each worker gets the bytes already read, so no file is read twice;
-5. the new results go into the cache, one write per index.
+4. the misses are analysed in worker processes (one when there are few, else up
+   to ``--jobs``), forked after the engine is imported, the largest files
+   first, so that no worker is left alone with a big file at the end; each
+   worker gets the bytes already read, so no file is read twice;
+5. this process writes the fixes and puts the new results into the cache, one
+   write per index.
 
 An unexpected failure on one file becomes an error on that file; it never stops
-the others.
+the others. A file that crashes its worker, or that runs past ``file-timeout``
+seconds, becomes one finding ("too deep or too large to analyse") and is left
+untouched (:mod:`~torchfix_codemods.workers`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import os
+import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -36,9 +41,7 @@ from torchfix_codemods.findings import FileResult, Finding
 from torchfix_codemods.options import FileOptions
 from torchfix_codemods.settings import Settings
 
-if TYPE_CHECKING:  # concurrent.futures imports logging: ~20 ms a warm run need not pay
-    from concurrent.futures import Executor, Future
-
+if TYPE_CHECKING:
     from torchfix_codemods.analysis.project_index import ProjectIndex
 
 POOL_MIN_FILES = 8
@@ -68,15 +71,34 @@ class Task:
 
 
 def default_jobs() -> int:
+    from torchfix_codemods.workers import cpu_count
+
+    return cpu_count()
+
+
+def read_regular(path: str) -> bytes:
+    """A regular file's bytes. Opened without blocking and refused unless regular: a path that
+    became a FIFO since discovery (which skips them) must not stall the run on ``open``."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - not on Linux
-        return max(1, os.cpu_count() or 1)
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(0, "not a regular file")
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return handle.read()
+    finally:
+        os.close(fd)
 
 
 def analyse(path: str, data: bytes, settings: Settings, mode: Mode,
             project: ProjectFacts = NO_PROJECT) -> FileResult:
-    """Everything for one file whose bytes are read: safe to run in a worker process."""
+    """Everything for one file whose bytes are read, its fix written (in this process)."""
+    return write_fixes(compute(path, data, settings, mode, project), data, mode)
+
+
+def compute(path: str, data: bytes, settings: Settings, mode: Mode,
+            project: ProjectFacts = NO_PROJECT) -> FileResult:
+    """One file's findings and, for ``fix``/``--diff``, its new bytes; writes nothing, so it
+    is safe to run in a worker process that may be killed at any moment."""
     from torchfix_codemods.engine import process, read_unit
     from torchfix_codemods.notebooks import NotebookError, NotebookSkipped
 
@@ -94,17 +116,6 @@ def analyse(path: str, data: bytes, settings: Settings, mode: Mode,
         result = process(unit, settings.options_for(path), apply_fixes=mode is not Mode.CHECK,
                          locate_edits=mode is Mode.DIFF, project=project)
         result.findings = [unit.place(finding) for finding in result.findings]
-        if mode is Mode.FIX and result.changed and result.new_bytes is not None:
-            from torchfix_codemods.writing import write_source
-
-            problem = write_source(path, result.new_bytes, data)
-            if problem is not None:
-                # Nothing was written: the file's findings are those of its bytes as they are,
-                # none of them fixed, so that the summary counts no fix that did not happen.
-                result = process(unit, settings.options_for(path), apply_fixes=False,
-                                 project=project)
-                result.findings = [unit.place(finding) for finding in result.findings]
-                result.error = problem
         if mode is Mode.DIFF and result.changed and unit.notebook is not None \
                 and result.new_bytes is not None:
             result.notebook_json = (data.decode("utf-8", "replace"),
@@ -112,29 +123,72 @@ def analyse(path: str, data: bytes, settings: Settings, mode: Mode,
         if not result.changed:
             result.original = None
             result.fixed = None
-        result.new_bytes = None
+            result.new_bytes = None
         return result
+    except RecursionError:
+        return too_complex(path, settings, "nested deeper than the analysis can follow")
+    except MemoryError:
+        return too_complex(path, settings, "the analysis ran out of memory")
     except Exception as error:  # noqa: BLE001 - one file's failure must not stop the run
         return FileResult(path, error=f"internal error: {_describe(error)}")
 
 
+_COMPUTE = compute
+
+
 def _add_noqa(path: str, data: bytes, settings: Settings, project: ProjectFacts) -> FileResult:
-    """``check --add-noqa`` on one file: its findings silenced in place, written atomically."""
+    """``check --add-noqa`` on one file: its findings silenced, the new bytes left for the
+    parent process to write (:func:`write_fixes`)."""
     from torchfix_codemods.single import noqa_text
-    from torchfix_codemods.writing import write_source
 
     try:
         done = noqa_text(path, data, settings.options_for(path), project=project)
         result = done.result
+        result.new_bytes = done.new_bytes
         if done.new_bytes is not None:
-            problem = write_source(path, done.new_bytes, data)
-            if problem is not None:
-                result.error = problem
-            else:
-                result.noqa_added = done.noqa_added
+            result.noqa_added = done.noqa_added
         return result
     except Exception as error:  # noqa: BLE001 - one file's failure must not stop the run
         return FileResult(path, error=f"internal error: {_describe(error)}")
+
+
+def write_fixes(result: FileResult, data: bytes, mode: Mode) -> FileResult:
+    """Write a ``fix`` (or ``--add-noqa``) run's new bytes for ``result``, in the parent
+    process, never a worker. When nothing could be written, nothing counts as fixed."""
+    from torchfix_codemods.writing import write_source
+
+    writes = (mode is Mode.FIX and result.changed) or mode is Mode.ADD_NOQA
+    if writes and result.new_bytes is not None:
+        problem = write_source(result.path, result.new_bytes, data)
+        if problem is not None:
+            result.error = problem
+            result.fixed = None
+            result.noqa_added = 0
+            result.findings = [_unapplied(finding) for finding in result.findings]
+    result.new_bytes = None
+    return result
+
+
+def _unapplied(finding: Finding) -> Finding:
+    """``finding`` as it stands in the unwritten file: its fix, if applied, was not."""
+    if finding.fix is None or not finding.fix.applied:
+        return finding
+    return dataclasses.replace(finding, fix=dataclasses.replace(finding.fix, applied=False))
+
+
+def too_complex(path: str, settings: Settings, why: str) -> FileResult:
+    """One finding for a file the analysis cannot finish (TFC000 when it is selected, else an
+    error): the file is left untouched and the run goes on."""
+    from torchfix_codemods.catalog import SYNTAX_ERROR_CODE
+
+    message = f"too deep or too large to analyse ({why}); file left untouched"
+    if SYNTAX_ERROR_CODE not in settings.options_for(path).codes:
+        return FileResult(path, error=message)
+    from torchfix_codemods.rules.registry import rule_by_code
+
+    rule = rule_by_code(SYNTAX_ERROR_CODE)
+    return FileResult(path, findings=[Finding(path, 1, 1, 1, 1, rule.code, rule.name,
+                                              f"{rule.message}: {message}")])
 
 
 def run_paths(
@@ -162,9 +216,9 @@ def run_paths(
     seen: dict[tuple[int, int], str] = {}
     for index, (path, _) in enumerate(work):
         try:
-            with open(path, "rb") as handle:
-                data = handle.read()
-                identity = _identity(handle.fileno())
+            data = read_regular(path)
+            status = os.stat(path)  # the file behind the name: a symlink and its target are one
+            identity = (status.st_dev, status.st_ino)
         except OSError as error:
             results[index] = FileResult(path, error=f"cannot read: {error.strerror or error}")
             continue
@@ -175,7 +229,10 @@ def run_paths(
             continue
         seen.setdefault(identity, path)
         contents[path] = (data, content_digest(data))
-    project = _project(work, contents, configuration, jobs, project_paths or ())
+    too_complex_files: dict[str, str] = {}
+    spent: dict[str, float] = {}
+    project = _project(work, contents, configuration, jobs, too_complex_files, spent,
+                       project_paths or ())
     store = None
     if mode is Mode.CHECK and any(settings.cache for _, settings in work):
         from torchfix_codemods.cache import Store
@@ -186,6 +243,9 @@ def run_paths(
         if path not in contents:
             continue
         data, digest = contents[path]
+        if path in too_complex_files:  # its summary did not finish: the analysis would not
+            results[index] = too_complex(path, settings, too_complex_files[path])
+            continue
         key = None
         if store is not None and settings.cache:
             key = _key(path, digest, settings, project)
@@ -197,23 +257,17 @@ def run_paths(
     done = len(paths) - len(tasks)
     emitted = _Emitter(results, on_result)
     emitted.advance()
-    computed = _compute(tasks, mode, jobs, project)
-    for task, result in _progress(computed, len(paths), done, show_progress):
+    computed = _compute(tasks, mode, jobs, project, configuration.run.file_timeout, spent)
+    for task, result, cacheable in _progress(computed, len(paths), done, show_progress):
         results[task.index] = result
         if (store is not None and task.key is not None and result.error is None
-                and result.note is None):
+                and cacheable and result.note is None):
             store.put(task.path, task.settings, task.settings.options_for(task.path), task.key,
                       result.findings)
         emitted.advance()
     if store is not None:
         store.save()
     return results  # type: ignore[return-value]
-
-
-def _identity(fd: int) -> tuple[int, int]:
-    """The file behind a name: a symlink and its target are one file."""
-    status = os.fstat(fd)
-    return status.st_dev, status.st_ino
 
 
 class _Emitter:
@@ -236,6 +290,7 @@ class _Emitter:
 
 def _project(work: list[tuple[str, Settings]], contents: dict[str, tuple[bytes, str]],
              configuration: Configuration, jobs: int,
+             too_complex_files: dict[str, str], spent: dict[str, float],
              also: Iterable[str] = ()) -> ProjectIndex | None:
     """The project index, when a rule active for some file reads cross-file facts; over the
     files of the run and ``also`` (read by the index builder, each under its own settings)."""
@@ -246,7 +301,7 @@ def _project(work: list[tuple[str, Settings]], contents: dict[str, tuple[bytes, 
     readable = [(path, settings) for path, settings in work if path in contents]
     listed = {path for path, _ in readable}
     readable += [(path, configuration.settings_for(path)) for path in also if path not in listed]
-    return build_project(readable, configuration.run, jobs, contents)
+    return build_project(readable, configuration.run, jobs, contents, too_complex_files, spent)
 
 
 def _reads_project(options: FileOptions, project: ProjectIndex | None) -> bool:
@@ -271,91 +326,113 @@ def _key(path: str, digest: str, settings: Settings, project: ProjectIndex | Non
 
 
 def use_pool(tasks: list[Task], jobs: int) -> bool:
-    """Whether analysing ``tasks`` in worker processes beats doing it here."""
+    """Whether analysing ``tasks`` in several worker processes beats one."""
     return (jobs > 1 and len(tasks) >= POOL_MIN_FILES
             and sum(len(task.data) for task in tasks) >= POOL_MIN_BYTES)
 
 
-def _compute(tasks: list[Task], mode: Mode, jobs: int,
-             project: ProjectIndex | None) -> Iterator[tuple[Task, FileResult]]:
+def _compute(tasks: list[Task], mode: Mode, jobs: int, project: ProjectIndex | None,
+             timeout: float, spent: dict[str, float] | None = None,
+             ) -> Iterator[tuple[Task, FileResult, bool]]:
+    """(task, result, whether the result may be cached) as the files are done.
+
+    A file's budget is ``timeout`` seconds in all: what its project summary took (``spent``)
+    is taken off its analysis' share, at least a second being left.
+
+    Each file is analysed in a forked worker (:mod:`~torchfix_codemods.workers`) under the
+    time budget, so that a crash or a stall costs that file alone; where this platform cannot
+    fork, here, in a deep-stack thread without a budget.
+    """
     if not tasks:
         return
-    if not use_pool(tasks, jobs):
-        for task in tasks:
-            yield task, analyse(task.path, task.data, task.settings, mode,
-                                _facts(task.path, task.settings, project))
-        return
-    yield from _pooled(tasks, mode, min(jobs, len(tasks)), project)
+    from torchfix_codemods.workers import Failure, can_fork, run_isolated
 
-
-_WORKER: tuple[Mode, ProjectIndex | None] | None = None
-
-
-def _start_worker(mode: Mode, project: ProjectIndex | None) -> None:
-    """Each worker receives the mode and the project index once, not with every file."""
     global _WORKER
-    _WORKER = (mode, project)
-
-
-def _work(task: Task) -> FileResult:
-    assert _WORKER is not None
-    mode, project = _WORKER
-    return analyse(task.path, task.data, task.settings, mode,
-                   _facts(task.path, task.settings, project))
-
-
-def _pooled(tasks: list[Task], mode: Mode, workers: int,
-            project: ProjectIndex | None) -> Iterator[tuple[Task, FileResult]]:
-    """Results as workers finish them; the largest files are handed out first."""
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-
+    if not can_fork():  # pragma: no cover - Windows
+        for task in tasks:
+            yield task, write_fixes(_work(task, (mode, project)), task.data, mode), True
+        return
     # Imported before the workers start: forked workers inherit LibCST and the rules
     # instead of each importing them again.
     import torchfix_codemods.engine  # noqa: F401
     from torchfix_codemods.rules.registry import all_rules
 
     all_rules()
+    _warm_up(mode)
+    _WORKER = (mode, project)
+    workers = jobs if use_pool(tasks, jobs) else 1
+    # The largest files first, so that no worker is left alone with a big file at the end.
     ordered = sorted(tasks, key=lambda task: len(task.data), reverse=True)
-    with ProcessPoolExecutor(max_workers=workers, initializer=_start_worker,
-                             initargs=(mode, project)) as pool:
-        # A few tasks in flight per worker keep them busy without queueing every file's
-        # bytes at once.
-        backlog = iter(ordered)
-        running = {_submit(pool, task): task for task in _take(backlog, workers * 4)}
-        while running:
-            done, _ = wait(running, return_when=FIRST_COMPLETED)
-            for future in done:
-                task = running.pop(future)
-                for following in _take(backlog, 1):
-                    running[_submit(pool, following)] = following
-                yield task, _result_of(task, future)
-
-
-def _submit(pool: Executor, task: Task) -> Future[FileResult]:
-    """The task's future; a pool broken by a dead worker fails only the files it still had."""
-    from concurrent.futures import Future
-
     try:
-        return pool.submit(_work, task)
-    except Exception as error:  # noqa: BLE001 - BrokenProcessPool, or shutting down
-        failed: Future[FileResult] = Future()
-        failed.set_exception(error)
-        return failed
+        def budget(task: Task) -> float:
+            return max(1.0, timeout - (spent or {}).get(task.path, 0.0))
+
+        for task, outcome in run_isolated(ordered, _work, workers, budget):
+            if isinstance(outcome, Failure):
+                why = (f"it took longer than {timeout:g} s" if outcome.timed_out
+                       else outcome.detail)
+                yield task, too_complex(task.path, task.settings, why), False
+            else:
+                yield task, write_fixes(outcome, task.data, mode), True
+    finally:
+        _WORKER = None
 
 
-def _take(tasks: Iterator[Task], count: int) -> Iterable[Task]:
-    for _ in range(count):
-        task = next(tasks, None)
-        if task is None:
-            return
-        yield task
+_WARM_UP = """\
+import torch
+from torch import nn
+from torch.utils.data import DataLoader
 
 
-def _result_of(task: Task, future: Future[FileResult]) -> FileResult:
+def main(path, data):
+    model = nn.DataParallel(nn.Linear(3, 1))
+    state = torch.load(path)
+    loader = DataLoader(data, batch_size=4, num_workers=2)
+    with torch.cuda.amp.autocast():
+        for x in loader:
+            y = model(x)
+            print(y.data.numpy(), y.cpu().numpy())
+    model.eval()
+    torch.save(model.state_dict(), path)
+"""
+"""Code that most rules look at: analysed once in this process before the first fork."""
+_warmed = False
+
+
+def _warm_up(mode: Mode) -> None:
+    """Analyse :data:`_WARM_UP` here, once per process, before forking workers.
+
+    Rules and LibCST load modules and fill caches on first use; a forked worker inherits
+    them from this process, or pays for them again in every run. For the CLI (one run) the
+    cost only moves here; for a process that runs many times (tests, ``migrate``) it was
+    paid by every run (about 150 ms of a 5 ms check, measured)."""
+    global _warmed
+    if _warmed:
+        return
+    _warmed = True
+    from torchfix_codemods.catalog import entries_by_code
+    from torchfix_codemods.indexing import summarize_bytes
+
+    settings = Settings(enabled=frozenset(entries_by_code()), unsafe_fixes=True)
     try:
-        return future.result()
-    except Exception as error:  # noqa: BLE001 - a worker that died takes only its file down
-        return FileResult(task.path, error=f"internal error: {_describe(error)}")
+        summarize_bytes("warm_up.py", _WARM_UP.encode())
+        # Through the module's own function: a test may replace ``compute`` to make the
+        # workers fail, which must not make this process fail.
+        _COMPUTE("warm_up.py", _WARM_UP.encode(), settings, Mode.DIFF)
+    except Exception:  # noqa: BLE001 - only a cache warmer: the real files report for real
+        pass
+
+
+_WORKER: tuple[Mode, ProjectIndex | None] | None = None
+"""The run's mode and project index, which forked workers inherit instead of receiving."""
+
+
+def _work(task: Task, worker: tuple[Mode, ProjectIndex | None] | None = None) -> FileResult:
+    from torchfix_codemods.isolation import call_deep
+
+    mode, project = worker or _WORKER  # type: ignore[misc]
+    return call_deep(lambda: compute(task.path, task.data, task.settings, mode,
+                                     _facts(task.path, task.settings, project)))
 
 
 def _describe(error: BaseException) -> str:
@@ -364,8 +441,8 @@ def _describe(error: BaseException) -> str:
     return traceback.format_exception_only(type(error), error)[-1].strip()
 
 
-def _progress(items: Iterator[tuple[Task, FileResult]], total: int, done: int,
-              show: bool) -> Iterator[tuple[Task, FileResult]]:
+def _progress(items: Iterator[tuple[Task, FileResult, bool]], total: int, done: int,
+              show: bool) -> Iterator[tuple[Task, FileResult, bool]]:
     if not show:
         yield from items
         return

@@ -32,6 +32,9 @@ DEFAULT_EXCLUDES = (
     # Jupyter's autosave copies of notebooks (ruff skips them too): editing them is noise.
     ".ipynb_checkpoints",
 )
+DEFAULT_FILE_TIMEOUT = 20.0
+"""``file-timeout``: generous for real code (the largest real files of the real-code check
+take a few seconds), short enough that a generated file cannot stall a CI job."""
 _VERSION = re.compile(r"^(\d+)\.(\d+)$")
 
 
@@ -58,6 +61,8 @@ class Settings:
     config_path: str | None = None
     force_exclude: bool = False
     """Apply ``exclude`` to files named explicitly too (pre-commit names every staged file)."""
+    file_timeout: float = DEFAULT_FILE_TIMEOUT
+    """Seconds one file's analysis may take before it is reported and left untouched."""
 
     def options_for(self, path: str) -> FileOptions:
         """What the engine needs for ``path``: its rules, the fix policy, the rules' options.
@@ -129,7 +134,7 @@ class Overrides:
 _KEYS = {
     "select", "ignore", "extend-select", "per-file-ignores", "exclude", "extend-exclude",
     "target-torch", "unsafe-fixes", "format", "jobs", "respect-gitignore",
-    "inference-decorators", "cache", "force-exclude",
+    "inference-decorators", "cache", "force-exclude", "file-timeout",
 }
 
 
@@ -164,6 +169,10 @@ def read_toml(path: Path) -> dict[str, Any]:
             return tomllib.load(handle)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: invalid TOML: {error}") from None
+    except UnicodeDecodeError as error:
+        bad = error.object[error.start:error.start + 1]
+        raise ConfigError(f"{path}: invalid TOML: not UTF-8 text ({bad!r} at byte offset "
+                          f"{error.start})") from None
     except OSError as error:
         raise ConfigError(f"{path}: cannot read: {error.strerror}") from None
 
@@ -295,6 +304,11 @@ def build_settings(config_path: Path | None, overrides: Overrides, cwd: str) -> 
     if jobs is not None and (not isinstance(jobs, int) or isinstance(jobs, bool) or jobs < 1):
         raise ConfigError(f"{where}: 'jobs' must be a positive integer, got {jobs!r}")
 
+    timeout = table.get("file-timeout", DEFAULT_FILE_TIMEOUT)
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
+        raise ConfigError(f"{where}: 'file-timeout' must be a positive number of seconds, "
+                          f"got {timeout!r}")
+
     use_cache = table.get("cache", True)
     if not isinstance(use_cache, bool):
         raise ConfigError(f"{where}: 'cache' must be true or false, got {use_cache!r}")
@@ -335,4 +349,5 @@ def build_settings(config_path: Path | None, overrides: Overrides, cwd: str) -> 
         cache=use_cache,
         config_path=str(config_path) if config_path else None,
         force_exclude=force_exclude,
+        file_timeout=float(timeout),
     )

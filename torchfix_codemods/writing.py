@@ -5,8 +5,10 @@ check cache and the project index's summary cache, so that each keeps the same
 guarantees: the new bytes go to a temporary file in the same directory, are
 flushed, get the old file's mode (and owner and group, where the process may set
 them), and replace the old file by a rename, which readers see happen at once.
-On any failure (a full disk, a kill) the temporary file is removed and the old
-file is untouched.
+On Linux the new bytes are written to an unnamed file (``O_TMPFILE``) that gets a
+name only once complete and synced, so a SIGKILL while writing or syncing (the
+slow part) leaves nothing behind; elsewhere a named temporary file. On any
+failure the temporary file is removed and the old file is untouched.
 
 What a rename cannot do, :func:`write_source` refuses to do rather than do
 wrong:
@@ -42,16 +44,8 @@ def replace_file(path: str, data: bytes, *, like: os.stat_result | None = None,
     rename (sources); caches skip it, a lost cache only costs a miss.
     """
     directory = os.path.dirname(os.path.abspath(path))
-    fd, temporary = tempfile.mkstemp(prefix=_PREFIX, suffix=".tmp", dir=directory)
+    temporary = _complete_temporary(directory, data, like, durable)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            if durable:
-                os.fsync(handle.fileno())
-        if like is not None:
-            _keep_owner(temporary, like)
-            os.chmod(temporary, stat.S_IMODE(like.st_mode))
         os.replace(temporary, path)
     except BaseException:
         try:
@@ -61,14 +55,77 @@ def replace_file(path: str, data: bytes, *, like: os.stat_result | None = None,
         raise
 
 
-def _keep_owner(temporary: str, like: os.stat_result) -> None:
+def _complete_temporary(directory: str, data: bytes, like: os.stat_result | None,
+                        durable: bool) -> str:
+    """The name of a file in ``directory`` holding ``data`` (synced when ``durable``), with
+    ``like``'s mode and owner: unnamed until complete where the system allows it."""
+    flag = getattr(os, "O_TMPFILE", 0)
+    if flag and os.path.isdir("/proc/self/fd"):
+        try:
+            fd = os.open(directory, flag | os.O_WRONLY, 0o600)
+        except OSError:
+            fd = -1
+        if fd >= 0:
+            try:
+                _fill(fd, data, like, durable)
+                named = _link_unnamed(fd, directory)
+                if named is not None:
+                    return named
+            finally:
+                os.close(fd)
+    fd, temporary = tempfile.mkstemp(prefix=_PREFIX, suffix=".tmp", dir=directory)
+    try:
+        _fill(fd, data, like, durable)
+    except BaseException:
+        os.close(fd)
+        os.unlink(temporary)
+        raise
+    os.close(fd)
+    return temporary
+
+
+def _fill(fd: int, data: bytes, like: os.stat_result | None, durable: bool) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+    if durable:
+        os.fsync(fd)
+    if like is not None:
+        _keep_owner(fd, like)
+        os.fchmod(fd, stat.S_IMODE(like.st_mode))
+
+
+def _link_unnamed(fd: int, directory: str) -> str | None:
+    """Give the ``O_TMPFILE`` file ``fd`` a temporary name in ``directory`` (None: cannot).
+
+    ``linkat`` with ``AT_SYMLINK_FOLLOW`` on ``/proc/self/fd/N`` (open(2)'s recipe; plain
+    ``link`` would link the /proc entry itself and fail across devices)."""
+    import secrets
+
+    proc = os.open("/proc/self/fd", os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        for _ in range(16):
+            name = os.path.join(directory, f"{_PREFIX}{secrets.token_hex(6)}.tmp")
+            try:
+                os.link(str(fd), name, src_dir_fd=proc, follow_symlinks=True)
+            except FileExistsError:
+                continue
+            except OSError:
+                return None
+            return name
+        return None
+    finally:
+        os.close(proc)
+
+
+def _keep_owner(fd: int, like: os.stat_result) -> None:
     """Give the new file the old one's owner and group, as far as this process may."""
-    mine = os.stat(temporary)
+    mine = os.fstat(fd)
     if (mine.st_uid, mine.st_gid) == (like.st_uid, like.st_gid):
         return
     for uid, gid in ((like.st_uid, like.st_gid), (-1, like.st_gid)):
         try:
-            os.chown(temporary, uid, gid)
+            os.fchown(fd, uid, gid)
             return
         except OSError:  # not permitted: keep what the process can
             continue
