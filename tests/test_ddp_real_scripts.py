@@ -58,17 +58,20 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]
         capture_output=True, text=True, env=_env(root, "cpu"), check=False)
     report = fixed.stdout + fixed.stderr
     assert fixed.returncode in (0, 1), report
-    procs = {}
+    outputs = {}
     for name in SCRIPTS:
+        # One script's three runs at a time: twelve processes at once on a small machine made
+        # the runs wait on each other's CPU far longer than they compute.
         env = _env(root, "cpu", **({"TFC301_FAKE_GPUS": FAKE_GPUS[name]}
                                    if name in FAKE_GPUS else {}))
+        procs = {}
         for label, folder, launch in (
                 ("original", original, [str(original / "run_one.py")]),
                 ("plain", migrated, [str(migrated / "run_one.py")]),
                 ("torchrun", migrated, _torchrun(migrated / "run_one.py", 2))):
             procs[f"{name}.{label}"] = _run([*launch, str(folder / name), str(out), label],
                                             folder, env)
-    outputs = {key: _wait(proc) for key, proc in procs.items()}
+        outputs.update({key: _wait(proc) for key, proc in procs.items()})
     return out, outputs, report
 
 

@@ -1,8 +1,10 @@
 """The flake8 plugin, run by flake8 itself: its entry point is the one pyproject.toml declares.
 
-flake8 finds plugins through installed distributions' entry points. The test writes
-a distribution record holding exactly pyproject.toml's ``flake8.extension`` table onto
-the path, so what runs is what ``pip install torchfix-codemods`` would register.
+flake8 finds plugins through installed distributions' entry points. Where this checkout is
+installed with them (``pip install -e .``, as CI does), those run, and they must be exactly
+pyproject.toml's ``flake8.extension`` table; otherwise the test writes a distribution record
+holding that table onto the path, so what runs is what ``pip install torchfix-codemods``
+would register (never both: flake8 would run the plugin twice).
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from importlib.metadata import entry_points
 from pathlib import Path
 
 import pytest
@@ -26,12 +29,18 @@ def _flake8(tmp_path: Path, *args: str,
             stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     table = tomllib.loads((ROOT / "pyproject.toml").read_text())
     entries = table["project"]["entry-points"]["flake8.extension"]
-    record = tmp_path / "site" / "torchfix_codemods_plugin-0.dist-info"
-    record.mkdir(parents=True, exist_ok=True)
-    (record / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: torchfix-codemods-plugin\nVersion: 0\n")
-    (record / "entry_points.txt").write_text(
-        "[flake8.extension]\n" + "".join(f"{k} = {v}\n" for k, v in entries.items()))
+    installed = {ep.name: ep.value for ep in entry_points(group="flake8.extension")
+                 if ep.name in entries}
+    if installed and installed != entries:
+        pytest.fail(f"the installed torchfix-codemods declares {installed}, pyproject.toml "
+                    f"{entries}: reinstall it (pip install -e .)")
+    if not installed:  # not installed with its entry points (an older editable install)
+        record = tmp_path / "site" / "torchfix_codemods_plugin-0.dist-info"
+        record.mkdir(parents=True, exist_ok=True)
+        (record / "METADATA").write_text(
+            "Metadata-Version: 2.1\nName: torchfix-codemods-plugin\nVersion: 0\n")
+        (record / "entry_points.txt").write_text(
+            "[flake8.extension]\n" + "".join(f"{k} = {v}\n" for k, v in entries.items()))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(tmp_path / "site")]))
     return subprocess.run([sys.executable, "-m", "flake8", *args], cwd=tmp_path, env=env,
                           input=stdin, capture_output=True, text=True, timeout=300)

@@ -3,6 +3,7 @@ under test, and every entry accounted for by a rule's data and fixtures or a sta
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -13,9 +14,20 @@ from torchfix_codemods.catalog import entries_by_code
 from torchfix_codemods.rules.tables import replacements
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests" / "inventory"))
 
-import measure  # noqa: E402
+
+def _load_measure():
+    """tests/inventory/measure.py, under a name of its own: tests/realcode has a
+    ``measure`` module too, and whichever a test imports first would shadow the other."""
+    spec = importlib.util.spec_from_file_location(
+        "legacy_inventory_measure", ROOT / "tests" / "inventory" / "measure.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+measure = _load_measure()
 
 STORED = json.loads(measure.DATA.read_text(encoding="utf-8"))
 ENTRIES = STORED["entries"]

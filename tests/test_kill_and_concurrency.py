@@ -107,7 +107,7 @@ def test_a_fix_is_written_without_a_name_until_complete(tmp_path: Path, monkeypa
                                                         unnamed: bool) -> None:
     """What a SIGKILL during the write (the fsync is the slow part) would leave behind: on
     Linux nothing, as the file has no name until it is complete; elsewhere the fallback."""
-    from torchfix_codemods import runner
+    from torchfix_codemods import writing
 
     if not unnamed:
         monkeypatch.delattr(os, "O_TMPFILE", raising=False)
@@ -117,14 +117,14 @@ def test_a_fix_is_written_without_a_name_until_complete(tmp_path: Path, monkeypa
     target.write_text("old\n")
     target.chmod(0o640)
     seen: list[list[str]] = []
-    real = runner._write_synced
+    real = writing._fill
 
-    def watched(fd: int, data: bytes, mode: int) -> None:
+    def watched(fd: int, data: bytes, like, durable: bool) -> None:
         seen.append(sorted(os.listdir(tmp_path)))
-        real(fd, data, mode)
+        real(fd, data, like, durable)
 
-    monkeypatch.setattr(runner, "_write_synced", watched)
-    assert runner.atomic_write(str(target), b"new\n", b"old\n") is None
+    monkeypatch.setattr(writing, "_fill", watched)
+    assert writing.write_source(str(target), b"new\n", b"old\n") is None
     assert target.read_bytes() == b"new\n"
     assert (target.stat().st_mode & 0o777) == 0o640
     assert os.listdir(tmp_path) == ["a.py"]
