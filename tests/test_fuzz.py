@@ -45,9 +45,11 @@ settings.register_profile("long", max_examples=2000, deadline=None,
                           suppress_health_check=list(HealthCheck))
 PROFILE = "long" if os.environ.get("TORCHFIX_FUZZ") == "long" else "ci"
 
-WHOLE_FILE = frozenset({"TFC301"})
-"""Rules whose fix edits a whole program on purpose: DataParallel -> DDP adds helpers and puts
-every ``print`` under a rank-0 guard (a file where it applies is checked for the rest only)."""
+WHOLE_FILE = frozenset({"TFC301", "TFC302"})
+"""Rules whose fix edits beyond the statement of its finding on purpose: DataParallel -> DDP
+adds helpers and puts every ``print`` under a rank-0 guard; TFC302 reports the DataLoader with
+workers inside ``main()`` and guards the module-level ``main()`` call that runs it (a file
+where one applies is checked for the rest only)."""
 ALL = FileOptions(codes=tuple(sorted(rule.code for rule in all_rules())), unsafe_fixes=True)
 
 
