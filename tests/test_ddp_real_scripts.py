@@ -153,4 +153,6 @@ def test_no_process_group_is_left_at_exit(runs: tuple[Path, dict[str, str], str]
         stem = Path(name).stem
         for run in ("plain", "torchrun.rank0", "torchrun.rank1"):
             record = json.loads((out / f"{stem}.{run}.exit").read_text())
-            assert record == {"initialized": False}, (name, run)
+            assert record["initialized"] is False, (name, run)
+            # The group is gone, not only unregistered: its threads ended in the exit hook.
+            assert record["gloo_threads"] in (0, None), (name, run, record)

@@ -3,7 +3,7 @@
 Usage: run_one.py SCRIPT OUT_DIR LABEL. The script writes its weights to $TFC301_WEIGHTS,
 OUT_DIR/<stem>.<LABEL>[.rank<N>].pt. At exit (after the script's own exit hooks, which run
 first) OUT_DIR/<stem>.<LABEL>[.rank<N>].exit records whether a process group is still
-initialised. A rank other than 0 has its prints captured in OUT_DIR/<...>.stdout, which must
+initialised and how many of gloo's threads still run. A rank other than 0 has its prints captured in OUT_DIR/<...>.stdout, which must
 stay empty. Each process runs in OUT_DIR/<...>.files/, where the files it writes by a relative
 path land (rank 1's must stay empty). $TFC301_FAKE_GPUS makes `torch.cuda.device_count()`
 report that many GPUs (a script that scales its batch by the GPU count, run on CPU).
@@ -17,6 +17,18 @@ from pathlib import Path
 
 import torch
 import torch.distributed as dist
+
+
+def _gloo_threads() -> int | None:
+    """How many of gloo's threads still run (Linux names them); None where threads have no
+    names to read. A group that outlives the exit hooks keeps them running into interpreter
+    shutdown, where they can abort the process ("terminate called without an active
+    exception", SIGABRT)."""
+    tasks = Path("/proc/self/task")
+    if not tasks.is_dir():
+        return None
+    names = [(task / "comm").read_text().strip() for task in tasks.iterdir()]
+    return sum(name.startswith(("gloo", "pt_gloo")) for name in names)
 
 
 def main() -> None:
@@ -35,7 +47,7 @@ def main() -> None:
         sys.stdout = open(out / f"{stem}.stdout", "w")  # noqa: SIM115 (open until exit)
     exit_record = out / f"{stem}.exit"
     atexit.register(lambda: exit_record.write_text(json.dumps(
-        {"initialized": dist.is_initialized()})))
+        {"initialized": dist.is_initialized(), "gloo_threads": _gloo_threads()})))
     sys.argv = [str(script)]
     sys.path.insert(0, str(script.parent))
     runpy.run_path(str(script), run_name="__main__")

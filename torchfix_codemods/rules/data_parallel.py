@@ -104,6 +104,12 @@ def _ddp_setup():
     else:
         device = {torch}.device("cpu")
     if not {dist}.is_initialized():
+        # DDP imports torch._dynamo when it wraps a model; imported after the group is made,
+        # it keeps the group alive past destroy_process_group(), so it is imported first.
+        try:
+            {import_module}("torch._dynamo")
+        except ImportError:  # torch < 2.0
+            pass
         backend = "nccl" if {torch}.cuda.is_available() else "gloo"
         if "WORLD_SIZE" in {environ}:
             {dist}.init_process_group(backend)
@@ -131,8 +137,14 @@ def _ddp_wrap(module):
     local_rank, _, _, device = _ddp_setup()
     module = module.to(device)
     if device.type == "cuda":
-        return {ddp}(module, device_ids=[local_rank])
-    return {ddp}(module)
+        wrapped = {ddp}(module, device_ids=[local_rank])
+    else:
+        wrapped = {ddp}(module)
+    # Remembered weakly, so that _ddp_cleanup() can release the group from every live wrapper.
+    if not hasattr(_ddp_wrap, "live"):
+        _ddp_wrap.live = {weakset}()
+    _ddp_wrap.live.add(wrapped)
+    return wrapped
 
 
 def _ddp_cleanup(barrier=True):
@@ -141,6 +153,11 @@ def _ddp_cleanup(barrier=True):
     if {dist}.is_initialized():
         if barrier:
             {dist}.barrier()
+        # A live wrapper holds the group: released here, the group and its threads end now,
+        # not while the interpreter shuts down (where they can abort the process).
+        for wrapped in getattr(_ddp_wrap, "live", ()):
+            for name in ("reducer", "logger", "process_group"):
+                wrapped.__dict__.pop(name, None)
         {dist}.destroy_process_group()
 '''
 
@@ -301,7 +318,16 @@ class DataParallelToDDP(Rule):
     failed must not wait for ranks still training (measured on torch 2.13,
     gloo, 2 processes, rank 0 raising at its second step: with a barrier at
     exit the launch hung until killed at 120 s, without one it failed in
-    16 s). A batch scaled by the GPU count
+    16 s). The teardown ends the group for good: on torch 2.13 a group stays
+    alive after `destroy_process_group()` while a DDP wrapper holds it, or when
+    `torch._dynamo` (which DDP imports when it wraps) was first imported after
+    the group was made; gloo's threads then run into interpreter shutdown,
+    where about 2 launches in 100 aborted at exit ("terminate called without
+    an active exception", measured with two processes under load). So
+    `_ddp_setup()` imports `torch._dynamo` before making the group, and the
+    teardown releases the group from every live wrapper first (a wrapper's
+    `.module` and `state_dict()` keep working; a forward after the teardown
+    does not). A batch scaled by the GPU count
     (`if n_gpu > 1: batch_size *= n_gpu`) is the global batch DataParallel split
     across the GPUs; it stays, since the loader divides it by the world size
     (measured with `device_count()` reporting 2: the same weights under plain
@@ -489,10 +515,12 @@ class DataParallelToDDP(Rule):
             "    for epoch in range(2):\n        for x, y in loader:\n"
             "            model(x).sum().backward()\n"
             "    torch.save(model.module.state_dict(), 'm.pt')\n",
-            "import torch\nfrom torch import nn\nimport atexit\nimport os\n\n"
+            "import torch\nfrom torch import nn\nimport atexit\nimport os\nimport importlib\n"
+            "import weakref\n\n"
             + _HELPER_TEMPLATE.format(
                 script="case.py", environ="os.environ", torch="torch", dist="torch.distributed",
-                ddp="nn.parallel.DistributedDataParallel", atexit="atexit.register")
+                ddp="nn.parallel.DistributedDataParallel", atexit="atexit.register",
+                import_module="importlib.import_module", weakset="weakref.WeakSet")
             + "\n\ndef main(ds):\n"
             "    _ddp_setup()  # TFC301: join the process group before anything uses a device\n"
             "    # TFC301: DDP's batch_size is per process: global batch // world size keeps the "
@@ -1722,6 +1750,8 @@ class _Migration:
             "environ": ("os.environ", "os"),
             "ddp": (DDP, "torch.nn.parallel"),
             "atexit": ("atexit.register", "atexit"),
+            "import_module": ("importlib.import_module", "importlib"),
+            "weakset": ("weakref.WeakSet", "weakref"),
         }
         refs = {key: imports.reference(name, after, module)
                 for key, (name, module) in wanted.items() if "{" + key + "}" in template}
