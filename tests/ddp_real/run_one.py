@@ -4,8 +4,9 @@ Usage: run_one.py SCRIPT OUT_DIR LABEL. The script writes its weights to $TFC301
 OUT_DIR/<stem>.<LABEL>[.rank<N>].pt. At exit (after the script's own exit hooks, which run
 first) OUT_DIR/<stem>.<LABEL>[.rank<N>].exit records whether a process group is still
 initialised and how many of gloo's threads still run. A rank other than 0 has its prints
-captured in OUT_DIR/<...>.stdout, which must stay empty. Each process runs in OUT_DIR/<...>.files/, where the files it writes by a relative
-path land (rank 1's must stay empty). $TFC301_FAKE_GPUS makes `torch.cuda.device_count()`
+captured in OUT_DIR/<...>.stdout, which must stay empty. Each process runs in
+OUT_DIR/<...>.files/, where the files it writes by a relative path land (rank 1's must stay
+empty). $TFC301_FAKE_GPUS makes `torch.cuda.device_count()`
 report that many GPUs (a script that scales its batch by the GPU count, run on CPU).
 """
 import atexit
