@@ -13,7 +13,7 @@ import pytest
 from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
-from torchfix_codemods.analysis.imports import ImportRemoval
+from torchfix_codemods.analysis.core.imports import ImportRemoval
 from torchfix_codemods.edits.import_statements import (
     add_module_imports,
     handles,

@@ -22,8 +22,8 @@ from typing import ClassVar
 
 import libcst as cst
 
-from torchfix_codemods.analysis.imports import ImportRemoval, ImportRequest, Imports
-from torchfix_codemods.analysis.names import NameIndex
+from torchfix_codemods.analysis.core.imports import ImportRemoval, ImportRequest, Imports
+from torchfix_codemods.analysis.core.names import NameIndex
 from torchfix_codemods.analysis.project import ProjectFact, ProjectFacts
 from torchfix_codemods.findings import Safety
 from torchfix_codemods.options import RuleOptions

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchfix_codemods.analysis.calls import has_star_kwargs, keyword_arg
+from torchfix_codemods.analysis.core.calls import has_star_kwargs, keyword_arg
 from torchfix_codemods.edits.arguments import add_keyword
 from torchfix_codemods.findings import Safety
 from torchfix_codemods.prefilter import Needs

@@ -2,7 +2,7 @@
 
 ``.data`` is the pre-0.4 way to reach a tensor's storage behind autograd's
 back. Each rule acts only on receivers the shared provenance analysis
-(:mod:`torchfix_codemods.analysis.tensors`) proves to be torch tensors: a
+(:mod:`torchfix_codemods.analysis.facts.tensors`) proves to be torch tensors: a
 third of the ``.data`` in real code is something else (``torch.utils.data``,
 ``args.data``, a dataset's ``.data``, numpy's memoryview).
 """
@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchfix_codemods.analysis.calls import keyword_arg
-from torchfix_codemods.analysis.grad_mode import in_no_grad
-from torchfix_codemods.analysis.imports import ImportUnavailable
-from torchfix_codemods.analysis.statements import consecutive_runs, own_line
-from torchfix_codemods.analysis.syntax import is_zero_index
-from torchfix_codemods.analysis.tensors import (
+from torchfix_codemods.analysis.core.calls import keyword_arg
+from torchfix_codemods.analysis.core.imports import ImportUnavailable
+from torchfix_codemods.analysis.core.statements import consecutive_runs, own_line
+from torchfix_codemods.analysis.core.syntax import is_zero_index
+from torchfix_codemods.analysis.facts.grad_mode import in_no_grad
+from torchfix_codemods.analysis.facts.tensors import (
     data_use,
     loss_named_reason,
     provenance,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchfix_codemods.analysis.calls import argument
-from torchfix_codemods.analysis.dataloaders import DATALOADERS
+from torchfix_codemods.analysis.core.calls import argument
+from torchfix_codemods.analysis.facts.dataloaders import DATALOADERS
 from torchfix_codemods.prefilter import Needs
 from torchfix_codemods.rules.base import Example, Rule
 

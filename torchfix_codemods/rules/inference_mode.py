@@ -1,7 +1,7 @@
 """TFC201-TFC203: train/eval mode and gradient tracking in inference code.
 
 Which functions count as inference, which model they run and who calls them
-is decided once per file by :mod:`torchfix_codemods.analysis.inference`; the
+is decided once per file by :mod:`torchfix_codemods.analysis.facts.inference`; the
 rules here turn those facts into findings and fixes.
 """
 
@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchfix_codemods.analysis.grad_mode import in_no_grad
-from torchfix_codemods.analysis.imports import ImportUnavailable
-from torchfix_codemods.analysis.inference import (
+from torchfix_codemods.analysis.core.imports import ImportUnavailable
+from torchfix_codemods.analysis.core.names import dotted_name
+from torchfix_codemods.analysis.core.syntax import split_docstring
+from torchfix_codemods.analysis.core.walk import names_in, walk_local
+from torchfix_codemods.analysis.facts.grad_mode import in_no_grad
+from torchfix_codemods.analysis.facts.inference import (
     EVAL_TOKENS,
     PREDICT_TOKENS,
     FunctionFacts,
@@ -19,10 +22,7 @@ from torchfix_codemods.analysis.inference import (
     InferenceFunction,
     ScriptRegion,
 )
-from torchfix_codemods.analysis.modules import mode_changes_output
-from torchfix_codemods.analysis.names import dotted_name
-from torchfix_codemods.analysis.syntax import split_docstring
-from torchfix_codemods.analysis.walk import names_in, walk_local
+from torchfix_codemods.analysis.facts.modules import mode_changes_output
 from torchfix_codemods.edits.modes import in_eval_mode
 from torchfix_codemods.edits.statements import insert_before, parse_statement
 from torchfix_codemods.findings import Safety

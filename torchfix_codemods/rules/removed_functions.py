@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchfix_codemods.analysis.imports import ImportUnavailable
-from torchfix_codemods.analysis.syntax import is_none, literal_bool
+from torchfix_codemods.analysis.core.imports import ImportUnavailable
+from torchfix_codemods.analysis.core.syntax import is_none, literal_bool
 from torchfix_codemods.edits.arguments import as_keyword, as_positional, keyword, with_layout
 from torchfix_codemods.edits.call_mapping import Unmappable, bind
 from torchfix_codemods.edits.expressions import as_left_operand

@@ -24,18 +24,18 @@ from typing import Literal
 
 import libcst as cst
 
-from torchfix_codemods.analysis.callees import local_function
-from torchfix_codemods.analysis.flow import reaching_bindings
-from torchfix_codemods.analysis.frameworks import foreign_framework
-from torchfix_codemods.analysis.modules import (
+from torchfix_codemods.analysis.core.callees import local_function
+from torchfix_codemods.analysis.core.flow import reaching_bindings
+from torchfix_codemods.analysis.core.names import Binding, NameIndex, dotted_name
+from torchfix_codemods.analysis.core.walk import walk_local
+from torchfix_codemods.analysis.facts.frameworks import foreign_framework
+from torchfix_codemods.analysis.facts.modules import (
     ModuleEvidence,
     module_classes,
     module_evidence,
     passed_to_apply,
 )
-from torchfix_codemods.analysis.modules import self_assignments as method_self_assignments
-from torchfix_codemods.analysis.names import Binding, NameIndex, dotted_name
-from torchfix_codemods.analysis.walk import walk_local
+from torchfix_codemods.analysis.facts.modules import self_assignments as method_self_assignments
 
 Kind = Literal["tensor", "not-tensor", "unknown"]
 _MAX_DEPTH = 10
@@ -644,7 +644,7 @@ def whole_reduction_reason(names: NameIndex, expr: cst.BaseExpression) -> str | 
     raises either way and ``.item()`` is the number both times. The chain must also show
     a tensor's own ``.data``/``.detach()``/``.cpu()``/``.cuda()`` (``frame.sum()`` of a
     pandas DataFrame is a Series, and its ``[0]`` is ordinary). None without that."""
-    from torchfix_codemods.analysis.frameworks import imports_torch
+    from torchfix_codemods.analysis.facts.frameworks import imports_torch
 
     if not imports_torch(names) or foreign_framework(names) is not None:
         return None

@@ -26,9 +26,9 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from torchfix_codemods.analysis.calls import calls_by_name
-from torchfix_codemods.analysis.names import NameIndex, dotted_name
-from torchfix_codemods.analysis.syntax import code_of, literal_bool
+from torchfix_codemods.analysis.core.calls import calls_by_name
+from torchfix_codemods.analysis.core.names import NameIndex, dotted_name
+from torchfix_codemods.analysis.core.syntax import code_of, literal_bool
 
 DISABLES_GRAD = frozenset({
     "torch.no_grad", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad",

@@ -39,8 +39,8 @@ from functools import lru_cache
 
 import libcst as cst
 
-from torchfix_codemods.analysis.names import NameIndex, Scope
-from torchfix_codemods.analysis.positions import positions_of
+from torchfix_codemods.analysis.core.names import NameIndex, Scope
+from torchfix_codemods.analysis.core.positions import positions_of
 
 State = frozenset[str] | None
 """The scope's own names bound on every path to a point; None: no path reaches it."""

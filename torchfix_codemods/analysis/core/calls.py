@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from torchfix_codemods.analysis.names import NameIndex
+from torchfix_codemods.analysis.core.names import NameIndex
 
 
 def keyword_arg(call: cst.Call, name: str) -> cst.Arg | None:

@@ -31,11 +31,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchfix_codemods.analysis.calls import argument, keyword_arg
-from torchfix_codemods.analysis.modules import init_assignment, module_classes, self_assignments
-from torchfix_codemods.analysis.names import Binding, NameIndex
-from torchfix_codemods.analysis.syntax import code_of, literal_bool
-from torchfix_codemods.analysis.tensors import module_reason
+from torchfix_codemods.analysis.core.calls import argument, keyword_arg
+from torchfix_codemods.analysis.core.names import Binding, NameIndex
+from torchfix_codemods.analysis.core.syntax import code_of, literal_bool
+from torchfix_codemods.analysis.facts.modules import init_assignment, module_classes, self_assignments
+from torchfix_codemods.analysis.facts.tensors import module_reason
 
 PARAMETER_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 _KEEPS_NO_GRAD = frozenset({"to", "cuda", "cpu", "float", "double", "half", "bfloat16", "clone",

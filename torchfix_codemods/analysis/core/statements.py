@@ -23,8 +23,8 @@ from typing import TypeVar
 
 import libcst as cst
 
-from torchfix_codemods.analysis.names import NameIndex, dotted_name
-from torchfix_codemods.analysis.walk import children, names_in, walk_local
+from torchfix_codemods.analysis.core.names import NameIndex, dotted_name
+from torchfix_codemods.analysis.core.walk import children, names_in, walk_local
 
 T = TypeVar("T")
 

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchfix_codemods.analysis.callees import local_function
-from torchfix_codemods.analysis.names import NameIndex, Scope
+from torchfix_codemods.analysis.core.callees import local_function
+from torchfix_codemods.analysis.core.names import NameIndex, Scope
 
 _SCOPE_NODES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchfix_codemods.analysis.calls import argument, calls_by_name, keyword_arg
-from torchfix_codemods.analysis.names import NameIndex
-from torchfix_codemods.analysis.walk import children, walk_local
+from torchfix_codemods.analysis.core.calls import argument, calls_by_name, keyword_arg
+from torchfix_codemods.analysis.core.names import NameIndex
+from torchfix_codemods.analysis.core.walk import children, walk_local
 
 CUDA_QUERIES = frozenset({"torch.cuda.is_available", "torch.cuda.device_count",
                           "torch.cuda.is_initialized"})

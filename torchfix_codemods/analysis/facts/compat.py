@@ -62,9 +62,9 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from torchfix_codemods.analysis.names import Binding, NameIndex, dotted_name
-from torchfix_codemods.analysis.syntax import literal_bool
-from torchfix_codemods.analysis.walk import children
+from torchfix_codemods.analysis.core.names import Binding, NameIndex, dotted_name
+from torchfix_codemods.analysis.core.syntax import literal_bool
+from torchfix_codemods.analysis.core.walk import children
 
 NEWER_API = (
     "torch.amp.", "torch.autocast", "torch.func.", "torch.vmap", "torch.compile",

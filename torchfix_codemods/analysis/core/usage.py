@@ -13,7 +13,7 @@ from typing import Literal
 
 import libcst as cst
 
-from torchfix_codemods.analysis.names import NameIndex
+from torchfix_codemods.analysis.core.names import NameIndex
 
 UseKind = Literal["method", "attribute", "called", "subscript", "argument", "return", "other"]
 

@@ -29,22 +29,22 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from torchfix_codemods.analysis.callees import defined_function
-from torchfix_codemods.analysis.frameworks import imports_torch
-from torchfix_codemods.analysis.grad_mode import grad_mode_at, sets_grad_mode
-from torchfix_codemods.analysis.modules import (
+from torchfix_codemods.analysis.core.callees import defined_function
+from torchfix_codemods.analysis.core.names import NameIndex, dotted_name
+from torchfix_codemods.analysis.core.statements import enclosing_statement
+from torchfix_codemods.analysis.core.syntax import code_of, is_false, is_main_guard
+from torchfix_codemods.analysis.core.walk import children, names_in, walk_local
+from torchfix_codemods.analysis.facts.frameworks import imports_torch
+from torchfix_codemods.analysis.facts.grad_mode import grad_mode_at, sets_grad_mode
+from torchfix_codemods.analysis.facts.modules import (
     mode_changes_output,
     module_classes,
     module_evidence,
     named_like_model,
 )
-from torchfix_codemods.analysis.names import NameIndex, dotted_name
-from torchfix_codemods.analysis.naming import TRAINING_TOKENS, name_tokens
-from torchfix_codemods.analysis.optimizers import updates_parameters
-from torchfix_codemods.analysis.statements import enclosing_statement
-from torchfix_codemods.analysis.syntax import code_of, is_false, is_main_guard
-from torchfix_codemods.analysis.torch_classes import is_module_factory
-from torchfix_codemods.analysis.walk import children, names_in, walk_local
+from torchfix_codemods.analysis.facts.optimizers import updates_parameters
+from torchfix_codemods.analysis.vocabulary.naming import TRAINING_TOKENS, name_tokens
+from torchfix_codemods.analysis.vocabulary.torch_classes import is_module_factory
 
 EVAL_TOKENS = frozenset({"evaluate", "evaluation", "eval", "validate", "validation", "val",
                          "valid", "test", "testing"})
@@ -752,7 +752,7 @@ class InferenceAnalysis:
         """Every call of this module-level function in the file runs with autograd off, and it
         is never passed around (udacity's ``fc_model.validation``, called only from ``train``
         inside ``with torch.no_grad():``): its caller already decided the grad mode. The
-        answer is :func:`~torchfix_codemods.analysis.grad_mode.grad_mode_at` at its body."""
+        answer is :func:`~torchfix_codemods.analysis.facts.grad_mode.grad_mode_at` at its body."""
         return grad_mode_at(self.names, facts.node.body, tuple(sorted(self.decorators))) \
             .enabled is False
 

@@ -1,7 +1,7 @@
 """Value facts about a tensor: may it require grad, may it live on an accelerator, is it
 integer-typed. Each answer is *yes*, *no* or *unknown*, with the evidence in words.
 
-:mod:`~torchfix_codemods.analysis.tensors` says whether an expression is a torch
+:mod:`~torchfix_codemods.analysis.facts.tensors` says whether an expression is a torch
 tensor; this module says what can go wrong with one. ``t.numpy()`` fails when
 ``t`` requires grad or lives on a GPU: when both answers are *no* there is
 nothing to report, and when one is *no* a fix adds only the missing step
@@ -12,7 +12,7 @@ Evidence (measured on torch 2.13, see the rules' "Fix safety"):
 * *requires grad: no* — ``.detach()``, ``.data``; anything computed under
   ``no_grad``/``inference_mode`` (a ``with`` or a decorator, the user's
   configured inference decorators, every call of the function in this file
-  made under one; see :func:`~torchfix_codemods.analysis.grad_mode.grad_mode_at`);
+  made under one; see :func:`~torchfix_codemods.analysis.facts.grad_mode.grad_mode_at`);
   integer or bool results, which autograd never tracks (``argmax``/``argmin``/
   ``argsort``, ``max(...)[1]``, ``.long()``, comparisons, ``randint``);
   ``torch.from_numpy``; factories without ``requires_grad=True``; batches of a
@@ -34,7 +34,7 @@ Evidence (measured on torch 2.13, see the rules' "Fix safety"):
 * *integer: yes* — the integer and bool results above, ``dtype=torch.long``...
 
 Values are followed through the bindings that reach a read
-(:mod:`~torchfix_codemods.analysis.flow`), tuple unpacking of
+(:mod:`~torchfix_codemods.analysis.core.flow`), tuple unpacking of
 ``torch.max``/``topk``/``sort`` results, lists filled by ``append`` and read by
 ``torch.cat``/``torch.stack``/iteration, and the ``return`` values of functions of
 this file. A value written in place (``buf[i] = v``, ``buf.copy_(v)``) requires
@@ -54,18 +54,18 @@ from typing import Literal
 
 import libcst as cst
 
-from torchfix_codemods.analysis.callees import local_function
-from torchfix_codemods.analysis.calls import parameter_bound_by
-from torchfix_codemods.analysis.definite import runs_before
-from torchfix_codemods.analysis.flow import reaching_bindings
-from torchfix_codemods.analysis.grad_mode import grad_mode_at
-from torchfix_codemods.analysis.modules import self_assignments
-from torchfix_codemods.analysis.names import Binding, NameIndex, dotted_name
-from torchfix_codemods.analysis.positions import positions_of
-from torchfix_codemods.analysis.statements import statement_line
-from torchfix_codemods.analysis.syntax import literal_bool
-from torchfix_codemods.analysis.tensors import module_reason, provenance
-from torchfix_codemods.analysis.walk import walk_local
+from torchfix_codemods.analysis.core.callees import local_function
+from torchfix_codemods.analysis.core.calls import parameter_bound_by
+from torchfix_codemods.analysis.core.definite import runs_before
+from torchfix_codemods.analysis.core.flow import reaching_bindings
+from torchfix_codemods.analysis.core.names import Binding, NameIndex, dotted_name
+from torchfix_codemods.analysis.core.positions import positions_of
+from torchfix_codemods.analysis.core.statements import statement_line
+from torchfix_codemods.analysis.core.syntax import literal_bool
+from torchfix_codemods.analysis.core.walk import walk_local
+from torchfix_codemods.analysis.facts.grad_mode import grad_mode_at
+from torchfix_codemods.analysis.facts.modules import self_assignments
+from torchfix_codemods.analysis.facts.tensors import module_reason, provenance
 
 Answer = Literal["yes", "no", "unknown"]
 _MAX_DEPTH = 12

@@ -9,9 +9,9 @@ The documented shape of one mixed-precision step is::
     scaler.update()
 
 The mixed-precision rules (TFC508-TFC511) ask where a step departs from it. A scaler is
-recognised the way :func:`~torchfix_codemods.analysis.optimizers.is_grad_scaler` does
+recognised the way :func:`~torchfix_codemods.analysis.facts.optimizers.is_grad_scaler` does
 (``scaler``, ``self.grad_scaler``); the order of the calls comes from
-:func:`~torchfix_codemods.analysis.training.event_of`, over one loop iteration or, for a
+:func:`~torchfix_codemods.analysis.facts.training.event_of`, over one loop iteration or, for a
 ``train_step`` function with no loop of its own, over the function body.
 """
 
@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchfix_codemods.analysis.loops import innermost_loop
-from torchfix_codemods.analysis.names import NameIndex, dotted_name
-from torchfix_codemods.analysis.optimizers import is_grad_scaler
-from torchfix_codemods.analysis.training import Event, event_of
-from torchfix_codemods.analysis.walk import walk_local
+from torchfix_codemods.analysis.core.loops import innermost_loop
+from torchfix_codemods.analysis.core.names import NameIndex, dotted_name
+from torchfix_codemods.analysis.core.walk import walk_local
+from torchfix_codemods.analysis.facts.optimizers import is_grad_scaler
+from torchfix_codemods.analysis.facts.training import Event, event_of
 
 Scope = cst.For | cst.While | cst.FunctionDef
 

@@ -31,26 +31,26 @@ from typing import Literal
 
 import libcst as cst
 
-from torchfix_codemods.analysis.callees import local_function
-from torchfix_codemods.analysis.grad_mode import disables_grad
-from torchfix_codemods.analysis.inference import (
+from torchfix_codemods.analysis.core.callees import local_function
+from torchfix_codemods.analysis.core.loops import innermost_loop
+from torchfix_codemods.analysis.core.names import NameIndex, dotted_name
+from torchfix_codemods.analysis.core.statements import comes_before, contains
+from torchfix_codemods.analysis.core.syntax import code_of, literal_bool
+from torchfix_codemods.analysis.core.walk import children, walk_local
+from torchfix_codemods.analysis.facts.grad_mode import disables_grad
+from torchfix_codemods.analysis.facts.inference import (
     EVAL_TOKENS,
     FunctionFacts,
     InferenceAnalysis,
 )
-from torchfix_codemods.analysis.loops import innermost_loop
-from torchfix_codemods.analysis.names import NameIndex, dotted_name
-from torchfix_codemods.analysis.naming import name_tokens
-from torchfix_codemods.analysis.optimizers import (
+from torchfix_codemods.analysis.facts.optimizers import (
     is_distributed_optimizer,
     is_grad_scaler,
     is_optimizer,
     is_scheduler,
     optimizer_of_step,
 )
-from torchfix_codemods.analysis.statements import comes_before, contains
-from torchfix_codemods.analysis.syntax import code_of, literal_bool
-from torchfix_codemods.analysis.walk import children, walk_local
+from torchfix_codemods.analysis.vocabulary.naming import name_tokens
 
 
 @dataclass

@@ -23,8 +23,8 @@ from typing import Literal, TypeVar
 
 import libcst as cst
 
+from torchfix_codemods.analysis.core.walk import walk
 from torchfix_codemods.analysis.project import NO_PROJECT, ProjectFacts
-from torchfix_codemods.analysis.walk import walk
 
 T = TypeVar("T", bound=cst.CSTNode)
 ScopeKind = Literal["module", "function", "class", "lambda", "comprehension"]

@@ -26,10 +26,10 @@ from typing import Literal
 
 import libcst as cst
 
-from torchfix_codemods.analysis.calls import positional_args
-from torchfix_codemods.analysis.flow import reaching_bindings
-from torchfix_codemods.analysis.names import NameIndex
-from torchfix_codemods.analysis.syntax import code_of
+from torchfix_codemods.analysis.core.calls import positional_args
+from torchfix_codemods.analysis.core.flow import reaching_bindings
+from torchfix_codemods.analysis.core.names import NameIndex
+from torchfix_codemods.analysis.core.syntax import code_of
 
 REORDERING_METHODS = frozenset({"permute", "transpose", "t", "swapaxes", "swapdims", "movedim",
                                 "moveaxis", "expand", "expand_as"})

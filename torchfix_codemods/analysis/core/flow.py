@@ -1,6 +1,6 @@
 """Which bindings of a name can reach one read of it: source order inside a function.
 
-:class:`~torchfix_codemods.analysis.names.NameIndex` is flow-insensitive: it
+:class:`~torchfix_codemods.analysis.core.names.NameIndex` is flow-insensitive: it
 knows every binding of ``images`` in a scope, not which one a given read sees.
 Training code rebinds names all the time (``images = images.to(device)``,
 ``action = action.cpu().numpy()``), and a fact about a value is only as good as
@@ -28,8 +28,8 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from torchfix_codemods.analysis.names import Binding, NameIndex, dotted_name
-from torchfix_codemods.analysis.walk import walk
+from torchfix_codemods.analysis.core.names import Binding, NameIndex, dotted_name
+from torchfix_codemods.analysis.core.walk import walk
 
 _BLOCKS = (cst.IndentedBlock, cst.SimpleStatementSuite, cst.Module)
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from torchfix_codemods.analysis.definite import definitely_bound, execution_scope
-from torchfix_codemods.analysis.names import Binding, NameIndex, Scope
+from torchfix_codemods.analysis.core.definite import definitely_bound, execution_scope
+from torchfix_codemods.analysis.core.names import Binding, NameIndex, Scope
 
 
 @dataclass(frozen=True)

@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchfix_codemods.analysis.callees import called_functions
-from torchfix_codemods.analysis.names import NameIndex
-from torchfix_codemods.analysis.syntax import is_main_guard
-from torchfix_codemods.analysis.walk import children
+from torchfix_codemods.analysis.core.callees import called_functions
+from torchfix_codemods.analysis.core.names import NameIndex
+from torchfix_codemods.analysis.core.syntax import is_main_guard
+from torchfix_codemods.analysis.core.walk import children
 
 _DEFINITIONS = (cst.FunctionDef, cst.ClassDef)
 _SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)

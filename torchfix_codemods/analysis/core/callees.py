@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchfix_codemods.analysis.names import NameIndex
+from torchfix_codemods.analysis.core.names import NameIndex
 
 _MAX_DEPTH = 4
 

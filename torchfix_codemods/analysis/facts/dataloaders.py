@@ -26,10 +26,10 @@ from typing import Literal
 
 import libcst as cst
 
-from torchfix_codemods.analysis.callees import defined_function, methods_of
-from torchfix_codemods.analysis.calls import argument, has_star_kwargs, keyword_arg
-from torchfix_codemods.analysis.names import NameIndex
-from torchfix_codemods.analysis.walk import walk_local
+from torchfix_codemods.analysis.core.callees import defined_function, methods_of
+from torchfix_codemods.analysis.core.calls import argument, has_star_kwargs, keyword_arg
+from torchfix_codemods.analysis.core.names import NameIndex
+from torchfix_codemods.analysis.core.walk import walk_local
 
 DATALOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 WORKER_CODE_METHODS = ("__getitem__", "__getitems__", "__iter__", "__next__")

@@ -18,8 +18,8 @@ import re
 
 import libcst as cst
 
-from torchfix_codemods.analysis.names import NameIndex, dotted_name
-from torchfix_codemods.analysis.syntax import code_of
+from torchfix_codemods.analysis.core.names import NameIndex, dotted_name
+from torchfix_codemods.analysis.core.syntax import code_of
 
 
 def _last_part(expr: cst.BaseExpression) -> str | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from torchfix_codemods.analysis.names import Binding, NameIndex
+from torchfix_codemods.analysis.core.names import Binding, NameIndex
 
 FOREIGN_FRAMEWORKS = {
     "tensorflow": "TensorFlow", "keras": "Keras", "tf_keras": "Keras", "jax": "JAX",

@@ -15,10 +15,11 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from torchfix_codemods.analysis.callees import defined_function
-from torchfix_codemods.analysis.calls import argument
-from torchfix_codemods.analysis.names import Binding, NameIndex, dotted_name
-from torchfix_codemods.analysis.torch_classes import (
+from torchfix_codemods.analysis.core.callees import defined_function
+from torchfix_codemods.analysis.core.calls import argument
+from torchfix_codemods.analysis.core.names import Binding, NameIndex, dotted_name
+from torchfix_codemods.analysis.core.walk import walk, walk_local
+from torchfix_codemods.analysis.vocabulary.torch_classes import (
     CHAINABLE_METHODS,
     MODE_CONTAINERS,
     MODE_DEPENDENT_LAYERS,
@@ -26,7 +27,6 @@ from torchfix_codemods.analysis.torch_classes import (
     is_module_class,
     is_module_factory,
 )
-from torchfix_codemods.analysis.walk import walk, walk_local
 
 _CHAINABLE = CHAINABLE_METHODS
 _MAX_DEPTH = 8

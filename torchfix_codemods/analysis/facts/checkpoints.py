@@ -14,16 +14,16 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from torchfix_codemods.analysis.calls import argument, keyword_arg
-from torchfix_codemods.analysis.definite import runs_before
-from torchfix_codemods.analysis.flow import reaching_bindings
-from torchfix_codemods.analysis.names import NameIndex
+from torchfix_codemods.analysis.core.calls import argument, keyword_arg
+from torchfix_codemods.analysis.core.definite import runs_before
+from torchfix_codemods.analysis.core.flow import reaching_bindings
+from torchfix_codemods.analysis.core.names import NameIndex
+from torchfix_codemods.analysis.core.statements import statement_line
+from torchfix_codemods.analysis.core.syntax import code_of, literal_bool
+from torchfix_codemods.analysis.core.usage import Use, assigned_name, describe_use, reads_of_assigned
+from torchfix_codemods.analysis.core.walk import walk_local
 from torchfix_codemods.analysis.project import ModulePair, SavedContent
 from torchfix_codemods.analysis.project_summary import site_of_text
-from torchfix_codemods.analysis.statements import statement_line
-from torchfix_codemods.analysis.syntax import code_of, literal_bool
-from torchfix_codemods.analysis.usage import Use, assigned_name, describe_use, reads_of_assigned
-from torchfix_codemods.analysis.walk import walk_local
 
 TORCH_LOAD = "torch.load"
 TORCH_SAVE = "torch.save"
