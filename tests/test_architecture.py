@@ -59,9 +59,45 @@ def test_no_rule_module_imports_another_rule_module() -> None:
                "torchfix_codemods.settings", "torchfix_codemods.runner")),
 ])
 def test_layers_point_one_way(layer: str, forbidden: tuple[str, ...]) -> None:
-    for path in sorted((PACKAGE / layer).glob("*.py")):
+    for path in sorted((PACKAGE / layer).rglob("*.py")):
         for module in _imports(path):
             assert not module.startswith(forbidden), f"{layer}/{path.name} imports {module}"
+
+
+ANALYSIS = "torchfix_codemods.analysis"
+
+
+@pytest.mark.parametrize(("wing", "may_import"), [
+    # Python semantics. `analysis.project` is the protocol of project facts a name index
+    # carries, not a fact of its own.
+    ("core", ("core", "project")),
+    # The PyTorch vocabulary: plain names, readable from both parsers.
+    ("vocabulary", ("vocabulary",)),
+    # Per-file facts on LibCST, built on the two wings above.
+    ("facts", ("core", "vocabulary", "facts", "project", "project_summary")),
+])
+def test_each_analysis_wing_imports_only_the_wings_below_it(
+        wing: str, may_import: tuple[str, ...]) -> None:
+    allowed = tuple(f"{ANALYSIS}.{name}" for name in may_import)
+    for path in sorted((PACKAGE / "analysis" / wing).rglob("*.py")):
+        for module in _imports(path):
+            if module.startswith("torchfix_codemods."):
+                assert module.startswith(allowed), f"analysis/{wing}/{path.name} imports {module}"
+
+
+def test_the_vocabulary_imports_neither_libcst_nor_the_package() -> None:
+    for path in sorted((PACKAGE / "analysis" / "vocabulary").rglob("*.py")):
+        for module in _imports(path):
+            assert module.split(".")[0] not in ("libcst", "ast"), f"{path.name} imports {module}"
+            assert not module.startswith("torchfix_codemods.") or module.startswith(
+                f"{ANALYSIS}.vocabulary"), f"{path.name} imports {module}"
+
+
+def test_the_ast_side_of_project_facts_imports_no_libcst_analysis() -> None:
+    """The project summary is read with `ast` in a first pass; the LibCST wings stay out."""
+    for module in _imports(PACKAGE / "analysis" / "project_summary.py"):
+        assert module.split(".")[0] != "libcst", module
+        assert not module.startswith((f"{ANALYSIS}.core", f"{ANALYSIS}.facts")), module
 
 
 def test_settings_options_and_cache_key_import_neither_libcst_nor_rules(tmp_path: Path) -> None:
