@@ -23,6 +23,7 @@ from torchfix_codemods.analysis.facts.tensors import (
     scalar_reason,
     written_later,
 )
+from torchfix_codemods.analysis.vocabulary.torch_api import PARAMETER_CLASSES
 from torchfix_codemods.edits.expressions import method_call
 from torchfix_codemods.edits.statements import wrapped_in_with
 from torchfix_codemods.findings import Safety
@@ -142,7 +143,6 @@ def _is_detach_call(node: cst.BaseExpression) -> bool:
             and node.func.attr.value == "detach")
 
 
-_KEEPERS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 
 
 def _stored_for_writing(rule: Rule, node: cst.Attribute) -> str | None:
@@ -157,7 +157,7 @@ def _stored_for_writing(rule: Rule, node: cst.Attribute) -> str | None:
         call = rule.names.parent(parent)
         if isinstance(call, cst.Call):
             func = call.func
-            if rule.qualified_name(func) in _KEEPERS:
+            if rule.qualified_name(func) in PARAMETER_CLASSES:
                 return "the value becomes an `nn.Parameter`"
             if isinstance(func, cst.Attribute) and func.attr.value in (
                     "register_buffer", "register_parameter"):

@@ -29,6 +29,7 @@ from torchfix_codemods.analysis.facts.amp import (
 )
 from torchfix_codemods.analysis.facts.frameworks import imports_torch
 from torchfix_codemods.analysis.facts.training import Event, event_of
+from torchfix_codemods.analysis.vocabulary.torch_api import AUTOCASTS, GRAD_SCALERS
 from torchfix_codemods.edits.statements import insert_before, parse_statement
 from torchfix_codemods.findings import Safety
 from torchfix_codemods.prefilter import Needs
@@ -494,14 +495,6 @@ class MissingScalerUpdate(_ScalerRule):
             [(last, cst.FlattenSentinel([last, update]))]))
 
 
-_GRAD_SCALERS = frozenset({
-    "torch.amp.GradScaler", "torch.cuda.amp.GradScaler", "torch.cpu.amp.GradScaler",
-    "torch.amp.grad_scaler.GradScaler", "torch.cuda.amp.grad_scaler.GradScaler",
-})
-_AUTOCASTS = frozenset({
-    "torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast", "torch.cpu.amp.autocast",
-    "torch.amp.autocast_mode.autocast",
-})
 
 
 class GradScalerWithBfloat16(Rule):
@@ -571,11 +564,11 @@ class GradScalerWithBfloat16(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         qualified = self.qualified_name(node.func)
-        if qualified in _GRAD_SCALERS:
+        if qualified in GRAD_SCALERS:
             if keyword_arg(node, "enabled") is None and not any(
                     a.star for a in node.args) and len(positional_args(node)) <= 1:
                 self._scalers.append(node)
-        elif qualified in _AUTOCASTS:
+        elif qualified in AUTOCASTS:
             if self._bfloat16(node, qualified):
                 self._bf16 += 1
             else:

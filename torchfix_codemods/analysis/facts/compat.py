@@ -65,26 +65,8 @@ import libcst as cst
 from torchfix_codemods.analysis.core.names import Binding, NameIndex, dotted_name
 from torchfix_codemods.analysis.core.syntax import literal_bool
 from torchfix_codemods.analysis.core.walk import children
+from torchfix_codemods.analysis.vocabulary.torch_api import NEWER_API, NEWER_KEYWORDS
 
-NEWER_API = (
-    "torch.amp.", "torch.autocast", "torch.func.", "torch.vmap", "torch.compile",
-    "torch.compiler.", "torch.export.", "torch.inference_mode", "torch.nn.utils.parametrize",
-    "torch.nn.utils.parametrizations.", "torch.serialization.add_safe_globals",
-    "torch.serialization.safe_globals", "torch.linalg.", "torch.fft.", "torch.nn.attention.",
-    "torch.nn.functional.scaled_dot_product_attention", "torch.accelerator.",
-    "torch.set_default_device", "torch.get_default_device", "torch.backends.mps.",
-    "torch.library.custom_op", "torch.library.register_fake", "torch.float8_",
-    "torch.distributed.checkpoint.", "torch.distributed.tensor.",
-    "torch.set_float32_matmul_precision", "torchvision.transforms.v2", "torchvision.tv_tensors",
-    "torchvision.models.get_weight",
-)
-"""Qualified-name prefixes of torch APIs that older releases lack: a ``try`` that uses one
-and an ``except`` that catches its absence form a compatibility fallback."""
-NEWER_KEYWORDS = {
-    "weights_only": ("torch.load",), "mmap": ("torch.load",),
-    "use_reentrant": ("torch.utils.checkpoint.",), "weights": ("torchvision.models.",),
-}
-"""Keywords older releases of a function reject with ``TypeError``, by function prefix."""
 _COMPAT_EXCEPTIONS = frozenset({"TypeError", "AttributeError", "ImportError",
                                 "ModuleNotFoundError"})
 _BROAD_EXCEPTIONS = frozenset({"Exception", "BaseException"})

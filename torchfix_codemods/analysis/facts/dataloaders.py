@@ -30,8 +30,11 @@ from torchfix_codemods.analysis.core.callees import defined_function, methods_of
 from torchfix_codemods.analysis.core.calls import argument, has_star_kwargs, keyword_arg
 from torchfix_codemods.analysis.core.names import NameIndex
 from torchfix_codemods.analysis.core.walk import walk_local
+from torchfix_codemods.analysis.vocabulary.torch_classes import DATALOADER_CLASSES
 
-DATALOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
+DATALOADERS = DATALOADER_CLASSES
+"""The name ``rules/data_parallel.py`` imports (it is being split on another branch):
+removed when that branch is merged."""
 WORKER_CODE_METHODS = ("__getitem__", "__getitems__", "__iter__", "__next__")
 """Methods of a dataset that a loader runs in its worker processes."""
 
@@ -39,7 +42,7 @@ Workers = Literal["none", "some", "unknown"]
 
 
 def is_dataloader(names: NameIndex, call: cst.Call) -> bool:
-    return names.qualified_name(call.func) in DATALOADERS
+    return names.qualified_name(call.func) in DATALOADER_CLASSES
 
 
 def workers(call: cst.Call) -> Workers:

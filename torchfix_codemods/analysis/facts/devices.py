@@ -20,14 +20,8 @@ import libcst as cst
 from torchfix_codemods.analysis.core.calls import argument, calls_by_name, keyword_arg
 from torchfix_codemods.analysis.core.names import NameIndex
 from torchfix_codemods.analysis.core.walk import children, walk_local
+from torchfix_codemods.analysis.vocabulary.torch_api import ACCELERATOR_QUERIES, CUDA_QUERIES
 
-CUDA_QUERIES = frozenset({"torch.cuda.is_available", "torch.cuda.device_count",
-                          "torch.cuda.is_initialized"})
-"""``torch.cuda`` functions that do not initialise CUDA."""
-_FALLBACK_CALLS = CUDA_QUERIES | frozenset({
-    "torch.backends.mps.is_available", "torch.mps.is_available", "torch.accelerator.is_available",
-    "torch.accelerator.current_accelerator", "torch.xpu.is_available",
-})
 _DEVICE_FLAGS = ("cuda", "cpu", "gpu", "device")
 _MAX_DEPTH = 4
 
@@ -107,7 +101,7 @@ def has_cpu_fallback(names: NameIndex) -> bool:
     cached = names.cache.get("devices.fallback")
     if isinstance(cached, bool):
         return cached
-    found = any(names.qualified_name(call.func) in _FALLBACK_CALLS or _device_option(call)
+    found = any(names.qualified_name(call.func) in ACCELERATOR_QUERIES or _device_option(call)
                 for call in calls_by_name(names))
     if not found:
         assert names.module_scope is not None

@@ -29,19 +29,13 @@ import libcst as cst
 from torchfix_codemods.analysis.core.calls import calls_by_name
 from torchfix_codemods.analysis.core.names import NameIndex, dotted_name
 from torchfix_codemods.analysis.core.syntax import code_of, literal_bool
-
-DISABLES_GRAD = frozenset({
-    "torch.no_grad", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad",
-    "torch.inference_mode", "torch.autograd.inference_mode",
-    "torch.autograd.grad_mode.inference_mode",
-})
-"""Context managers and decorators under which autograd records nothing."""
-SETS_GRAD_MODE = DISABLES_GRAD | frozenset({
-    "torch.enable_grad", "torch.autograd.enable_grad", "torch.autograd.grad_mode.enable_grad",
-    "torch.set_grad_enabled", "torch.autograd.set_grad_enabled",
-    "torch.autograd.grad_mode.set_grad_enabled",
-})
-"""Everything that decides the grad mode of the code it wraps."""
+from torchfix_codemods.analysis.vocabulary.torch_api import (
+    AUTOGRAD_FUNCTION_CLASSES,
+    DISABLES_GRAD,
+    ENABLES_GRAD,
+    SET_GRAD_ENABLED,
+    SETS_GRAD_MODE,
+)
 
 
 def _target(expr: cst.BaseExpression) -> cst.BaseExpression:
@@ -71,12 +65,6 @@ def in_no_grad(names: NameIndex, node: cst.CSTNode) -> bool:
     return False
 
 
-ENABLES_GRAD = frozenset({"torch.enable_grad", "torch.autograd.enable_grad",
-                          "torch.autograd.grad_mode.enable_grad"})
-_SET_GRAD_ENABLED = frozenset({"torch.set_grad_enabled", "torch.autograd.set_grad_enabled",
-                               "torch.autograd.grad_mode.set_grad_enabled",
-                               "torch._C._set_grad_enabled"})
-_AUTOGRAD_FUNCTIONS = frozenset({"torch.autograd.Function", "torch.autograd.function.Function"})
 _AUTOGRAD_FUNCTION_METHODS = frozenset({"forward", "backward", "setup_context", "jvp", "vjp"})
 
 
@@ -125,7 +113,7 @@ def _context_mode(names: NameIndex, expr: cst.BaseExpression,
         return GradMode(False, f"under `{qualified}`")
     if qualified in ENABLES_GRAD:
         return GradMode(True, f"under `{qualified}`")
-    if qualified in _SET_GRAD_ENABLED:
+    if qualified in SET_GRAD_ENABLED:
         flag = literal_bool(expr.args[0].value) if (isinstance(expr, cst.Call) and
                                                     len(expr.args) == 1) else None
         return GradMode(flag, f"under `{qualified}({'...' if flag is None else flag})`")
@@ -147,7 +135,7 @@ def _function_mode(names: NameIndex, function: cst.FunctionDef, decorators: froz
             return GradMode(None, f"`@{code_of(decorator.decorator)}` may set the grad mode")
     owner = names.parent(names.parent(function) or function)
     if isinstance(owner, cst.ClassDef) and function.name.value in _AUTOGRAD_FUNCTION_METHODS and \
-            any(names.qualified_name(base.value) in _AUTOGRAD_FUNCTIONS for base in owner.bases):
+            any(names.qualified_name(base.value) in AUTOGRAD_FUNCTION_CLASSES for base in owner.bases):
         return GradMode(False, f"in `{owner.name.value}.{function.name.value}`, which autograd "
                                "runs with recording off")
     if _sets_mode_by_call(names):
@@ -206,7 +194,7 @@ def _sets_mode_by_call(names: NameIndex) -> bool:
     cached = names.cache.get("grad_mode.set_by_call")
     if isinstance(cached, bool):
         return cached
-    found = any(names.qualified_name(call.func) in _SET_GRAD_ENABLED and
+    found = any(names.qualified_name(call.func) in SET_GRAD_ENABLED and
                 not isinstance(names.parent(call), (cst.WithItem, cst.Decorator))
                 for call in calls_by_name(names))
     names.cache["grad_mode.set_by_call"] = found

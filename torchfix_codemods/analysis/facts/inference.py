@@ -43,18 +43,15 @@ from torchfix_codemods.analysis.facts.modules import (
     named_like_model,
 )
 from torchfix_codemods.analysis.facts.optimizers import updates_parameters
-from torchfix_codemods.analysis.vocabulary.naming import TRAINING_TOKENS, name_tokens
+from torchfix_codemods.analysis.vocabulary.naming import (
+    EVAL_TOKENS,
+    PREDICT_TOKENS,
+    TRAINING_TOKENS,
+    name_tokens,
+)
+from torchfix_codemods.analysis.vocabulary.torch_api import DIFFERENTIATING_FUNCTIONS
 from torchfix_codemods.analysis.vocabulary.torch_classes import is_module_factory
 
-EVAL_TOKENS = frozenset({"evaluate", "evaluation", "eval", "validate", "validation", "val",
-                         "valid", "test", "testing"})
-"""Names whose result is a metric: a caller never differentiates it."""
-PREDICT_TOKENS = frozenset({"predict", "prediction", "infer", "inference", "score", "scoring"})
-"""Names that may be library APIs whose result other files could differentiate."""
-_DIFF_FUNCTIONS = frozenset({"torch.autograd.grad", "torch.autograd.backward",
-                             "torch.autograd.functional.jacobian",
-                             "torch.autograd.functional.hessian", "torch.func.grad",
-                             "torch.func.vjp", "torch.func.jacrev"})
 _DIFF_METHODS = frozenset({"backward", "requires_grad_", "retain_grad"})
 _LOSS_KEYS = ("loss",)
 
@@ -279,7 +276,7 @@ class InferenceAnalysis:
                      guards: tuple[tuple[str, bool], ...], no_grad: bool) -> None:
         func = call.func
         qualified = self.names.qualified_name(func)
-        if qualified in _DIFF_FUNCTIONS:
+        if qualified in DIFFERENTIATING_FUNCTIONS:
             self._record_diff(call, facts, guards)
         if qualified in ("torch.set_grad_enabled", "torch.enable_grad") and facts is not None:
             facts.grad_mode_calls.append(call)

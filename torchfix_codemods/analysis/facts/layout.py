@@ -30,13 +30,14 @@ from torchfix_codemods.analysis.core.calls import positional_args
 from torchfix_codemods.analysis.core.flow import reaching_bindings
 from torchfix_codemods.analysis.core.names import NameIndex
 from torchfix_codemods.analysis.core.syntax import code_of
+from torchfix_codemods.analysis.vocabulary.tensor_methods import CONVERSIONS, COPIES, REORDERING_METHODS
+from torchfix_codemods.analysis.vocabulary.torch_api import (
+    RANK_KEEPING_FUNCTIONS,
+    REORDERING_FUNCTIONS,
+    SHAPE_FACTORIES,
+)
 
-REORDERING_METHODS = frozenset({"permute", "transpose", "t", "swapaxes", "swapdims", "movedim",
-                                "moveaxis", "expand", "expand_as"})
-"""Tensor methods whose result has reordered or zero strides (not contiguous in general)."""
 REORDERING_ATTRIBUTES = frozenset({"T", "mT", "H", "mH"})
-REORDERING_FUNCTIONS = frozenset({"torch.permute", "torch.transpose", "torch.t", "torch.swapaxes",
-                                  "torch.swapdims", "torch.movedim", "torch.moveaxis"})
 DTYPE_NAMES = frozenset("""
 float float16 float32 float64 half double bfloat16 int int8 int16 int32 int64 long short
 uint8 uint16 uint32 uint64 bool complex64 complex128 cfloat cdouble chalf float8_e4m3fn
@@ -191,20 +192,11 @@ def _shape_length(args: Sequence[cst.Arg]) -> int | None:
     return None
 
 
-_SAME_RANK_METHODS = frozenset({"contiguous", "float", "double", "half", "bfloat16", "to", "cuda",
-                                "cpu", "clone", "detach", "relu", "sigmoid", "tanh", "exp", "abs",
-                                "neg", "softmax", "log_softmax", "masked_fill", "type_as",
-                                "transpose", "t", "swapaxes", "swapdims"})
-_SHAPE_FACTORIES = frozenset({"torch.randn", "torch.rand", "torch.zeros", "torch.ones",
-                              "torch.empty", "torch.full"})
+_SAME_RANK_METHODS = CONVERSIONS | COPIES | {
+    "relu", "sigmoid", "tanh", "exp", "abs", "neg", "softmax", "log_softmax", "masked_fill",
+    "type_as", "transpose", "t", "swapaxes", "swapdims"}
 
 
-_RANK_KEEPING_FUNCTIONS = frozenset({
-    "torch.nn.functional.softmax", "torch.nn.functional.log_softmax",
-    "torch.nn.functional.dropout", "torch.nn.functional.relu", "torch.nn.functional.gelu",
-    "torch.nn.functional.silu", "torch.softmax", "torch.log_softmax", "torch.sigmoid",
-    "torch.tanh", "torch.relu", "torch.exp", "torch.abs", "torch.dropout",
-})
 
 
 def rank_of(names: NameIndex, expr: cst.BaseExpression, depth: int = 0) -> int | None:
@@ -228,9 +220,9 @@ def rank_of(names: NameIndex, expr: cst.BaseExpression, depth: int = 0) -> int |
         return None
     func = expr.func
     qualified = names.qualified_name(func)
-    if qualified in _SHAPE_FACTORIES:
+    if qualified in SHAPE_FACTORIES:
         return _shape_length([a for a in expr.args if a.keyword is None])
-    if qualified in _RANK_KEEPING_FUNCTIONS:
+    if qualified in RANK_KEEPING_FUNCTIONS:
         return rank_of(names, expr.args[0].value, depth + 1) if expr.args else None
     if qualified is not None or not isinstance(func, cst.Attribute):
         return None

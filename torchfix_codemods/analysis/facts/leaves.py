@@ -36,10 +36,10 @@ from torchfix_codemods.analysis.core.names import Binding, NameIndex
 from torchfix_codemods.analysis.core.syntax import code_of, literal_bool
 from torchfix_codemods.analysis.facts.modules import init_assignment, module_classes, self_assignments
 from torchfix_codemods.analysis.facts.tensors import module_reason
+from torchfix_codemods.analysis.vocabulary.tensor_methods import CONVERSIONS, COPIES
+from torchfix_codemods.analysis.vocabulary.torch_api import PARAMETER_CLASSES
 
-PARAMETER_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
-_KEEPS_NO_GRAD = frozenset({"to", "cuda", "cpu", "float", "double", "half", "bfloat16", "clone",
-                            "contiguous", "detach", "type", "long", "int"})
+_KEEPS_NO_GRAD = CONVERSIONS | COPIES
 """Methods whose result does not require grad when their receiver does not."""
 _MAX_DEPTH = 6
 

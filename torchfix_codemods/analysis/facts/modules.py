@@ -19,6 +19,12 @@ from torchfix_codemods.analysis.core.callees import defined_function
 from torchfix_codemods.analysis.core.calls import argument
 from torchfix_codemods.analysis.core.names import Binding, NameIndex, dotted_name
 from torchfix_codemods.analysis.core.walk import walk, walk_local
+from torchfix_codemods.analysis.vocabulary.torch_api import (
+    ITERABLE_MODULE_CONTAINERS,
+    MODULE_WRAPPERS,
+    TRACERS,
+    TUPLE_OUTPUT_MODULES,
+)
 from torchfix_codemods.analysis.vocabulary.torch_classes import (
     CHAINABLE_METHODS,
     MODE_CONTAINERS,
@@ -30,12 +36,6 @@ from torchfix_codemods.analysis.vocabulary.torch_classes import (
 
 _CHAINABLE = CHAINABLE_METHODS
 _MAX_DEPTH = 8
-# Functions that return the module they are given, reparametrized.
-_WRAPPERS = frozenset({
-    "torch.nn.utils.weight_norm", "torch.nn.utils.spectral_norm",
-    "torch.nn.utils.parametrizations.weight_norm", "torch.nn.utils.parametrizations.spectral_norm",
-    "torch.nn.utils.parametrizations.orthogonal", "torch.nn.utils.parametrize.register_parametrization",
-})
 
 
 _MODEL_NAME = re.compile(
@@ -43,8 +43,6 @@ _MODEL_NAME = re.compile(
     r"policy|critic|actor|student|teacher|bert|gpt|transformer|.*model|.*net)$",
     re.IGNORECASE,
 )
-_TUPLE_OUTPUT = frozenset({"torch.nn.RNN", "torch.nn.LSTM", "torch.nn.GRU",
-                           "torch.nn.MultiheadAttention", "torch.nn.AdaptiveLogSoftmaxWithLoss"})
 
 
 def named_like_model(name: str) -> bool:
@@ -77,7 +75,7 @@ class ModuleEvidence:
     @property
     def returns_tuple(self) -> bool:
         """Built from a ``torch.nn`` class whose forward returns a tuple, not a tensor."""
-        return self.built_from in _TUPLE_OUTPUT
+        return self.built_from in TUPLE_OUTPUT_MODULES
 
     def wrapped(self, reason: str) -> ModuleEvidence:
         """The same instance reached another way (``.module``, a wrapper): new words, same class."""
@@ -158,11 +156,11 @@ def _item_evidence(names: NameIndex, expr: cst.Subscript, depth: int) -> ModuleE
         return None
     if isinstance(expr.slice[0].slice, cst.Slice):
         # `self.module_list[:cutoff]`: a slice of a ModuleList/Sequential is one too
-        if container.built_from in _ITERATES_MODULES:
+        if container.built_from in ITERABLE_MODULE_CONTAINERS:
             return ModuleEvidence(f"a slice of a `{container.built_from}` ({container.reason})",
                                   container.built_from)
         return None
-    if container.built_from in _ITERATES_MODULES or container.reason.startswith(
+    if container.built_from in ITERABLE_MODULE_CONTAINERS or container.reason.startswith(
             ("loop variable", "an item of a module container")):
         return ModuleEvidence(f"an item of a module container ({container.reason})")
     return None
@@ -338,7 +336,7 @@ def _call_evidence(names: NameIndex, call: cst.Call, depth: int) -> ModuleEviden
             return ModuleEvidence(f"instance of `{qualified}`", qualified)
         if is_module_factory(qualified):
             return ModuleEvidence(f"model built by `{qualified}`", qualified)
-        if qualified in _WRAPPERS and call.args and call.args[0].keyword is None:
+        if qualified in MODULE_WRAPPERS and call.args and call.args[0].keyword is None:
             inner = module_evidence(names, call.args[0].value, depth + 1)
             return inner.wrapped(f"`{qualified}` of a module ({inner.reason})") if inner else None
         return _project_call_evidence(names, qualified)
@@ -478,8 +476,6 @@ def _bindings_evidence(names: NameIndex, name: cst.Name, bindings: list,
 
 
 # ------------------------------------------------------------ parameters and loops
-_ITERATES_MODULES = frozenset({"torch.nn.ModuleList", "torch.nn.Sequential"})
-"""Containers whose iteration yields their submodules (a ``ModuleDict`` yields keys)."""
 
 
 def passed_to_apply(names: NameIndex, function: str) -> bool:
@@ -597,7 +593,7 @@ def _loop_evidence(names: NameIndex, binding: Binding, name: cst.Name,
                                   f"module ({owner.reason})")
         return None
     container = module_evidence(names, iterator, depth + 1)
-    if container is not None and container.built_from in _ITERATES_MODULES:
+    if container is not None and container.built_from in ITERABLE_MODULE_CONTAINERS:
         return ModuleEvidence(f"loop variable over a `{container.built_from}` "
                               f"({container.reason})")
     return None
@@ -663,10 +659,6 @@ def init_assignment(cls: cst.ClassDef, attr: str) -> cst.BaseExpression | None:
 # --------------------------------------------------------------------- train/eval mode
 _MODE_DEPENDENT = MODE_DEPENDENT_LAYERS
 _CONTAINERS = MODE_CONTAINERS
-_TRACERS = frozenset({"torch.jit.trace", "torch.jit.trace_module"})
-"""A traced module replays the operations recorded in the mode it was traced in: ``eval()``
-changes nothing (measured on torch 2.13: a Dropout traced in train mode still drops after
-``.eval()``; a scripted one does not)."""
 _MODE_FUNCTIONS = MODE_FUNCTIONS
 
 
@@ -853,9 +845,9 @@ def _value_changes_with_mode(names: NameIndex, value: cst.BaseExpression | None,
     qualified = names.qualified_name(value.func)
     if qualified is not None:
         last = qualified.split(".")[-1]
-        if qualified in _WRAPPERS and value.args:
+        if qualified in MODULE_WRAPPERS and value.args:
             return _value_changes_with_mode(names, value.args[0].value, seen)
-        if qualified in _TRACERS:
+        if qualified in TRACERS:
             return False
         if not qualified.startswith("torch.nn.") or not last[:1].isupper():
             facts = names.project.class_facts(qualified)

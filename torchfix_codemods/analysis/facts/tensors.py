@@ -36,6 +36,17 @@ from torchfix_codemods.analysis.facts.modules import (
     passed_to_apply,
 )
 from torchfix_codemods.analysis.facts.modules import self_assignments as method_self_assignments
+from torchfix_codemods.analysis.vocabulary.tensor_methods import CONVERSIONS, COPIES, VIEW_METHODS
+from torchfix_codemods.analysis.vocabulary.torch_api import (
+    NOT_TENSOR_FUNCTIONS,
+    NOT_TENSOR_PACKAGES,
+    PACKED_SEQUENCE,
+    PARAMETER_CLASSES,
+    TENSOR_ANNOTATIONS,
+    TENSOR_CLASSES,
+    TENSOR_NAMESPACES,
+    VARIABLE_CLASSES,
+)
 
 Kind = Literal["tensor", "not-tensor", "unknown"]
 _MAX_DEPTH = 10
@@ -94,15 +105,6 @@ _TORCH_TENSOR_TUPLES = frozenset({
     "std_mean", "chunk", "split", "tensor_split", "unbind", "meshgrid", "cummax", "cummin",
     "broadcast_tensors", "where", "unique", "frexp", "hsplit", "vsplit", "dsplit",
 })
-_TORCH_TENSOR_NAMESPACES = ("torch.nn.functional.", "torch.linalg.", "torch.fft.",
-                            "torch.special.", "torch.nn.init.", "torch.sparse.")
-_TORCH_FN_NOT_TENSOR = frozenset({
-    "torch.linalg.eigh", "torch.linalg.eig", "torch.linalg.svd", "torch.linalg.qr",
-    "torch.linalg.slogdet", "torch.linalg.lstsq", "torch.linalg.lu", "torch.linalg.lu_factor",
-    "torch.linalg.inv_ex", "torch.linalg.cholesky_ex", "torch.linalg.ldl_factor",
-    "torch.nn.functional.multi_head_attention_forward", "torch.nn.init.calculate_gain",
-    "torch.nn.init._calculate_fan_in_and_fan_out",
-})
 # Tensor methods whose result is again a tensor (an allowlist: anything else is unknown).
 TENSOR_METHODS = frozenset("""
 abs absolute acos add addcdiv addcmul addmm all amax amin angle any argmax argmin argsort
@@ -122,10 +124,6 @@ square squeeze std sub subtract sum swapaxes t take tan tanh tile to transpose t
 true_divide trunc type_as unfold unsqueeze var view view_as where xlogy zero_ fill_
 add_ sub_ mul_ div_ copy_ clamp_ uniform_ requires_grad_ float_power logaddexp hypot
 """.split()) - {"numpy_"}
-_TENSOR_CLASSES = frozenset({
-    "torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter",
-    "torch.autograd.Variable", "torch.autograd.variable.Variable", "torch.FloatTensor",
-})
 _NOT_TENSOR_METHODS = {
     "numpy": "a numpy array (result of `.numpy()`)", "tolist": "a Python list (`.tolist()`)",
     "item": "a Python number (`.item()`)", "to_numpy": "a numpy array (`.to_numpy()`)",
@@ -136,22 +134,11 @@ _NOT_TENSOR_METHODS = {
 }
 _NUMBER_METHODS = frozenset({"item", "size", "dim", "numel"})
 _NUMBER_BUILTINS = frozenset({"len", "float", "int", "round", "abs", "max", "min", "sum"})
-_NOT_TENSOR_PACKAGES = {
-    "numpy": "numpy", "pandas": "pandas", "argparse": "argparse", "scipy": "scipy",
-    "PIL": "PIL", "cv2": "OpenCV", "sklearn": "scikit-learn", "torchvision.datasets": "a "
-    "torchvision dataset", "torchtext.datasets": "a torchtext dataset",
-    "torch.utils.data": "torch.utils.data (a dataset or loader)", "datasets": "a "
-    "Hugging Face dataset", "math": "math", "random": "random", "json": "json",
-    "collections": "collections", "pathlib": "pathlib", "os": "os",
-}
 # Functions outside `torch.` documented to return one tensor.
 _ECOSYSTEM_TENSOR_FUNCTIONS = frozenset({
     "torchvision.utils.make_grid", "torchvision.transforms.functional.to_tensor",
     "torchvision.transforms.functional.pil_to_tensor",
 })
-_PACKED_SEQUENCE = frozenset({"torch.nn.utils.rnn.pack_padded_sequence",
-                              "torch.nn.utils.rnn.pack_sequence",
-                              "torch.nn.utils.rnn.PackedSequence"})
 
 
 def provenance(names: NameIndex, expr: cst.BaseExpression) -> Provenance:
@@ -241,7 +228,7 @@ class _Analyzer:
         options = ([e.value for e in classes.elements] if isinstance(classes, cst.Tuple)
                    else [classes])
         qualified = [self.names.qualified_name(option) or "" for option in options]
-        if qualified and all(q in _TENSOR_CLASSES for q in qualified):
+        if qualified and all(q in TENSOR_CLASSES for q in qualified):
             return "tensor", f"guarded by `isinstance(..., {qualified[0]})`"
         if qualified and all(q.startswith("torch.nn.") and q.split(".")[-1][:1].isupper()
                              and q.split(".")[-1] not in ("Parameter", "Module")
@@ -339,15 +326,15 @@ class _Analyzer:
 
     def _qualified_call(self, call: cst.Call, qualified: str) -> Provenance:
         last = qualified.split(".")[-1]
-        if qualified in _PACKED_SEQUENCE:
+        if qualified in PACKED_SEQUENCE:
             return _not("a PackedSequence (its `.data` carries grad; it has no `.detach()`)")
-        if qualified in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
+        if qualified in PARAMETER_CLASSES:
             return _tensor("an `nn.Parameter`")
         if qualified in _ECOSYSTEM_TENSOR_FUNCTIONS:
             return _tensor(f"result of `{qualified}`")
-        if qualified in ("torch.autograd.Variable", "torch.autograd.variable.Variable"):
+        if qualified in VARIABLE_CLASSES:
             return _tensor("a `Variable` (a tensor since torch 0.4)")
-        for package, what in _NOT_TENSOR_PACKAGES.items():
+        for package, what in NOT_TENSOR_PACKAGES.items():
             if qualified == package or qualified.startswith(package + "."):
                 return _not(f"result of `{qualified}` ({what})")
         if qualified.startswith("torch."):
@@ -358,9 +345,9 @@ class _Analyzer:
                 if rest[:1].isupper() and not rest.endswith("Tensor"):
                     return _unknown(f"`{qualified}` is not a tensor factory")
                 return _tensor(f"result of `{qualified}`")
-            if qualified in _TORCH_FN_NOT_TENSOR:
+            if qualified in NOT_TENSOR_FUNCTIONS:
                 return _unknown(f"`{qualified}` returns a tuple")
-            if qualified.startswith(_TORCH_TENSOR_NAMESPACES) and last[:1].islower():
+            if qualified.startswith(TENSOR_NAMESPACES) and last[:1].islower():
                 return _tensor(f"result of `{qualified}`")
             if qualified.startswith("torch.nn.") and last[:1].isupper():
                 return _not(f"an `{qualified}` instance (a module)")
@@ -489,8 +476,7 @@ class _Analyzer:
 
     def _annotation(self, annotation: cst.BaseExpression) -> Provenance | None:
         qualified = self.names.qualified_name(annotation) or ""
-        if qualified in ("torch.Tensor", "torch.FloatTensor", "torch.nn.Parameter",
-                         "torch.nn.parameter.Parameter"):
+        if qualified in TENSOR_ANNOTATIONS:
             return _tensor(f"annotated `{qualified}`")
         if qualified.startswith(("numpy.", "pandas.")):
             return _not(f"annotated `{qualified}`")
@@ -632,8 +618,7 @@ def scalar_reason(names: NameIndex, expr: cst.BaseExpression, depth: int = 0) ->
     return None
 
 
-_SAME_SHAPE = frozenset({"cpu", "cuda", "detach", "float", "double", "half", "long", "int",
-                         "clone", "contiguous", "to", "type"})
+_SAME_SHAPE = CONVERSIONS | COPIES
 """Methods whose result has the receiver's shape: a 0-dim loss stays 0-dim through them."""
 
 
@@ -807,9 +792,6 @@ def _plain_number(names: NameIndex, expr: cst.BaseExpression) -> bool:
 
 # ----------------------------------------------------------- how .data is used
 DataUse = Literal["read", "inplace", "assign", "delete"]
-_VIEW_METHODS = frozenset({"view", "view_as", "reshape", "t", "transpose", "permute", "squeeze",
-                           "unsqueeze", "expand", "expand_as", "narrow", "select", "flatten",
-                           "unfold", "diagonal", "as_strided", "movedim", "unflatten"})
 
 
 def data_use(names: NameIndex, node: cst.BaseExpression) -> tuple[DataUse, cst.CSTNode]:
@@ -833,7 +815,7 @@ def data_use(names: NameIndex, node: cst.BaseExpression) -> tuple[DataUse, cst.C
                 wrote = True
                 current = grand
                 continue
-            if method in _VIEW_METHODS and not wrote:
+            if method in VIEW_METHODS and not wrote:
                 current = grand
                 continue
             return ("inplace" if wrote else "read"), current

@@ -39,7 +39,6 @@ from torchfix_codemods.analysis.core.syntax import code_of, literal_bool
 from torchfix_codemods.analysis.core.walk import children, walk_local
 from torchfix_codemods.analysis.facts.grad_mode import disables_grad
 from torchfix_codemods.analysis.facts.inference import (
-    EVAL_TOKENS,
     FunctionFacts,
     InferenceAnalysis,
 )
@@ -50,7 +49,8 @@ from torchfix_codemods.analysis.facts.optimizers import (
     is_scheduler,
     optimizer_of_step,
 )
-from torchfix_codemods.analysis.vocabulary.naming import name_tokens
+from torchfix_codemods.analysis.vocabulary.naming import EVAL_TOKENS, name_tokens
+from torchfix_codemods.analysis.vocabulary.torch_api import CLIP_FUNCTIONS
 
 
 @dataclass
@@ -127,12 +127,6 @@ def _inside(names: NameIndex, node: cst.CSTNode, container: cst.CSTNode) -> bool
 
 EventKind = Literal["backward", "zero_grad", "step", "clip", "unscale", "scheduler_step"]
 
-CLIP_FUNCTIONS = frozenset({
-    "torch.nn.utils.clip_grad_norm_", "torch.nn.utils.clip_grad_value_",
-    "torch.nn.utils.clip_grad_norm", "torch.nn.utils.clip_grad.clip_grad_norm_",
-    "torch.nn.utils.clip_grad.clip_grad_value_", "torch.nn.utils.clip_grad.clip_grad_norm",
-})
-"""torch's gradient clipping functions (``clip_grad_norm`` is the deprecated spelling)."""
 
 
 @dataclass(frozen=True)

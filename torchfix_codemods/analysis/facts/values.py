@@ -66,6 +66,15 @@ from torchfix_codemods.analysis.core.walk import walk_local
 from torchfix_codemods.analysis.facts.grad_mode import grad_mode_at
 from torchfix_codemods.analysis.facts.modules import self_assignments
 from torchfix_codemods.analysis.facts.tensors import module_reason, provenance
+from torchfix_codemods.analysis.vocabulary.tensor_methods import (
+    COMPLEX_CASTS,
+    FACTORY_INTEGER_RESULT,
+    FLOAT_CASTS,
+    INTEGER_CASTS,
+    LEGACY_CONSTRUCTORS,
+    VIEW_METHODS,
+)
+from torchfix_codemods.analysis.vocabulary.torch_api import PARAMETER_CLASSES
 
 Answer = Literal["yes", "no", "unknown"]
 _MAX_DEPTH = 12
@@ -356,19 +365,6 @@ def _join(alternatives: list[TensorFacts]) -> TensorFacts:
                        integer, all(a.leaf for a in alternatives))
 
 
-# Factories: (default integer answer). Their result never requires grad unless asked.
-_FACTORIES = {
-    "zeros": "no", "ones": "no", "empty": "no", "rand": "no", "randn": "no", "linspace": "no",
-    "logspace": "no", "eye": "no", "full": "unknown", "tensor": "unknown", "randint": "yes",
-    "randperm": "yes", "arange": "unknown", "range": "no", "Tensor": "no", "FloatTensor": "no",
-    "DoubleTensor": "no", "HalfTensor": "no", "LongTensor": "yes", "IntTensor": "yes",
-    "ShortTensor": "yes", "ByteTensor": "yes", "CharTensor": "yes", "BoolTensor": "yes",
-    "zeros_like": "like", "ones_like": "like", "empty_like": "like", "full_like": "like",
-    "rand_like": "no", "randn_like": "no", "randint_like": "like",
-}
-_LEGACY_CONSTRUCTORS = frozenset({"Tensor", "FloatTensor", "DoubleTensor", "HalfTensor",
-                                  "LongTensor", "IntTensor", "ShortTensor", "ByteTensor",
-                                  "CharTensor", "BoolTensor"})
 _INTEGER_RESULTS = frozenset({
     "argmax", "argmin", "argsort", "nonzero", "bucketize", "searchsorted", "multinomial",
     "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal",
@@ -390,17 +386,13 @@ _ONE_TENSOR_ARGUMENT = frozenset({
 })
 """``torch.*`` and ``torch.nn.functional.*`` functions whose one tensor argument is the first:
 the others are sizes, modes, dims (an unknown ``size`` says nothing about grad)."""
-_INTEGER_CASTS = frozenset({"long", "int", "short", "byte", "char", "bool"})
-_FLOAT_CASTS = frozenset({"float", "double", "half", "bfloat16", "cfloat", "cdouble"})
-_KEEPS_ALL = frozenset({
-    "clone", "contiguous", "view", "reshape", "flatten", "squeeze", "unsqueeze", "permute",
-    "transpose", "t", "expand", "expand_as", "repeat", "narrow", "select", "view_as",
-    "reshape_as", "flip", "fliplr", "flipud", "roll", "unfold", "index_select", "gather",
-    "masked_select", "take", "movedim", "swapaxes", "tile", "repeat_interleave", "squeeze_",
-    "unsqueeze_", "detach_", "pin_memory", "share_memory_", "unflatten", "ravel", "diagonal",
-    "tril", "triu", "abs", "neg", "clamp", "clip", "fill_", "zero_", "normal_", "uniform_",
-    "random_", "exponential_", "fill_diagonal_", "clamp_",
-})
+_KEEPS_ALL = VIEW_METHODS | {
+    "clone", "contiguous", "repeat", "reshape_as", "flip", "fliplr", "flipud", "roll",
+    "index_select", "gather", "masked_select", "take", "tile", "repeat_interleave", "squeeze_",
+    "unsqueeze_", "detach_", "pin_memory", "share_memory_", "ravel", "tril", "triu", "abs",
+    "neg", "clamp", "clip", "fill_", "zero_", "normal_", "uniform_", "random_", "exponential_",
+    "fill_diagonal_", "clamp_",
+}
 """Methods whose result has the receiver's dtype and device (grad follows it too)."""
 _INDEX_PAIRS = frozenset({"max", "min", "sort", "topk", "kthvalue", "median", "mode", "cummax",
                           "cummin", "nanmedian"})
@@ -570,11 +562,11 @@ class _Values:
             return TensorFacts(_no("`torch.from_numpy` makes a tensor without grad"),
                                _no("`torch.from_numpy` makes a CPU tensor"),
                                _unknown("the numpy array's dtype"))
-        if qualified in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
+        if qualified in PARAMETER_CLASSES:
             inner = self._first_tensor_argument(call, depth)
             return TensorFacts(_yes("an `nn.Parameter`"), inner.accelerator, inner.integer,
                                leaf=True)
-        if rest in _FACTORIES:
+        if rest in FACTORY_INTEGER_RESULT:
             return self._factory(call, qualified, rest, depth)
         if rest in _INTEGER_RESULTS or (rest.startswith("nn.functional.") and
                                         rest[len("nn.functional."):] in _INTEGER_RESULTS):
@@ -618,13 +610,13 @@ class _Values:
 
     def _factory(self, call: cst.Call, qualified: str, name: str, depth: int) -> TensorFacts:
         keywords = {arg.keyword.value: arg.value for arg in call.args if arg.keyword is not None}
-        like = _FACTORIES[name] == "like"
+        like = FACTORY_INTEGER_RESULT[name] == "like"
         data = next((a.value for a in call.args if a.keyword is None and not a.star), None)
         source = None
-        if data is not None and (like or name == "tensor" or name in _LEGACY_CONSTRUCTORS) and \
+        if data is not None and (like or name == "tensor" or name in LEGACY_CONSTRUCTORS) and \
                 not provenance(self.names, data).is_not_tensor:
             source = self._operand(data, depth)  # a copy of a tensor keeps its device
-            if name in _LEGACY_CONSTRUCTORS:
+            if name in LEGACY_CONSTRUCTORS:
                 # `torch.Tensor(t)` returns `t` itself (measured: its grad and device too).
                 return source
         leaf = False
@@ -647,7 +639,7 @@ class _Values:
         dtype = keywords.get("dtype")
         integer = self._dtype_integer(dtype) if dtype is not None else None
         if integer is None:
-            default = _FACTORIES[name]
+            default = FACTORY_INTEGER_RESULT[name]
             if like and source is not None:
                 integer = source.integer
             elif default == "yes":
@@ -774,9 +766,9 @@ class _Values:
                        else self._operand(target, depth).integer)
             if integer is not None:
                 return self._derived(call, source, integer=integer)
-        if method in _INTEGER_CASTS:
+        if method in INTEGER_CASTS:
             return self._derived(call, source, integer=_yes(f"`.{method}()`"))
-        if method in _FLOAT_CASTS:
+        if method in FLOAT_CASTS | COMPLEX_CASTS:
             return self._derived(call, source, integer=_no(f"`.{method}()`"))
         if method in _INTEGER_RESULTS:
             return self._derived(call, source, integer=_yes(f"`.{method}()`"))

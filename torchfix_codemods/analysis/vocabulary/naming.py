@@ -1,5 +1,5 @@
-"""What a function's name says, without LibCST: shared by the inference analysis and the
-prefilter (from speed), which must agree on it."""
+"""What a name says, without LibCST: shared by the inference analysis, the prefilter and the
+project summary, which must agree on it."""
 
 from __future__ import annotations
 
@@ -25,3 +25,18 @@ def never_a_root(name: str) -> bool:
     if name.startswith(("test_", "Test", "on_")) or name in ("forward", "__call__"):
         return True
     return any(token in TRAINING_TOKENS for token in name_tokens(name))
+
+
+EVAL_TOKENS = frozenset({"evaluate", "evaluation", "eval", "validate", "validation", "val",
+                         "valid", "test", "testing"})
+"""Names whose result is a metric: a caller never differentiates it."""
+PREDICT_TOKENS = frozenset({"predict", "prediction", "infer", "inference", "score", "scoring"})
+"""Names that may be library APIs whose result other files could differentiate."""
+EVALUATION_WORDS = ("test", "val", "eval")
+"""Substrings that mark a name as evaluation's (``val_loader``, ``test_dataloader=``)."""
+
+
+def named_for_evaluation(name: str) -> bool:
+    """``test_dataloader``, ``val_loader``, ``evalset``: not the data a trainer trains on."""
+    lowered = name.lower()
+    return any(word in lowered for word in EVALUATION_WORDS)

@@ -9,6 +9,8 @@ about syntax.
 
 from __future__ import annotations
 
+from torchfix_codemods.analysis.vocabulary.tensor_methods import DEVICE_METHODS, FLOAT_CASTS
+
 NOT_MODULES = frozenset({"Parameter", "ParameterList", "ParameterDict", "Buffer",
                          "UninitializedParameter", "UninitializedBuffer"})
 """Capitalised names under ``torch.nn`` that are not ``nn.Module`` classes."""
@@ -43,8 +45,7 @@ statistics), RReLU's random slopes."""
 MODE_CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict"})
 MODE_FUNCTIONS = ("dropout", "batch_norm", "instance_norm", "rrelu")
 """``torch.nn.functional`` calls that take ``training=``/read batch statistics."""
-CHAINABLE_METHODS = frozenset({"to", "cuda", "cpu", "eval", "train", "half", "float", "double",
-                               "bfloat16", "requires_grad_", "to_empty"})
+CHAINABLE_METHODS = DEVICE_METHODS | FLOAT_CASTS | {"eval", "train", "requires_grad_", "to_empty"}
 """Methods that return the module they are called on."""
 
 DATALOADER_CLASSES = frozenset({"torch.utils.data.DataLoader",
