@@ -39,6 +39,7 @@ from functools import lru_cache
 
 import libcst as cst
 
+from torchfix_codemods.analysis.core.memo import Slot
 from torchfix_codemods.analysis.core.names import NameIndex, Scope
 from torchfix_codemods.analysis.core.positions import positions_of
 
@@ -420,10 +421,12 @@ def _statement_of(names: NameIndex, node: cst.CSTNode) -> cst.CSTNode | None:
     return None
 
 
+_FLOW: Slot[Flow | None] = Slot("definite.flow")
+
+
 def _module_flow(names: NameIndex) -> Flow | None:
-    cached = names.cache.get("definite:flow", False)
-    if cached is not False:
-        return cached  # type: ignore[return-value]
+    if _FLOW in names.memo:
+        return names.memo[_FLOW]
     module = names.module_scope.node if names.module_scope is not None else None
     flow: Flow | None = None
     if isinstance(module, cst.Module):
@@ -431,7 +434,7 @@ def _module_flow(names: NameIndex) -> Flow | None:
             flow = flow_of(module.code)
         except SyntaxError:  # LibCST accepts a few things Python rejects
             flow = None
-    names.cache["definite:flow"] = flow
+    names.memo[_FLOW] = flow
     return flow
 
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from torchfix_codemods.analysis.core.memo import Slot
 from torchfix_codemods.analysis.core.names import Binding, NameIndex, dotted_name
 from torchfix_codemods.analysis.core.walk import walk
 
@@ -44,10 +45,12 @@ class _Order:
     last: dict[int, int]
 
 
+_ORDER: Slot[_Order] = Slot("flow.order")
+
+
 def _order(names: NameIndex) -> _Order:
-    cached = names.cache.get("flow.order")
-    if isinstance(cached, _Order):
-        return cached
+    if _ORDER in names.memo:
+        return names.memo[_ORDER]
     first: dict[int, int] = {}
     last: dict[int, int] = {}
     counter = 0
@@ -64,7 +67,7 @@ def _order(names: NameIndex) -> _Order:
     assert names.module_scope is not None
     walk(names.module_scope.node, enter, leave)
     order = _Order(first, last)
-    names.cache["flow.order"] = order
+    names.memo[_ORDER] = order
     return order
 
 

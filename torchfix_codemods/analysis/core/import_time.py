@@ -21,6 +21,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchfix_codemods.analysis.core.callees import called_functions
+from torchfix_codemods.analysis.core.memo import Slot
 from torchfix_codemods.analysis.core.names import NameIndex
 from torchfix_codemods.analysis.core.syntax import is_main_guard
 from torchfix_codemods.analysis.core.walk import children
@@ -48,11 +49,13 @@ def has_main_guard(module: cst.Module) -> bool:
     return any(guarded_suite(statement) is not None for statement in module.body)
 
 
+_FUNCTIONS: Slot[dict[int, cst.FunctionDef]] = Slot("import_time.functions")
+
+
 def import_time_functions(names: NameIndex) -> dict[int, cst.FunctionDef]:
     """The functions of this file that run when it is imported, by ``id``."""
-    cached = names.cache.get("import_time.functions")
-    if cached is not None:
-        return cached  # type: ignore[return-value]
+    if _FUNCTIONS in names.memo:
+        return names.memo[_FUNCTIONS]
     assert names.module_scope is not None
     module = names.module_scope.node
     assert isinstance(module, cst.Module)
@@ -67,7 +70,7 @@ def import_time_functions(names: NameIndex) -> dict[int, cst.FunctionDef]:
                 if id(function) not in found:
                     found[id(function)] = function
                     todo.append(function.body)
-    names.cache["import_time.functions"] = found
+    names.memo[_FUNCTIONS] = found
     return found
 
 

@@ -23,6 +23,7 @@ from typing import Literal, TypeVar
 
 import libcst as cst
 
+from torchfix_codemods.analysis.core.memo import ModuleMemo
 from torchfix_codemods.analysis.core.walk import walk
 from torchfix_codemods.analysis.project import NO_PROJECT, ProjectFacts
 
@@ -108,7 +109,7 @@ class NameIndex:
         self._not_load: set[int] = set()
         self.module_scope: Scope | None = None
         self.all_scopes: list[Scope] = []
-        self.cache: dict[str, object] = {}
+        self.memo = ModuleMemo()
         """Facts other analyses derive from this index, computed once per module."""
 
     # ------------------------------------------------------------------ build

@@ -23,6 +23,7 @@ from typing import TypeVar
 
 import libcst as cst
 
+from torchfix_codemods.analysis.core.memo import Slot
 from torchfix_codemods.analysis.core.names import NameIndex, dotted_name
 from torchfix_codemods.analysis.core.walk import children, names_in, walk_local
 
@@ -90,6 +91,9 @@ def next_statement(names: NameIndex, statement: cst.BaseStatement) -> cst.BaseSt
 Span = tuple[int, int]
 
 
+_SPANS: Slot[dict[int, Span]] = Slot("statements.spans")
+
+
 def spans(names: NameIndex) -> dict[int, Span]:
     """``id(node) -> (first, last)``: the node's pre-order number and its last descendant's.
 
@@ -97,9 +101,8 @@ def spans(names: NameIndex) -> dict[int, Span]:
     statements as they run; ``a`` is inside ``b`` when ``b``'s span contains ``a``'s first.
     Built once per module.
     """
-    cached = names.cache.get("statements.spans")
-    if isinstance(cached, dict):
-        return cached
+    if _SPANS in names.memo:
+        return names.memo[_SPANS]
     assert names.module_scope is not None
     found: dict[int, Span] = {}
     counter = 0
@@ -114,7 +117,7 @@ def spans(names: NameIndex) -> dict[int, Span]:
         counter += 1
         stack.append((node, True))
         stack.extend((child, False) for child in reversed(children(node)))
-    names.cache["statements.spans"] = found
+    names.memo[_SPANS] = found
     return found
 
 

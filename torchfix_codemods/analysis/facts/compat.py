@@ -62,6 +62,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from torchfix_codemods.analysis.core.memo import Slot
 from torchfix_codemods.analysis.core.names import Binding, NameIndex, dotted_name
 from torchfix_codemods.analysis.core.syntax import literal_bool
 from torchfix_codemods.analysis.core.walk import children
@@ -101,13 +102,16 @@ class OldWhen:
         return OldWhen(self.false, self.true, self.reason)
 
 
+_GUARDS: Slot[dict[int, Guard | None]] = Slot("compat.guards")
+
+
 def guard_of(names: NameIndex, node: cst.CSTNode) -> Guard | None:
     """The innermost compatibility guard ``node`` lies in, or None.
 
     Only the ``try``/``if``/conditional expressions around ``node`` are examined (and
     remembered per module), so a file pays for this only where a rule reports.
     """
-    memo: dict[int, Guard | None] = names.cache.setdefault("compat.guards", {})  # type: ignore[assignment]
+    memo = names.memo.setdefault(_GUARDS, {})
     child: cst.CSTNode = node
     for ancestor in names.ancestors(node):
         if isinstance(ancestor, (cst.ExceptHandler, cst.If, cst.IfExp)):

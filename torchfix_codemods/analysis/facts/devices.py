@@ -18,6 +18,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchfix_codemods.analysis.core.calls import argument, calls_by_name, keyword_arg
+from torchfix_codemods.analysis.core.memo import Slot
 from torchfix_codemods.analysis.core.names import NameIndex
 from torchfix_codemods.analysis.core.walk import children, walk_local
 from torchfix_codemods.analysis.vocabulary.torch_api import ACCELERATOR_QUERIES, CUDA_QUERIES
@@ -93,21 +94,24 @@ def cuda_work(names: NameIndex, call: cst.Call) -> str | None:
     return None
 
 
+_FALLBACK: Slot[bool] = Slot("devices.fallback")
+_USES_CUDA: Slot[bool] = Slot("devices.uses_cuda")
+
+
 def has_cpu_fallback(names: NameIndex) -> bool:
     """The file can run without CUDA: it asks whether a GPU is there
     (``torch.cuda.is_available()``, MPS, ``torch.accelerator``), chooses between a device and
     ``"cpu"`` (``"cuda" if args.cuda else "cpu"``), or takes a device/CUDA option on its
     command line."""
-    cached = names.cache.get("devices.fallback")
-    if isinstance(cached, bool):
-        return cached
+    if _FALLBACK in names.memo:
+        return names.memo[_FALLBACK]
     found = any(names.qualified_name(call.func) in ACCELERATOR_QUERIES or _device_option(call)
                 for call in calls_by_name(names))
     if not found:
         assert names.module_scope is not None
         found = any(isinstance(node, cst.IfExp) and _names_cpu(node)
                     for node in walk_local(names.module_scope.node))
-    names.cache["devices.fallback"] = found
+    names.memo[_FALLBACK] = found
     return found
 
 
@@ -132,9 +136,8 @@ def _names_cpu(choice: cst.IfExp) -> bool:
 
 def uses_cuda(names: NameIndex) -> bool:
     """Some call of the file does CUDA work, or some string names a CUDA device."""
-    cached = names.cache.get("devices.uses_cuda")
-    if isinstance(cached, bool):
-        return cached
+    if _USES_CUDA in names.memo:
+        return names.memo[_USES_CUDA]
     assert names.module_scope is not None
     found = False
     stack: list[cst.CSTNode] = [names.module_scope.node]
@@ -145,5 +148,5 @@ def uses_cuda(names: NameIndex) -> bool:
         elif isinstance(node, (cst.SimpleString, cst.FormattedString)):
             found = cuda_device(names, node) is not None
         stack.extend(children(node))
-    names.cache["devices.uses_cuda"] = found
+    names.memo[_USES_CUDA] = found
     return found

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from torchfix_codemods.analysis.core.memo import Slot
 from torchfix_codemods.analysis.core.names import Binding, NameIndex
 
 FOREIGN_FRAMEWORKS = {
@@ -27,14 +28,17 @@ def _imports(names: NameIndex) -> Iterator[Binding]:
                     yield binding
 
 
+_TORCH: Slot[bool] = Slot("frameworks.torch")
+_FOREIGN: Slot[str | None] = Slot("frameworks.foreign")
+
+
 def imports_torch(names: NameIndex) -> bool:
     """Whether the file imports the real ``torch`` (``from mylib import torch`` does not count),
     in any scope."""
-    cached = names.cache.get("frameworks.torch")
-    if isinstance(cached, bool):
-        return cached
+    if _TORCH in names.memo:
+        return names.memo[_TORCH]
     found = any((binding.qualified or "").split(".")[0] == "torch" for binding in _imports(names))
-    names.cache["frameworks.torch"] = found
+    names.memo[_TORCH] = found
     return found
 
 
@@ -43,12 +47,12 @@ def foreign_framework(names: NameIndex) -> str | None:
 
     When several are imported, the last one in the file names the reason.
     """
-    if "frameworks.foreign" in names.cache:
-        return names.cache["frameworks.foreign"]  # type: ignore[return-value]
+    if _FOREIGN in names.memo:
+        return names.memo[_FOREIGN]
     found: str | None = None
     for binding in _imports(names):
         top = (binding.qualified or "").lstrip(".").split(".")[0]
         if top in FOREIGN_FRAMEWORKS:
             found = FOREIGN_FRAMEWORKS[top]
-    names.cache["frameworks.foreign"] = found
+    names.memo[_FOREIGN] = found
     return found

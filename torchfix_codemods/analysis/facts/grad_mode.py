@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from torchfix_codemods.analysis.core.calls import calls_by_name
+from torchfix_codemods.analysis.core.memo import Slot
 from torchfix_codemods.analysis.core.names import NameIndex, dotted_name
 from torchfix_codemods.analysis.core.syntax import code_of, literal_bool
 from torchfix_codemods.analysis.vocabulary.torch_api import (
@@ -189,13 +190,15 @@ def _calls_of(names: NameIndex, function: cst.FunctionDef) -> list[cst.Call]:
     return calls
 
 
+_SETS_MODE_BY_CALL: Slot[bool] = Slot("grad_mode.set_by_call")
+
+
 def _sets_mode_by_call(names: NameIndex) -> bool:
     """The file calls ``torch.set_grad_enabled(...)`` outside a ``with`` (a global switch)."""
-    cached = names.cache.get("grad_mode.set_by_call")
-    if isinstance(cached, bool):
-        return cached
+    if _SETS_MODE_BY_CALL in names.memo:
+        return names.memo[_SETS_MODE_BY_CALL]
     found = any(names.qualified_name(call.func) in SET_GRAD_ENABLED and
                 not isinstance(names.parent(call), (cst.WithItem, cst.Decorator))
                 for call in calls_by_name(names))
-    names.cache["grad_mode.set_by_call"] = found
+    names.memo[_SETS_MODE_BY_CALL] = found
     return found

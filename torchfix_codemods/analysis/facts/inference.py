@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from torchfix_codemods.analysis.core.callees import defined_function
+from torchfix_codemods.analysis.core.memo import Slot
 from torchfix_codemods.analysis.core.names import NameIndex, dotted_name
 from torchfix_codemods.analysis.core.statements import enclosing_statement
 from torchfix_codemods.analysis.core.syntax import code_of, is_false, is_main_guard
@@ -143,6 +144,12 @@ class ScriptRegion:
     model_calls: list[cst.Call]
 
 
+_ANALYSIS: Slot[InferenceAnalysis] = Slot("inference.analysis")
+_FORWARD_REACH: Slot[set[int]] = Slot("inference.forward_reach")
+_ROOTS: Slot[list[InferenceFunction]] = Slot("inference.roots")
+_ORDER: Slot[dict[int, int]] = Slot("inference.order")
+
+
 class InferenceAnalysis:
     """Per-module facts for TFC2xx, built once and cached on the name index."""
 
@@ -166,12 +173,11 @@ class InferenceAnalysis:
     def of(cls, names: NameIndex, inference_decorators: tuple[str, ...] = (),
            path: str = "") -> InferenceAnalysis:
         pytest_file = is_pytest_file(path)
-        key = f"inference:{','.join(inference_decorators)}:{pytest_file}"
-        cached = names.cache.get(key)
-        if isinstance(cached, InferenceAnalysis):
-            return cached
+        slot = _ANALYSIS.keyed(inference_decorators, pytest_file)
+        if slot in names.memo:
+            return names.memo[slot]
         analysis = cls(names, inference_decorators, pytest_file)
-        names.cache[key] = analysis
+        names.memo[slot] = analysis
         return analysis
 
     # ------------------------------------------------------------- collection
@@ -625,10 +631,9 @@ class InferenceAnalysis:
 
     def _forward_reach(self, cls: cst.ClassDef) -> set[int]:
         """Methods of ``cls`` its ``forward`` runs, directly or through other methods."""
-        key = f"inference:forward-reach:{id(cls)}"
-        cached = self.names.cache.get(key)
-        if isinstance(cached, set):
-            return cached
+        slot = _FORWARD_REACH.keyed(id(cls))
+        if slot in self.names.memo:
+            return self.names.memo[slot]
         reached: set[int] = set()
         pending = [f for f in self.functions.values() if f.cls is cls and f.name == "forward"]
         while pending:
@@ -641,7 +646,7 @@ class InferenceAnalysis:
                 callee = self.resolve(site.node, current)
                 if callee is not None and callee.cls is cls:
                     pending.append(callee)
-        self.names.cache[key] = reached
+        self.names.memo[slot] = reached
         return reached
 
     def kind_of(self, facts: FunctionFacts) -> str | None:
@@ -658,12 +663,12 @@ class InferenceAnalysis:
         return any(self._grad_context(d.decorator) for d in facts.node.decorators)
 
     def inference_functions(self) -> list[InferenceFunction]:
-        cached = self.names.cache.get(f"inference-roots:{id(self)}")
-        if isinstance(cached, list):
-            return cached
+        slot = _ROOTS.keyed(id(self))
+        if slot in self.names.memo:
+            return self.names.memo[slot]
         roots: list[InferenceFunction] = []
         if not imports_torch(self.names):
-            self.names.cache[f"inference-roots:{id(self)}"] = roots
+            self.names.memo[slot] = roots
             return roots
         for facts in self.functions.values():
             kind = self.kind_of(facts)
@@ -682,7 +687,7 @@ class InferenceAnalysis:
         roots = [root for root in roots if not root.callers or not all(
             caller is not None and id(caller.node) in candidates and caller is not root.facts
             for _, caller in root.callers)]
-        self.names.cache[f"inference-roots:{id(self)}"] = roots
+        self.names.memo[slot] = roots
         return roots
 
     def _smoke_test(self, facts: FunctionFacts,
@@ -803,8 +808,8 @@ class InferenceAnalysis:
 
     def _before(self, first: cst.CSTNode, second: cst.CSTNode) -> bool:
         """Does ``first`` come before ``second`` in source order (same module)?"""
-        order = self.names.cache.get("inference:order")
-        if not isinstance(order, dict):
+        order = self.names.memo.get(_ORDER)
+        if order is None:
             order = {}
             assert self.names.module_scope is not None
             counter = 0
@@ -817,7 +822,7 @@ class InferenceAnalysis:
                     return True
 
             self.names.module_scope.node.visit(_Order())
-            self.names.cache["inference:order"] = order
+            self.names.memo[_ORDER] = order
         return order.get(id(first), 0) < order.get(id(second), 0)
 
     def _result_differentiated(self, call: cst.Call, caller: FunctionFacts | None) -> bool:

@@ -17,6 +17,7 @@ import libcst as cst
 
 from torchfix_codemods.analysis.core.callees import defined_function
 from torchfix_codemods.analysis.core.calls import argument
+from torchfix_codemods.analysis.core.memo import Slot
 from torchfix_codemods.analysis.core.names import Binding, NameIndex, dotted_name
 from torchfix_codemods.analysis.core.walk import walk, walk_local
 from torchfix_codemods.analysis.vocabulary.torch_api import (
@@ -82,12 +83,16 @@ class ModuleEvidence:
         return ModuleEvidence(reason, self.built_from)
 
 
+_MODULE_CLASSES: Slot[dict[str, cst.ClassDef]] = Slot("modules.module_classes")
+_RESOLVING: Slot[set[int]] = Slot("modules.resolving")
+_CALLS_IN_FILE: Slot[dict[int, list[cst.Call] | None]] = Slot("modules.calls_in_file")
+
+
 def module_classes(names: NameIndex) -> dict[str, cst.ClassDef]:
     """Classes defined at module level that subclass ``torch.nn.Module`` (transitively,
     through bases of this file and, with a project index, of other files)."""
-    cached = names.cache.get("module_classes")
-    if cached is not None:
-        return cached  # type: ignore[return-value]
+    if _MODULE_CLASSES in names.memo:
+        return names.memo[_MODULE_CLASSES]
     assert names.module_scope is not None
     classes = {
         name: bindings[0].node
@@ -112,7 +117,7 @@ def module_classes(names: NameIndex) -> dict[str, cst.ClassDef]:
                     continue
                 changed = True
                 break
-    names.cache["module_classes"] = found
+    names.memo[_MODULE_CLASSES] = found
     return found
 
 
@@ -420,7 +425,7 @@ def _name_evidence(names: NameIndex, name: cst.Name, depth: int) -> ModuleEviden
         return None
     # `model = model.cuda()` rebinds a name in terms of itself: following it again from
     # inside itself adds nothing and, repeated, costs exponential time.
-    resolving: set[int] = names.cache.setdefault("modules.resolving", set())  # type: ignore[assignment]
+    resolving = names.memo.setdefault(_RESOLVING, set())
     if id(bindings) in resolving:
         return None
     resolving.add(id(bindings))
@@ -544,8 +549,7 @@ def _calls_in_file(names: NameIndex, function: cst.FunctionDef,
                    owner: cst.CSTNode | None) -> list[cst.Call] | None:
     """The calls of ``function`` in this file, or None when it is also used otherwise
     (asked once per parameter read: the answer is kept per function)."""
-    known: dict[int, list[cst.Call] | None] = names.cache.setdefault(  # type: ignore[assignment]
-        "modules.calls_in_file", {})
+    known = names.memo.setdefault(_CALLS_IN_FILE, {})
     if id(function) not in known:
         known[id(function)] = _find_calls(names, function, owner)
     return known[id(function)]

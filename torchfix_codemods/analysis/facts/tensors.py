@@ -26,6 +26,7 @@ import libcst as cst
 
 from torchfix_codemods.analysis.core.callees import local_function
 from torchfix_codemods.analysis.core.flow import reaching_bindings
+from torchfix_codemods.analysis.core.memo import Slot
 from torchfix_codemods.analysis.core.names import Binding, NameIndex, dotted_name
 from torchfix_codemods.analysis.core.walk import walk_local
 from torchfix_codemods.analysis.facts.frameworks import foreign_framework
@@ -155,6 +156,10 @@ def module_reason(names: NameIndex, expr: cst.BaseExpression) -> ModuleEvidence 
     return _Analyzer(names).module(expr, 0)
 
 
+_MEMO: Slot[dict[int, Provenance]] = Slot("tensors.memo")
+_SCALAR_RESOLVING: Slot[set[int]] = Slot("tensors.scalar_resolving")
+
+
 class _Analyzer:
     """One question's worth of recursion, with a guard against cyclic bindings."""
 
@@ -164,8 +169,7 @@ class _Analyzer:
         self.resolving: set[tuple[int, ...]] = set()
         # Answers are shared by every question about this module: without them a name
         # rebound in terms of itself (`x = x + y` a hundred times) costs exponential time.
-        memo = names.cache.setdefault("tensors.memo", {})
-        self.memo: dict[int, Provenance] = memo  # type: ignore[assignment]
+        self.memo = names.memo.setdefault(_MEMO, {})
 
     # ------------------------------------------------------------- modules
     def module(self, expr: cst.BaseExpression, depth: int) -> ModuleEvidence | None:
@@ -571,7 +575,7 @@ def scalar_reason(names: NameIndex, expr: cst.BaseExpression, depth: int = 0) ->
         return _scalar_call(names, expr, depth)
     if isinstance(expr, cst.Name):
         bindings = names.bindings_of(expr)
-        resolving: set[int] = names.cache.setdefault("tensors.scalar_resolving", set())  # type: ignore[assignment]
+        resolving = names.memo.setdefault(_SCALAR_RESOLVING, set())
         if id(bindings) in resolving:
             return None  # defined in terms of itself: no evidence, and no exponential walk
         resolving.add(id(bindings))

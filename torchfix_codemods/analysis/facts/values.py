@@ -58,6 +58,7 @@ from torchfix_codemods.analysis.core.callees import local_function
 from torchfix_codemods.analysis.core.calls import parameter_bound_by
 from torchfix_codemods.analysis.core.definite import runs_before
 from torchfix_codemods.analysis.core.flow import reaching_bindings
+from torchfix_codemods.analysis.core.memo import Slot
 from torchfix_codemods.analysis.core.names import Binding, NameIndex, dotted_name
 from torchfix_codemods.analysis.core.positions import positions_of
 from torchfix_codemods.analysis.core.statements import statement_line
@@ -408,14 +409,18 @@ _CPU = "cpu"
 _ACCELERATORS = ("cuda", "mps", "xpu", "xla", "hpu", "npu", "mlu", "meta")
 
 
+_MEMO: Slot[dict[int, TensorFacts]] = Slot("values.memo")
+_GRAD_OFF: Slot[dict[int, str | None]] = Slot("values.grad_off")
+_DEFAULT_DEVICE: Slot[bool] = Slot("values.default_device")
+
+
 class _Values:
     """One question's worth of recursion, with answers shared per module."""
 
     def __init__(self, names: NameIndex, decorators: tuple[str, ...]) -> None:
         self.names = names
         self.decorators = decorators
-        memo = names.cache.setdefault(f"values.memo:{','.join(decorators)}", {})
-        self.memo: dict[int, TensorFacts] = memo  # type: ignore[assignment]
+        self.memo = names.memo.setdefault(_MEMO.keyed(decorators), {})
         self.active: set[int] = set()
 
     def of(self, expr: cst.BaseExpression, depth: int) -> TensorFacts:
@@ -437,8 +442,7 @@ class _Values:
     # ------------------------------------------------------------ grad mode
     def _grad_off(self, node: cst.CSTNode) -> str | None:
         """Why autograd is off where ``node`` runs (None when it may be on)."""
-        cache: dict[int, str | None] = self.names.cache.setdefault(  # type: ignore[assignment]
-            f"values.grad_off:{','.join(self.decorators)}", {})
+        cache = self.names.memo.setdefault(_GRAD_OFF.keyed(self.decorators), {})
         statement = self.names.enclosing(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
         key = id(statement if statement is not None else node)
         if key not in cache:
@@ -717,9 +721,8 @@ class _Values:
         return None
 
     def _default_device_changed(self) -> bool:
-        cached = self.names.cache.get("values.default_device")
-        if isinstance(cached, bool):
-            return cached
+        if _DEFAULT_DEVICE in self.names.memo:
+            return self.names.memo[_DEFAULT_DEVICE]
         changed = False
         for scope in self.names.all_scopes:
             for reads in scope.loads.values():
@@ -733,7 +736,7 @@ class _Values:
                         if self.names.qualified_name(parent.func) != "torch.device" or \
                                 isinstance(self.names.parent(parent), cst.WithItem):
                             changed = True
-        self.names.cache["values.default_device"] = changed
+        self.names.memo[_DEFAULT_DEVICE] = changed
         return changed
 
     def _method(self, call: cst.Call, method: str, receiver: cst.BaseExpression,
