@@ -25,6 +25,7 @@ from typing import Literal
 import libcst as cst
 
 from torchfix_codemods.analysis.core.callees import local_function
+from torchfix_codemods.analysis.core.evaluation import Evaluation
 from torchfix_codemods.analysis.core.flow import reaching_bindings
 from torchfix_codemods.analysis.core.memo import Slot
 from torchfix_codemods.analysis.core.names import Binding, NameIndex, dotted_name
@@ -160,16 +161,17 @@ _MEMO: Slot[dict[int, Provenance]] = Slot("tensors.memo")
 _SCALAR_RESOLVING: Slot[set[int]] = Slot("tensors.scalar_resolving")
 
 
+_TOO_MANY_STEPS = _unknown("too many steps to follow")
+
+
 class _Analyzer:
     """One question's worth of recursion, with a guard against cyclic bindings."""
 
     def __init__(self, names: NameIndex) -> None:
         self.names = names
-        self.active: set[int] = set()
         self.resolving: set[tuple[int, ...]] = set()
-        # Answers are shared by every question about this module: without them a name
-        # rebound in terms of itself (`x = x + y` a hundred times) costs exponential time.
-        self.memo = names.memo.setdefault(_MEMO, {})
+        self.evaluation = Evaluation(names.memo.setdefault(_MEMO, {}), _MAX_DEPTH,
+                                     cycle=_TOO_MANY_STEPS, too_deep=_TOO_MANY_STEPS)
 
     # ------------------------------------------------------------- modules
     def module(self, expr: cst.BaseExpression, depth: int) -> ModuleEvidence | None:
@@ -242,18 +244,7 @@ class _Analyzer:
 
     # ------------------------------------------------------------- tensors
     def of(self, expr: cst.BaseExpression, depth: int) -> Provenance:
-        known = self.memo.get(id(expr))
-        if known is not None:
-            return known
-        if depth > _MAX_DEPTH or id(expr) in self.active:
-            return _unknown("too many steps to follow")
-        self.active.add(id(expr))
-        try:
-            found = self._of(expr, depth + 1)
-        finally:
-            self.active.discard(id(expr))
-        self.memo[id(expr)] = found
-        return found
+        return self.evaluation(expr, depth, self._of)
 
     def _of(self, expr: cst.BaseExpression, depth: int) -> Provenance:
         if isinstance(expr, cst.Call):

@@ -57,6 +57,7 @@ import libcst as cst
 from torchfix_codemods.analysis.core.callees import local_function
 from torchfix_codemods.analysis.core.calls import parameter_bound_by
 from torchfix_codemods.analysis.core.definite import runs_before
+from torchfix_codemods.analysis.core.evaluation import Evaluation
 from torchfix_codemods.analysis.core.flow import reaching_bindings
 from torchfix_codemods.analysis.core.memo import Slot
 from torchfix_codemods.analysis.core.names import Binding, NameIndex, dotted_name
@@ -420,24 +421,11 @@ class _Values:
     def __init__(self, names: NameIndex, decorators: tuple[str, ...]) -> None:
         self.names = names
         self.decorators = decorators
-        self.memo = names.memo.setdefault(_MEMO.keyed(decorators), {})
-        self.active: set[int] = set()
+        self.evaluation = Evaluation(names.memo.setdefault(_MEMO.keyed(decorators), {}),
+                                     _MAX_DEPTH, cycle=_CYCLE_FACTS, too_deep=_UNKNOWN_FACTS)
 
     def of(self, expr: cst.BaseExpression, depth: int) -> TensorFacts:
-        known = self.memo.get(id(expr))
-        if known is not None:
-            return known
-        if id(expr) in self.active:
-            return _CYCLE_FACTS
-        if depth > _MAX_DEPTH:
-            return _UNKNOWN_FACTS
-        self.active.add(id(expr))
-        try:
-            found = self._of(expr, depth + 1)
-        finally:
-            self.active.discard(id(expr))
-        self.memo[id(expr)] = found
-        return found
+        return self.evaluation(expr, depth, self._of)
 
     # ------------------------------------------------------------ grad mode
     def _grad_off(self, node: cst.CSTNode) -> str | None:
