@@ -30,7 +30,6 @@ import libcst as cst
 from libcst.metadata import CodeRange
 
 from torchfix_codemods import attribution, legacy_syntax
-from torchfix_codemods.analysis.core.imports import ImportRemoval, Imports
 from torchfix_codemods.analysis.core.names import NameIndex
 from torchfix_codemods.analysis.core.positions import positions_of
 from torchfix_codemods.analysis.core.walk import walk
@@ -42,6 +41,7 @@ from torchfix_codemods.edits.import_statements import (
     handles,
     remove_unused_imports,
 )
+from torchfix_codemods.edits.references import ImportRemoval, Imports
 from torchfix_codemods.findings import FileResult, Finding, FixInfo, Safety
 from torchfix_codemods.noqa import is_silenced, noqa_lines
 from torchfix_codemods.options import FileOptions

@@ -12,7 +12,6 @@ from __future__ import annotations
 import libcst as cst
 
 from torchfix_codemods.analysis.core.calls import keyword_arg
-from torchfix_codemods.analysis.core.imports import ImportUnavailable
 from torchfix_codemods.analysis.core.statements import consecutive_runs, own_line
 from torchfix_codemods.analysis.core.syntax import is_zero_index
 from torchfix_codemods.analysis.facts.grad_mode import in_no_grad
@@ -25,6 +24,7 @@ from torchfix_codemods.analysis.facts.tensors import (
 )
 from torchfix_codemods.analysis.vocabulary.torch_api import PARAMETER_CLASSES
 from torchfix_codemods.edits.expressions import method_call
+from torchfix_codemods.edits.references import ImportUnavailable
 from torchfix_codemods.edits.statements import wrapped_in_with
 from torchfix_codemods.findings import Safety
 from torchfix_codemods.prefilter import Needs

@@ -25,7 +25,6 @@ from torchfix_codemods.analysis.core.calls import (
     positional_args,
 )
 from torchfix_codemods.analysis.core.flow import reaching_bindings
-from torchfix_codemods.analysis.core.imports import ImportRequest, ImportUnavailable
 from torchfix_codemods.analysis.core.loops import epoch_loop_of
 from torchfix_codemods.analysis.core.names import NameIndex, Scope
 from torchfix_codemods.analysis.core.positions import positions_of
@@ -49,6 +48,7 @@ from torchfix_codemods.analysis.vocabulary.torch_classes import (
 from torchfix_codemods.edits.arguments import add_keyword, keyword
 from torchfix_codemods.edits.composer import NestedEdits
 from torchfix_codemods.edits.expressions import as_left_operand
+from torchfix_codemods.edits.references import ImportRequest, ImportUnavailable
 from torchfix_codemods.edits.statements import fresh_name, simple_line, with_trailing_comment
 from torchfix_codemods.findings import Safety
 from torchfix_codemods.prefilter import Needs

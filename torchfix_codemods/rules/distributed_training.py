@@ -13,7 +13,6 @@ import libcst as cst
 
 from torchfix_codemods.analysis.core.callees import local_function
 from torchfix_codemods.analysis.core.calls import keyword_arg
-from torchfix_codemods.analysis.core.imports import ImportUnavailable
 from torchfix_codemods.analysis.core.loops import epoch_loop_of
 from torchfix_codemods.analysis.core.statements import comes_before, contains, own_line
 from torchfix_codemods.analysis.core.syntax import code_of, literal_bool
@@ -21,6 +20,7 @@ from torchfix_codemods.analysis.core.walk import walk_local
 from torchfix_codemods.analysis.facts.frameworks import imports_torch
 from torchfix_codemods.analysis.vocabulary.torch_api import DISTRIBUTED_SAMPLERS, INIT_PROCESS_GROUP
 from torchfix_codemods.analysis.vocabulary.torch_classes import DATALOADER_CLASSES, DDP_CLASSES
+from torchfix_codemods.edits.references import ImportUnavailable
 from torchfix_codemods.edits.statements import insert_before, parse_statement
 from torchfix_codemods.findings import Safety
 from torchfix_codemods.prefilter import Needs

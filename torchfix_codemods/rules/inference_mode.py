@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchfix_codemods.analysis.core.imports import ImportUnavailable
 from torchfix_codemods.analysis.core.names import dotted_name
 from torchfix_codemods.analysis.core.syntax import split_docstring
 from torchfix_codemods.analysis.core.walk import names_in, walk_local
@@ -24,6 +23,7 @@ from torchfix_codemods.analysis.facts.modules import mode_changes_output
 from torchfix_codemods.analysis.vocabulary.naming import EVAL_TOKENS, PREDICT_TOKENS
 from torchfix_codemods.analysis.vocabulary.tensor_methods import DEVICE_METHODS, FLOAT_CASTS
 from torchfix_codemods.edits.modes import in_eval_mode
+from torchfix_codemods.edits.references import ImportUnavailable
 from torchfix_codemods.edits.statements import insert_before, parse_statement
 from torchfix_codemods.findings import Safety
 from torchfix_codemods.prefilter import Needs

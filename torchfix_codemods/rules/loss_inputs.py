@@ -10,7 +10,6 @@ from __future__ import annotations
 import libcst as cst
 
 from torchfix_codemods.analysis.core.calls import argument
-from torchfix_codemods.analysis.core.imports import ImportRequest, ImportUnavailable
 from torchfix_codemods.analysis.core.usage import assigned_name, describe_use, reads_of_assigned
 from torchfix_codemods.analysis.facts.modules import init_assignment
 from torchfix_codemods.analysis.vocabulary.torch_api import (
@@ -26,6 +25,7 @@ from torchfix_codemods.analysis.vocabulary.torch_api import (
     SOFTMAX_FUNCTIONS,
     SOFTMAX_MODULES,
 )
+from torchfix_codemods.edits.references import ImportRequest, ImportUnavailable
 from torchfix_codemods.findings import Safety
 from torchfix_codemods.prefilter import Needs
 from torchfix_codemods.rules.base import Example, Fix, Rule

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchfix_codemods.analysis.core.imports import ImportUnavailable
 from torchfix_codemods.analysis.core.syntax import is_none, literal_bool
 from torchfix_codemods.analysis.vocabulary.torch_api import LEGACY_TENSOR_DTYPES
 from torchfix_codemods.edits.arguments import as_keyword, as_positional, keyword, with_layout
 from torchfix_codemods.edits.call_mapping import Unmappable, bind
 from torchfix_codemods.edits.expressions import as_left_operand
+from torchfix_codemods.edits.references import ImportUnavailable
 from torchfix_codemods.findings import Safety
 from torchfix_codemods.rules.base import Example, Fix
 from torchfix_codemods.rules.table_rule import Handler, TableRule

@@ -16,7 +16,6 @@ from torchfix_codemods.analysis.core.calls import (
     keyword_arg,
 )
 from torchfix_codemods.analysis.core.definite import definitely_bound
-from torchfix_codemods.analysis.core.imports import ImportUnavailable
 from torchfix_codemods.analysis.core.usage import assigned_name
 from torchfix_codemods.analysis.core.walk import names_in
 from torchfix_codemods.analysis.facts.checkpoints import (
@@ -33,6 +32,7 @@ from torchfix_codemods.analysis.facts.checkpoints import (
 from torchfix_codemods.analysis.facts.modules import module_evidence, named_like_model
 from torchfix_codemods.analysis.project import ModulePair, SavedContent
 from torchfix_codemods.edits.arguments import add_keyword
+from torchfix_codemods.edits.references import ImportUnavailable
 from torchfix_codemods.edits.statements import parse_statement
 from torchfix_codemods.findings import Safety
 from torchfix_codemods.prefilter import Needs

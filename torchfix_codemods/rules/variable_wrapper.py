@@ -10,13 +10,13 @@ from __future__ import annotations
 import libcst as cst
 
 from torchfix_codemods.analysis.core.calls import keyword_arg, positional_args
-from torchfix_codemods.analysis.core.imports import ImportRemoval
 from torchfix_codemods.analysis.core.names import NameIndex
 from torchfix_codemods.analysis.core.syntax import literal_bool
 from torchfix_codemods.analysis.facts.grad_mode import in_no_grad
 from torchfix_codemods.analysis.vocabulary.tensor_methods import TENSOR_FACTORIES
 from torchfix_codemods.analysis.vocabulary.torch_api import VARIABLE_CLASSES
 from torchfix_codemods.edits.expressions import as_receiver, method_call
+from torchfix_codemods.edits.references import ImportRemoval
 from torchfix_codemods.findings import Safety
 from torchfix_codemods.prefilter import Needs
 from torchfix_codemods.rules.base import Example, Fix, Rule
