@@ -10,7 +10,7 @@ from collections.abc import Iterable
 
 import libcst as cst
 
-from torchfix_codemods.analysis.names import NameIndex
+from torchfix_codemods.analysis.core.names import NameIndex
 from torchfix_codemods.analysis.project import (
     ClassFacts,
     ModulePair,

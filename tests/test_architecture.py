@@ -59,9 +59,91 @@ def test_no_rule_module_imports_another_rule_module() -> None:
                "torchfix_codemods.settings", "torchfix_codemods.runner")),
 ])
 def test_layers_point_one_way(layer: str, forbidden: tuple[str, ...]) -> None:
-    for path in sorted((PACKAGE / layer).glob("*.py")):
+    for path in sorted((PACKAGE / layer).rglob("*.py")):
         for module in _imports(path):
             assert not module.startswith(forbidden), f"{layer}/{path.name} imports {module}"
+
+
+ANALYSIS = "torchfix_codemods.analysis"
+
+
+@pytest.mark.parametrize(("wing", "may_import"), [
+    # Python semantics. `analysis.project` is the protocol of project facts a name index
+    # carries, not a fact of its own.
+    ("core", ("core", "project")),
+    # The PyTorch vocabulary: plain names, readable from both parsers.
+    ("vocabulary", ("vocabulary",)),
+    # Per-file facts on LibCST, built on the two wings above.
+    ("facts", ("core", "vocabulary", "facts", "project", "project_summary")),
+])
+def test_each_analysis_wing_imports_only_the_wings_below_it(
+        wing: str, may_import: tuple[str, ...]) -> None:
+    allowed = tuple(f"{ANALYSIS}.{name}" for name in may_import)
+    for path in sorted((PACKAGE / "analysis" / wing).rglob("*.py")):
+        for module in _imports(path):
+            if module.startswith("torchfix_codemods."):
+                assert module.startswith(allowed), f"analysis/{wing}/{path.name} imports {module}"
+
+
+def test_the_vocabulary_imports_neither_libcst_nor_the_package() -> None:
+    for path in sorted((PACKAGE / "analysis" / "vocabulary").rglob("*.py")):
+        for module in _imports(path):
+            assert module.split(".")[0] not in ("libcst", "ast"), f"{path.name} imports {module}"
+            assert not module.startswith("torchfix_codemods.") or module.startswith(
+                f"{ANALYSIS}.vocabulary"), f"{path.name} imports {module}"
+
+
+def test_the_ast_side_of_project_facts_imports_no_libcst_analysis() -> None:
+    """The project summary is read with `ast` in a first pass; the LibCST wings stay out."""
+    for module in _imports(PACKAGE / "analysis" / "project_summary.py"):
+        assert module.split(".")[0] != "libcst", module
+        assert not module.startswith((f"{ANALYSIS}.core", f"{ANALYSIS}.facts")), module
+
+
+# Files that may still define torch names of their own, each until another branch lands:
+# the project summary/index (being split into one module per cross-file fact; they read the
+# vocabulary at that merge) and rules/data_parallel.py (being split into detection, steps and
+# templates). The exemption is removed at those merges.
+_OWN_TORCH_NAMES_UNTIL_MERGE = {"analysis/project.py", "analysis/project_index.py",
+                                "analysis/project_summary.py", "rules/data_parallel.py"}
+
+
+def _torch_names(node: ast.AST) -> list[str]:
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+            node.func.id in ("frozenset", "set", "dict") and node.args:
+        node = node.args[0]
+    if isinstance(node, ast.Dict):
+        elements = [key for key in node.keys if key is not None]
+    elif isinstance(node, (ast.Set, ast.Tuple, ast.List)):
+        elements = node.elts
+    else:
+        return []
+    return [e.value for e in elements
+            if isinstance(e, ast.Constant) and isinstance(e.value, str) and e.value.startswith("torch.")]
+
+
+def _torch_name_collections(path: Path) -> list[str]:
+    """Sets and dicts of torch names anywhere, and tuples/lists of them bound at module level."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = [f"{path.name}:{node.lineno}" for node in ast.walk(tree)
+             if isinstance(node, (ast.Set, ast.Dict, ast.Call)) and _torch_names(node)]
+    found += [f"{path.name}:{node.lineno}" for node in tree.body
+              if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None
+              and isinstance(node.value, (ast.Tuple, ast.List)) and _torch_names(node.value)]
+    return found
+
+
+def test_sets_of_torch_names_are_defined_only_in_the_vocabulary() -> None:
+    """One PyTorch vocabulary: a purpose-specific set is built from it, never re-typed."""
+    vocabulary = PACKAGE / "analysis" / "vocabulary"
+    assert _torch_name_collections(vocabulary / "torch_api.py"), "the check finds nothing"
+    for path in sorted(PACKAGE.rglob("*.py")):
+        relative = path.relative_to(PACKAGE).as_posix()
+        if path.is_relative_to(vocabulary) or relative in _OWN_TORCH_NAMES_UNTIL_MERGE or \
+                relative.startswith("verify/"):  # verify/ imports torch modules to time them
+            continue
+        assert not _torch_name_collections(path), \
+            f"{relative}: a set of torch names belongs in analysis/vocabulary/"
 
 
 def test_settings_options_and_cache_key_import_neither_libcst_nor_rules(tmp_path: Path) -> None:

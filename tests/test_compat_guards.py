@@ -1,4 +1,4 @@
-"""Compatibility guards (analysis/compat.py): code kept for older torch releases gets no
+"""Compatibility guards (analysis/facts/compat.py): code kept for older torch releases gets no
 finding and no fix from any rule, through the engine; code that only looks like it does.
 
 The byte-identical fixtures reduced from timm and Lightning live in
@@ -12,8 +12,8 @@ import libcst as cst
 import pytest
 from support import FakeProject, findings, fix_bytes, options_for
 
-from torchfix_codemods.analysis.compat import guard_of
-from torchfix_codemods.analysis.names import NameIndex
+from torchfix_codemods.analysis.core.names import NameIndex
+from torchfix_codemods.analysis.facts.compat import guard_of
 from torchfix_codemods.analysis.project import (
     NO_PROJECT,
     ProjectFacts,

@@ -1,4 +1,4 @@
-"""Definite assignment (analysis/definite.py): which reads may run before their name is bound.
+"""Definite assignment (analysis/core/definite.py): which reads may run before their name is bound.
 
 Each case states the Python fact it rests on; the ones marked "runs" are checked by
 executing the code, so the analysis is judged by the interpreter, not by itself.
@@ -9,8 +9,8 @@ from __future__ import annotations
 import libcst as cst
 import pytest
 
-from torchfix_codemods.analysis.definite import definitely_bound, flow_of
-from torchfix_codemods.analysis.names import NameIndex
+from torchfix_codemods.analysis.core.definite import definitely_bound, flow_of
+from torchfix_codemods.analysis.core.names import NameIndex
 
 # (name, source, the reads the analysis must call doubtful as {(scope, name): count})
 CASES = [

@@ -18,8 +18,8 @@ import libcst as cst
 import pytest
 from support import findings, fixed_text
 
-from torchfix_codemods.analysis.imports import Imports, ImportUnavailable
-from torchfix_codemods.analysis.names import NameIndex
+from torchfix_codemods.analysis.core.names import NameIndex
+from torchfix_codemods.edits.references import Imports, ImportUnavailable
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -13,12 +13,12 @@ import pytest
 from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
-from torchfix_codemods.analysis.imports import ImportRemoval
 from torchfix_codemods.edits.import_statements import (
     add_module_imports,
     handles,
     remove_unused_imports,
 )
+from torchfix_codemods.edits.references import ImportRemoval
 
 ADD_CASES = [
     "x = 1\n",

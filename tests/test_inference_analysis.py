@@ -14,9 +14,9 @@ import libcst as cst
 import pytest
 from support import findings, fixed_text, settings_for
 
-from torchfix_codemods.analysis.inference import InferenceAnalysis, name_tokens
-from torchfix_codemods.analysis.modules import changes_with_mode, module_classes
-from torchfix_codemods.analysis.names import NameIndex
+from torchfix_codemods.analysis.core.names import NameIndex
+from torchfix_codemods.analysis.facts.inference import InferenceAnalysis, name_tokens
+from torchfix_codemods.analysis.facts.modules import changes_with_mode, module_classes
 from torchfix_codemods.analysis.project import NO_PROJECT, ClassFacts
 from torchfix_codemods.engine import process
 from torchfix_codemods.source import SourceUnit

@@ -8,7 +8,7 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from torchfix_codemods.analysis.positions import positions_of
+from torchfix_codemods.analysis.core.positions import positions_of
 
 ROOT = Path(__file__).resolve().parent.parent
 FILES = sorted((ROOT / "examples").glob("*.py")) + sorted((ROOT / "tests" / "fixtures").glob("*/*.py"))

@@ -13,15 +13,15 @@ import libcst as cst
 import pytest
 from support import findings, fixed_text
 
-from torchfix_codemods.analysis.frameworks import imports_torch
-from torchfix_codemods.analysis.grad_mode import in_no_grad
-from torchfix_codemods.analysis.loops import innermost_loop
-from torchfix_codemods.analysis.modules import module_evidence, named_like_model
-from torchfix_codemods.analysis.names import NameIndex
-from torchfix_codemods.analysis.optimizers import optimizer_of_step, updates_parameters
-from torchfix_codemods.analysis.statements import statement_line
-from torchfix_codemods.analysis.tensors import provenance
-from torchfix_codemods.analysis.walk import names_in
+from torchfix_codemods.analysis.core.loops import innermost_loop
+from torchfix_codemods.analysis.core.names import NameIndex
+from torchfix_codemods.analysis.core.statements import statement_line
+from torchfix_codemods.analysis.core.walk import names_in
+from torchfix_codemods.analysis.facts.frameworks import imports_torch
+from torchfix_codemods.analysis.facts.grad_mode import in_no_grad
+from torchfix_codemods.analysis.facts.modules import module_evidence, named_like_model
+from torchfix_codemods.analysis.facts.optimizers import optimizer_of_step, updates_parameters
+from torchfix_codemods.analysis.facts.tensors import provenance
 
 
 def _index(source: str) -> tuple[cst.Module, NameIndex]:

@@ -12,13 +12,13 @@ import textwrap
 import libcst as cst
 import pytest
 
-from torchfix_codemods.analysis.devices import cuda_device, has_cpu_fallback
-from torchfix_codemods.analysis.grad_mode import grad_enabled
-from torchfix_codemods.analysis.import_time import runs_on_import, script_tail
-from torchfix_codemods.analysis.layout import rank_of, view_argument
-from torchfix_codemods.analysis.leaves import leaf_requiring_grad
-from torchfix_codemods.analysis.names import NameIndex
-from torchfix_codemods.analysis.walk import walk
+from torchfix_codemods.analysis.core.import_time import runs_on_import, script_tail
+from torchfix_codemods.analysis.core.names import NameIndex
+from torchfix_codemods.analysis.core.walk import walk
+from torchfix_codemods.analysis.facts.devices import cuda_device, has_cpu_fallback
+from torchfix_codemods.analysis.facts.grad_mode import grad_enabled
+from torchfix_codemods.analysis.facts.layout import rank_of, view_argument
+from torchfix_codemods.analysis.facts.leaves import leaf_requiring_grad
 
 
 def _index(source: str) -> tuple[cst.Module, NameIndex]:

@@ -15,8 +15,8 @@ import pytest
 from support import findings, probe
 from typer.testing import CliRunner
 
-from torchfix_codemods.analysis.names import NameIndex
-from torchfix_codemods.analysis.tensors import Provenance, provenance, scalar_reason
+from torchfix_codemods.analysis.core.names import NameIndex
+from torchfix_codemods.analysis.facts.tensors import Provenance, provenance, scalar_reason
 from torchfix_codemods.cli import app
 from torchfix_codemods.verify.fixtures import collect_fixtures
 

@@ -13,11 +13,11 @@ import libcst as cst
 import pytest
 from support import FakeProject, probe
 
-from torchfix_codemods.analysis.flow import reaching_bindings
-from torchfix_codemods.analysis.grad_mode import grad_mode_at
-from torchfix_codemods.analysis.names import NameIndex
+from torchfix_codemods.analysis.core.flow import reaching_bindings
+from torchfix_codemods.analysis.core.names import NameIndex
+from torchfix_codemods.analysis.facts.grad_mode import grad_mode_at
+from torchfix_codemods.analysis.facts.values import TensorFacts, conversion_facts, tensor_facts
 from torchfix_codemods.analysis.project import ReturnFacts
-from torchfix_codemods.analysis.values import TensorFacts, conversion_facts, tensor_facts
 
 
 def _facts(source: str, decorators: tuple[str, ...] = ()) -> TensorFacts:

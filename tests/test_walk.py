@@ -7,7 +7,7 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from torchfix_codemods.analysis.walk import _LAYOUT, walk
+from torchfix_codemods.analysis.core.walk import _LAYOUT, walk
 
 ROOT = Path(__file__).resolve().parent.parent
 FILES = sorted((ROOT / "examples").glob("*.py")) + sorted((ROOT / "torchfix_codemods").rglob("*.py"))

@@ -24,8 +24,8 @@ from collections.abc import Sequence
 
 import libcst as cst
 
-from torchfix_codemods.analysis.positions import positions_of
-from torchfix_codemods.analysis.walk import walk
+from torchfix_codemods.analysis.core.positions import positions_of
+from torchfix_codemods.analysis.core.walk import walk
 from torchfix_codemods.rules.base import Fix
 from torchfix_codemods.textdiff import Block, split_lines
 

@@ -13,7 +13,7 @@ The engine is where the never-break-code guarantees live, once for all rules:
 * an exception inside one rule becomes that rule's internal-error finding on
   this unit, and every other rule still reports;
 * nothing is reported or rewritten inside code that exists to support older
-  torch releases (:mod:`~torchfix_codemods.analysis.compat`), whichever rule
+  torch releases (:mod:`~torchfix_codemods.analysis.facts.compat`), whichever rule
   finds it.
 """
 
@@ -30,18 +30,18 @@ import libcst as cst
 from libcst.metadata import CodeRange
 
 from torchfix_codemods import attribution, legacy_syntax
-from torchfix_codemods.analysis.compat import guard_of
-from torchfix_codemods.analysis.imports import ImportRemoval, Imports
-from torchfix_codemods.analysis.names import NameIndex
-from torchfix_codemods.analysis.positions import positions_of
+from torchfix_codemods.analysis.core.names import NameIndex
+from torchfix_codemods.analysis.core.positions import positions_of
+from torchfix_codemods.analysis.core.walk import walk
+from torchfix_codemods.analysis.facts.compat import guard_of
 from torchfix_codemods.analysis.project import NO_PROJECT, ProjectFacts
-from torchfix_codemods.analysis.walk import walk
 from torchfix_codemods.catalog import PARSE_CODES, SYNTAX_ERROR_CODE
 from torchfix_codemods.edits.import_statements import (
     add_module_imports,
     handles,
     remove_unused_imports,
 )
+from torchfix_codemods.edits.references import ImportRemoval, Imports
 from torchfix_codemods.findings import FileResult, Finding, FixInfo, Safety
 from torchfix_codemods.noqa import is_silenced, noqa_lines
 from torchfix_codemods.options import FileOptions

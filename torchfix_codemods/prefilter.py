@@ -42,7 +42,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from torchfix_codemods.analysis.naming import name_tokens, never_a_root
+from torchfix_codemods.analysis.vocabulary.naming import name_tokens, never_a_root
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ may not be bound yet. The undefined-name check uses the standard library's
 ``symtable`` (the compiler's own scope analysis), which is fast and exact about
 Python's scoping rules but blind to order; the order check follows each
 scope's statements through their branches
-(:mod:`torchfix_codemods.analysis.definite`): a name bound only later, or only
+(:mod:`torchfix_codemods.analysis.core.definite`): a name bound only later, or only
 in one branch of an ``if``, is not available. Both compare the rewrite with the
 original, so only what the fix adds counts.
 """
@@ -17,7 +17,7 @@ import builtins
 import symtable
 import sys
 
-from torchfix_codemods.analysis.definite import flow_of
+from torchfix_codemods.analysis.core.definite import flow_of
 
 _MODULE_NAMES = frozenset(
     {"__file__", "__name__", "__doc__", "__package__", "__spec__", "__loader__",

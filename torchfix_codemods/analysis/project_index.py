@@ -48,7 +48,7 @@ from torchfix_codemods.analysis.project_summary import (
     Value,
     module_path_parts,
 )
-from torchfix_codemods.analysis.torch_classes import (
+from torchfix_codemods.analysis.vocabulary.torch_classes import (
     is_dataloader_class,
     is_dataset_class,
     is_module_class,

@@ -45,7 +45,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from torchfix_codemods.analysis.torch_classes import (
+from torchfix_codemods.analysis.vocabulary.torch_classes import (
     CHAINABLE_METHODS,
     DATA_PARALLEL_CLASSES,
     DDP_CLASSES,

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from torchfix_codemods.analysis.syntax import is_none, literal_bool
+from torchfix_codemods.analysis.core.syntax import is_none, literal_bool
 from torchfix_codemods.edits.arguments import as_keyword, as_positional, keyword, with_layout
 from torchfix_codemods.edits.expressions import as_condition, parse_expression
 

@@ -27,8 +27,8 @@ from collections.abc import Iterable, Sequence
 
 import libcst as cst
 
-from torchfix_codemods.analysis.imports import ImportRemoval
-from torchfix_codemods.analysis.names import dotted_name
+from torchfix_codemods.analysis.core.names import dotted_name
+from torchfix_codemods.edits.references import ImportRemoval
 
 
 def add_module_imports(module: cst.Module, modules: Iterable[str]) -> cst.Module:

@@ -22,9 +22,9 @@ from typing import ClassVar
 
 import libcst as cst
 
-from torchfix_codemods.analysis.imports import ImportRemoval, ImportRequest, Imports
-from torchfix_codemods.analysis.names import NameIndex
+from torchfix_codemods.analysis.core.names import NameIndex
 from torchfix_codemods.analysis.project import ProjectFact, ProjectFacts
+from torchfix_codemods.edits.references import ImportRemoval, ImportRequest, Imports
 from torchfix_codemods.findings import Safety
 from torchfix_codemods.options import RuleOptions
 from torchfix_codemods.prefilter import ANY_CODE, Needs

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchfix_codemods.analysis.calls import has_star_kwargs, keyword_arg
+from torchfix_codemods.analysis.core.calls import has_star_kwargs, keyword_arg
+from torchfix_codemods.analysis.vocabulary.torch_api import CHECKPOINTS
 from torchfix_codemods.edits.arguments import add_keyword
 from torchfix_codemods.findings import Safety
 from torchfix_codemods.prefilter import Needs
 from torchfix_codemods.rules.base import Example, Fix, Rule
-
-CHECKPOINTS = frozenset({"torch.utils.checkpoint.checkpoint",
-                         "torch.utils.checkpoint.checkpoint_sequential"})
 
 
 class CheckpointUseReentrant(Rule):

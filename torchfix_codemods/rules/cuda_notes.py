@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchfix_codemods.analysis.devices import cuda_device, has_cpu_fallback
-from torchfix_codemods.analysis.frameworks import imports_torch
-from torchfix_codemods.analysis.loops import innermost_loop
-from torchfix_codemods.analysis.optimizers import optimizer_of_step
-from torchfix_codemods.analysis.syntax import code_of
-from torchfix_codemods.analysis.walk import walk_local
+from torchfix_codemods.analysis.core.loops import innermost_loop
+from torchfix_codemods.analysis.core.syntax import code_of
+from torchfix_codemods.analysis.core.walk import walk_local
+from torchfix_codemods.analysis.facts.devices import cuda_device, has_cpu_fallback
+from torchfix_codemods.analysis.facts.frameworks import imports_torch
+from torchfix_codemods.analysis.facts.optimizers import optimizer_of_step
 from torchfix_codemods.prefilter import ANY_CODE, Needs
 from torchfix_codemods.rules.base import Example, Rule
 

@@ -2,7 +2,7 @@
 
 ``.data`` is the pre-0.4 way to reach a tensor's storage behind autograd's
 back. Each rule acts only on receivers the shared provenance analysis
-(:mod:`torchfix_codemods.analysis.tensors`) proves to be torch tensors: a
+(:mod:`torchfix_codemods.analysis.facts.tensors`) proves to be torch tensors: a
 third of the ``.data`` in real code is something else (``torch.utils.data``,
 ``args.data``, a dataset's ``.data``, numpy's memoryview).
 """
@@ -11,19 +11,20 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchfix_codemods.analysis.calls import keyword_arg
-from torchfix_codemods.analysis.grad_mode import in_no_grad
-from torchfix_codemods.analysis.imports import ImportUnavailable
-from torchfix_codemods.analysis.statements import consecutive_runs, own_line
-from torchfix_codemods.analysis.syntax import is_zero_index
-from torchfix_codemods.analysis.tensors import (
+from torchfix_codemods.analysis.core.calls import keyword_arg
+from torchfix_codemods.analysis.core.statements import consecutive_runs, own_line
+from torchfix_codemods.analysis.core.syntax import is_zero_index
+from torchfix_codemods.analysis.facts.grad_mode import in_no_grad
+from torchfix_codemods.analysis.facts.tensors import (
     data_use,
     loss_named_reason,
     provenance,
     scalar_reason,
     written_later,
 )
+from torchfix_codemods.analysis.vocabulary.torch_api import PARAMETER_CLASSES
 from torchfix_codemods.edits.expressions import method_call
+from torchfix_codemods.edits.references import ImportUnavailable
 from torchfix_codemods.edits.statements import wrapped_in_with
 from torchfix_codemods.findings import Safety
 from torchfix_codemods.prefilter import Needs
@@ -142,7 +143,6 @@ def _is_detach_call(node: cst.BaseExpression) -> bool:
             and node.func.attr.value == "detach")
 
 
-_KEEPERS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 
 
 def _stored_for_writing(rule: Rule, node: cst.Attribute) -> str | None:
@@ -157,7 +157,7 @@ def _stored_for_writing(rule: Rule, node: cst.Attribute) -> str | None:
         call = rule.names.parent(parent)
         if isinstance(call, cst.Call):
             func = call.func
-            if rule.qualified_name(func) in _KEEPERS:
+            if rule.qualified_name(func) in PARAMETER_CLASSES:
                 return "the value becomes an `nn.Parameter`"
             if isinstance(func, cst.Attribute) and func.attr.value in (
                     "register_buffer", "register_parameter"):

@@ -17,38 +17,38 @@ from collections.abc import Iterator, Sequence
 
 import libcst as cst
 
-from torchfix_codemods.analysis.callees import defined_function
-from torchfix_codemods.analysis.calls import (
+from torchfix_codemods.analysis.core.callees import defined_function
+from torchfix_codemods.analysis.core.calls import (
     argument,
     has_star_args,
     has_star_kwargs,
     positional_args,
 )
-from torchfix_codemods.analysis.dataloaders import DATALOADERS
-from torchfix_codemods.analysis.flow import reaching_bindings
-from torchfix_codemods.analysis.imports import ImportRequest, ImportUnavailable
-from torchfix_codemods.analysis.loops import epoch_loop_of
-from torchfix_codemods.analysis.names import NameIndex, Scope
-from torchfix_codemods.analysis.positions import positions_of
-from torchfix_codemods.analysis.project import LoaderShard, ProjectFacts
-from torchfix_codemods.analysis.statements import statement_line
-from torchfix_codemods.analysis.syntax import (
+from torchfix_codemods.analysis.core.flow import reaching_bindings
+from torchfix_codemods.analysis.core.loops import epoch_loop_of
+from torchfix_codemods.analysis.core.names import NameIndex, Scope
+from torchfix_codemods.analysis.core.positions import positions_of
+from torchfix_codemods.analysis.core.statements import statement_line
+from torchfix_codemods.analysis.core.syntax import (
     code_of,
     is_docstring,
     is_main_guard,
     is_none,
     literal_bool,
 )
-from torchfix_codemods.analysis.torch_classes import (
+from torchfix_codemods.analysis.core.usage import assigned_name
+from torchfix_codemods.analysis.core.walk import children, walk_local
+from torchfix_codemods.analysis.facts.dataloaders import DATALOADERS
+from torchfix_codemods.analysis.project import LoaderShard, ProjectFacts
+from torchfix_codemods.analysis.vocabulary.torch_classes import (
     DATA_PARALLEL_CLASSES,
     DDP_CLASSES,
     PROCESS_GROUP_CALLS,
 )
-from torchfix_codemods.analysis.usage import assigned_name
-from torchfix_codemods.analysis.walk import children, walk_local
 from torchfix_codemods.edits.arguments import add_keyword, keyword
 from torchfix_codemods.edits.composer import NestedEdits
 from torchfix_codemods.edits.expressions import as_left_operand
+from torchfix_codemods.edits.references import ImportRequest, ImportUnavailable
 from torchfix_codemods.edits.statements import fresh_name, simple_line, with_trailing_comment
 from torchfix_codemods.findings import Safety
 from torchfix_codemods.prefilter import Needs

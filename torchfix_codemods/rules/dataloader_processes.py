@@ -5,8 +5,19 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchfix_codemods.analysis.callees import class_of_instance, local_function, methods_of
-from torchfix_codemods.analysis.dataloaders import (
+from torchfix_codemods.analysis.core.callees import class_of_instance, local_function, methods_of
+from torchfix_codemods.analysis.core.import_time import (
+    has_main_guard,
+    import_time_functions,
+    reaches,
+    runs_on_import,
+    script_tail,
+)
+from torchfix_codemods.analysis.core.loops import iterates_or_passes
+from torchfix_codemods.analysis.core.names import NameIndex
+from torchfix_codemods.analysis.core.usage import assigned_name
+from torchfix_codemods.analysis.core.walk import walk_local
+from torchfix_codemods.analysis.facts.dataloaders import (
     dataset_argument,
     is_dataloader,
     start_method,
@@ -14,19 +25,8 @@ from torchfix_codemods.analysis.dataloaders import (
     worker_methods,
     workers,
 )
-from torchfix_codemods.analysis.devices import cuda_work
-from torchfix_codemods.analysis.import_time import (
-    has_main_guard,
-    import_time_functions,
-    reaches,
-    runs_on_import,
-    script_tail,
-)
-from torchfix_codemods.analysis.inference import is_pytest_file
-from torchfix_codemods.analysis.loops import iterates_or_passes
-from torchfix_codemods.analysis.names import NameIndex
-from torchfix_codemods.analysis.usage import assigned_name
-from torchfix_codemods.analysis.walk import walk_local
+from torchfix_codemods.analysis.facts.devices import cuda_work
+from torchfix_codemods.analysis.facts.inference import is_pytest_file
 from torchfix_codemods.edits.statements import guarded_by_main
 from torchfix_codemods.findings import Safety
 from torchfix_codemods.prefilter import Needs

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchfix_codemods.analysis.calls import argument
-from torchfix_codemods.analysis.dataloaders import DATALOADERS
+from torchfix_codemods.analysis.core.calls import argument
+from torchfix_codemods.analysis.vocabulary.torch_classes import DATALOADER_CLASSES
 from torchfix_codemods.prefilter import Needs
 from torchfix_codemods.rules.base import Example, Rule
 
@@ -65,7 +65,7 @@ class DataLoaderWithoutWorkers(Rule):
     )
 
     def visit_Call(self, node: cst.Call) -> None:
-        if self.qualified_name(node.func) not in DATALOADERS:
+        if self.qualified_name(node.func) not in DATALOADER_CLASSES:
             return
         if any(arg.star == "**" for arg in node.args):
             return

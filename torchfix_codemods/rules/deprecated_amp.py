@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchfix_codemods.analysis.imports import ImportUnavailable
 from torchfix_codemods.edits.arguments import keyword
 from torchfix_codemods.edits.expressions import parse_expression
+from torchfix_codemods.edits.references import ImportUnavailable
 from torchfix_codemods.findings import Safety
 from torchfix_codemods.prefilter import Needs
 from torchfix_codemods.rules.base import Example

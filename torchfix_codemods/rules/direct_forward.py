@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchfix_codemods.analysis.frameworks import imports_torch
-from torchfix_codemods.analysis.modules import init_assignment, module_classes, module_evidence
-from torchfix_codemods.analysis.names import dotted_name
-from torchfix_codemods.analysis.naming import name_tokens
+from torchfix_codemods.analysis.core.names import dotted_name
+from torchfix_codemods.analysis.facts.frameworks import imports_torch
+from torchfix_codemods.analysis.facts.modules import init_assignment, module_classes, module_evidence
+from torchfix_codemods.analysis.vocabulary.naming import name_tokens
 from torchfix_codemods.findings import Safety
 from torchfix_codemods.prefilter import Needs
 from torchfix_codemods.rules.base import Example, Fix, Rule

@@ -11,22 +11,20 @@ import re
 
 import libcst as cst
 
-from torchfix_codemods.analysis.callees import local_function
-from torchfix_codemods.analysis.calls import keyword_arg
-from torchfix_codemods.analysis.frameworks import imports_torch
-from torchfix_codemods.analysis.imports import ImportUnavailable
-from torchfix_codemods.analysis.loops import epoch_loop_of
-from torchfix_codemods.analysis.statements import comes_before, contains, own_line
-from torchfix_codemods.analysis.syntax import code_of, literal_bool
-from torchfix_codemods.analysis.walk import walk_local
+from torchfix_codemods.analysis.core.callees import local_function
+from torchfix_codemods.analysis.core.calls import keyword_arg
+from torchfix_codemods.analysis.core.loops import epoch_loop_of
+from torchfix_codemods.analysis.core.statements import comes_before, contains, own_line
+from torchfix_codemods.analysis.core.syntax import code_of, literal_bool
+from torchfix_codemods.analysis.core.walk import walk_local
+from torchfix_codemods.analysis.facts.frameworks import imports_torch
+from torchfix_codemods.analysis.vocabulary.torch_api import DISTRIBUTED_SAMPLERS, INIT_PROCESS_GROUP
+from torchfix_codemods.analysis.vocabulary.torch_classes import DATALOADER_CLASSES, DDP_CLASSES
+from torchfix_codemods.edits.references import ImportUnavailable
 from torchfix_codemods.edits.statements import insert_before, parse_statement
 from torchfix_codemods.findings import Safety
 from torchfix_codemods.prefilter import Needs
 from torchfix_codemods.rules.base import Example, Fix, Rule
-
-_SAMPLERS = frozenset({"torch.utils.data.distributed.DistributedSampler",
-                       "torch.utils.data.DistributedSampler"})
-_LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 
 
 def _assigned_name(rule: Rule, value: cst.CSTNode) -> cst.Name | None:
@@ -132,7 +130,7 @@ class SamplerWithoutSetEpoch(Rule):
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value == "set_epoch":
             self._set_epochs.append(node)
-        elif self.qualified_name(func) in _SAMPLERS:
+        elif self.qualified_name(func) in DISTRIBUTED_SAMPLERS:
             self._samplers.append(node)
 
     def leave_Module(self, original_node: cst.Module) -> None:
@@ -192,7 +190,7 @@ class SamplerWithoutSetEpoch(Rule):
         arg = self.names.parent(sampler)
         if isinstance(arg, cst.Arg):
             call = self.names.parent(arg)
-            if isinstance(call, cst.Call) and self.qualified_name(call.func) in _LOADERS and \
+            if isinstance(call, cst.Call) and self.qualified_name(call.func) in DATALOADER_CLASSES and \
                     arg.keyword is not None and arg.keyword.value == "sampler":
                 return call
             return None
@@ -203,15 +201,13 @@ class SamplerWithoutSetEpoch(Rule):
             arg = self.names.parent(read)
             call = self.names.parent(arg) if isinstance(arg, cst.Arg) else None
             if isinstance(arg, cst.Arg) and isinstance(call, cst.Call) and \
-                    self.qualified_name(call.func) in _LOADERS and arg.keyword is not None and \
+                    self.qualified_name(call.func) in DATALOADER_CLASSES and arg.keyword is not None and \
                     arg.keyword.value == "sampler":
                 found.append(call)
         return found[0] if len(found) == 1 else None
 
 
 
-_INIT_PROCESS_GROUP = frozenset({"torch.distributed.init_process_group",
-                                 "torch.distributed.distributed_c10d.init_process_group"})
 _RANK_WORDS = re.compile(r"rank|main_process|is_main|master|primary|is_root|leader|chief",
                          re.IGNORECASE)
 """Words of a condition or function name that pick one process (``if rank == 0``,
@@ -313,7 +309,7 @@ class EveryRankSaves(Rule):
             self._saves.append(node)
         elif qualified == "torch.load":
             self._loads.append(node)
-        elif qualified in _INIT_PROCESS_GROUP:
+        elif qualified in INIT_PROCESS_GROUP:
             self._starts_group = True
 
     def leave_Module(self, original_node: cst.Module) -> None:
@@ -356,7 +352,7 @@ class EveryRankSaves(Rule):
         return all(self._guarded(call, depth + 1) for call in callers)
 
     def _starts_group_in(self, function: cst.FunctionDef) -> bool:
-        return any(isinstance(n, cst.Call) and self.qualified_name(n.func) in _INIT_PROCESS_GROUP
+        return any(isinstance(n, cst.Call) and self.qualified_name(n.func) in INIT_PROCESS_GROUP
                    for n in walk_local(function.body))
 
     def _callers(self, function: cst.FunctionDef) -> list[cst.Call]:
@@ -405,8 +401,6 @@ class EveryRankSaves(Rule):
 
 
 
-_DDP = frozenset({"torch.nn.parallel.DistributedDataParallel",
-                  "torch.nn.parallel.distributed.DistributedDataParallel"})
 _PREFIX_STRIPPERS = ("consume_prefix_in_state_dict_if_present",)
 
 
@@ -518,7 +512,7 @@ class WrappedStateDictSaved(Rule):
             return
         last = before[-1]
         if not (isinstance(last.value, cst.Call) and
-                self.qualified_name(last.value.func) in _DDP):
+                self.qualified_name(last.value.func) in DDP_CLASSES):
             return
         conditional = any(isinstance(a, (cst.If, cst.Try)) and
                           not contains(self.names, a, save)

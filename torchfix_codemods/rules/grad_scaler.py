@@ -1,7 +1,7 @@
 """TFC508-TFC511: a mixed-precision step that departs from the documented `GradScaler` recipe.
 
 The order of one step (backward, unscale, clip, step, update) is read by
-:mod:`torchfix_codemods.analysis.amp`; the rules here decide which departures are
+:mod:`torchfix_codemods.analysis.facts.amp`; the rules here decide which departures are
 mistakes: clipping gradients that are still scaled (TFC508), stepping the optimizer
 around the scaler (TFC509), never updating the scale (TFC510), and a scaler next to a
 bfloat16 autocast that needs none (TFC511, off by default).
@@ -11,7 +11,14 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchfix_codemods.analysis.amp import (
+from torchfix_codemods.analysis.core.callees import local_function
+from torchfix_codemods.analysis.core.calls import keyword_arg, positional_args
+from torchfix_codemods.analysis.core.loops import innermost_loop
+from torchfix_codemods.analysis.core.names import dotted_name
+from torchfix_codemods.analysis.core.statements import own_line, statement_line
+from torchfix_codemods.analysis.core.syntax import code_of
+from torchfix_codemods.analysis.core.walk import walk_local
+from torchfix_codemods.analysis.facts.amp import (
     Scope,
     scaler_calls,
     scaler_of_backward,
@@ -20,15 +27,9 @@ from torchfix_codemods.analysis.amp import (
     step_events,
     step_scope,
 )
-from torchfix_codemods.analysis.callees import local_function
-from torchfix_codemods.analysis.calls import keyword_arg, positional_args
-from torchfix_codemods.analysis.frameworks import imports_torch
-from torchfix_codemods.analysis.loops import innermost_loop
-from torchfix_codemods.analysis.names import dotted_name
-from torchfix_codemods.analysis.statements import own_line, statement_line
-from torchfix_codemods.analysis.syntax import code_of
-from torchfix_codemods.analysis.training import Event, event_of
-from torchfix_codemods.analysis.walk import walk_local
+from torchfix_codemods.analysis.facts.frameworks import imports_torch
+from torchfix_codemods.analysis.facts.training import Event, event_of
+from torchfix_codemods.analysis.vocabulary.torch_api import AUTOCASTS, GRAD_SCALERS
 from torchfix_codemods.edits.statements import insert_before, parse_statement
 from torchfix_codemods.findings import Safety
 from torchfix_codemods.prefilter import Needs
@@ -494,14 +495,6 @@ class MissingScalerUpdate(_ScalerRule):
             [(last, cst.FlattenSentinel([last, update]))]))
 
 
-_GRAD_SCALERS = frozenset({
-    "torch.amp.GradScaler", "torch.cuda.amp.GradScaler", "torch.cpu.amp.GradScaler",
-    "torch.amp.grad_scaler.GradScaler", "torch.cuda.amp.grad_scaler.GradScaler",
-})
-_AUTOCASTS = frozenset({
-    "torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast", "torch.cpu.amp.autocast",
-    "torch.amp.autocast_mode.autocast",
-})
 
 
 class GradScalerWithBfloat16(Rule):
@@ -571,11 +564,11 @@ class GradScalerWithBfloat16(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         qualified = self.qualified_name(node.func)
-        if qualified in _GRAD_SCALERS:
+        if qualified in GRAD_SCALERS:
             if keyword_arg(node, "enabled") is None and not any(
                     a.star for a in node.args) and len(positional_args(node)) <= 1:
                 self._scalers.append(node)
-        elif qualified in _AUTOCASTS:
+        elif qualified in AUTOCASTS:
             if self._bfloat16(node, qualified):
                 self._bf16 += 1
             else:

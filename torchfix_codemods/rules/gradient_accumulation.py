@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchfix_codemods.analysis.amp import scaler_of_backward
-from torchfix_codemods.analysis.calls import keyword_arg
-from torchfix_codemods.analysis.frameworks import imports_torch
-from torchfix_codemods.analysis.loops import innermost_loop
-from torchfix_codemods.analysis.modules import self_assignments
-from torchfix_codemods.analysis.names import dotted_name
-from torchfix_codemods.analysis.optimizers import optimizer_of_step
-from torchfix_codemods.analysis.syntax import code_of
-from torchfix_codemods.analysis.training import Event, iteration_events
-from torchfix_codemods.analysis.walk import walk_local
+from torchfix_codemods.analysis.core.calls import keyword_arg
+from torchfix_codemods.analysis.core.loops import innermost_loop
+from torchfix_codemods.analysis.core.names import dotted_name
+from torchfix_codemods.analysis.core.syntax import code_of
+from torchfix_codemods.analysis.core.walk import walk_local
+from torchfix_codemods.analysis.facts.amp import scaler_of_backward
+from torchfix_codemods.analysis.facts.frameworks import imports_torch
+from torchfix_codemods.analysis.facts.modules import self_assignments
+from torchfix_codemods.analysis.facts.optimizers import optimizer_of_step
+from torchfix_codemods.analysis.facts.training import Event, iteration_events
 from torchfix_codemods.findings import Safety
 from torchfix_codemods.prefilter import Needs
 from torchfix_codemods.rules.base import Example, Fix, Rule

@@ -1,7 +1,7 @@
 """TFC201-TFC203: train/eval mode and gradient tracking in inference code.
 
 Which functions count as inference, which model they run and who calls them
-is decided once per file by :mod:`torchfix_codemods.analysis.inference`; the
+is decided once per file by :mod:`torchfix_codemods.analysis.facts.inference`; the
 rules here turn those facts into findings and fixes.
 """
 
@@ -9,21 +9,21 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchfix_codemods.analysis.grad_mode import in_no_grad
-from torchfix_codemods.analysis.imports import ImportUnavailable
-from torchfix_codemods.analysis.inference import (
-    EVAL_TOKENS,
-    PREDICT_TOKENS,
+from torchfix_codemods.analysis.core.names import dotted_name
+from torchfix_codemods.analysis.core.syntax import split_docstring
+from torchfix_codemods.analysis.core.walk import names_in, walk_local
+from torchfix_codemods.analysis.facts.grad_mode import in_no_grad
+from torchfix_codemods.analysis.facts.inference import (
     FunctionFacts,
     InferenceAnalysis,
     InferenceFunction,
     ScriptRegion,
 )
-from torchfix_codemods.analysis.modules import mode_changes_output
-from torchfix_codemods.analysis.names import dotted_name
-from torchfix_codemods.analysis.syntax import split_docstring
-from torchfix_codemods.analysis.walk import names_in, walk_local
+from torchfix_codemods.analysis.facts.modules import mode_changes_output
+from torchfix_codemods.analysis.vocabulary.naming import EVAL_TOKENS, PREDICT_TOKENS
+from torchfix_codemods.analysis.vocabulary.tensor_methods import DEVICE_METHODS, FLOAT_CASTS
 from torchfix_codemods.edits.modes import in_eval_mode
+from torchfix_codemods.edits.references import ImportUnavailable
 from torchfix_codemods.edits.statements import insert_before, parse_statement
 from torchfix_codemods.findings import Safety
 from torchfix_codemods.prefilter import Needs
@@ -612,11 +612,10 @@ class EvalNotRestored(Rule):
 
 _FAST_PATH_MARKERS = ("Transformer", "MultiheadAttention")
 _PARAMETER_READS = frozenset({"parameters", "named_parameters"})
-_NOT_A_FORWARD = frozenset({
-    "eval", "train", "to", "cuda", "cpu", "half", "float", "double", "bfloat16",
-    "requires_grad_", "zero_grad", "state_dict", "load_state_dict", "modules", "children",
-    "named_modules", "named_children", "buffers", "named_buffers", "apply",
-})
+_NOT_A_FORWARD = DEVICE_METHODS | FLOAT_CASTS | {
+    "eval", "train", "requires_grad_", "zero_grad", "state_dict", "load_state_dict", "modules",
+    "children", "named_modules", "named_children", "buffers", "named_buffers", "apply",
+}
 """``nn.Module`` methods that move, switch or read a module without running its forward."""
 
 

@@ -1,7 +1,7 @@
 """TFC205: validation written inline in the epoch loop, run with the model in train mode.
 
 Which ``with torch.no_grad():`` blocks are validation inside a training loop is
-decided by :func:`torchfix_codemods.analysis.training.inline_validations`; the
+decided by :func:`torchfix_codemods.analysis.facts.training.inline_validations`; the
 eval-and-restore statements are :func:`torchfix_codemods.edits.modes.in_eval_mode`,
 the idiom TFC201 uses for whole functions.
 """
@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchfix_codemods.analysis.frameworks import imports_torch
-from torchfix_codemods.analysis.inference import InferenceAnalysis
-from torchfix_codemods.analysis.statements import block_of, written_names
-from torchfix_codemods.analysis.syntax import code_of
-from torchfix_codemods.analysis.training import InlineValidation, inline_validations
-from torchfix_codemods.analysis.walk import children, names_in
+from torchfix_codemods.analysis.core.statements import block_of, written_names
+from torchfix_codemods.analysis.core.syntax import code_of
+from torchfix_codemods.analysis.core.walk import children, names_in
+from torchfix_codemods.analysis.facts.frameworks import imports_torch
+from torchfix_codemods.analysis.facts.inference import InferenceAnalysis
+from torchfix_codemods.analysis.facts.training import InlineValidation, inline_validations
 from torchfix_codemods.edits.modes import in_eval_mode
 from torchfix_codemods.findings import Safety
 from torchfix_codemods.prefilter import Needs

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchfix_codemods.analysis.grad_mode import grad_enabled
-from torchfix_codemods.analysis.imports import ImportUnavailable
-from torchfix_codemods.analysis.leaves import leaf_requiring_grad
-from torchfix_codemods.analysis.statements import consecutive_runs, own_line
+from torchfix_codemods.analysis.core.statements import consecutive_runs, own_line
+from torchfix_codemods.analysis.facts.grad_mode import grad_enabled
+from torchfix_codemods.analysis.facts.leaves import leaf_requiring_grad
+from torchfix_codemods.edits.references import ImportUnavailable
 from torchfix_codemods.edits.statements import wrapped_in_with
 from torchfix_codemods.findings import Safety
 from torchfix_codemods.prefilter import Needs

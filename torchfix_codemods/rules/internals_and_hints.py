@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchfix_codemods.analysis.names import dotted_name
+from torchfix_codemods.analysis.core.names import dotted_name
 from torchfix_codemods.findings import Safety
 from torchfix_codemods.prefilter import Needs
 from torchfix_codemods.rules.base import Example, Fix

@@ -9,16 +9,16 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchfix_codemods.analysis.calls import keyword_arg
-from torchfix_codemods.analysis.frameworks import imports_torch
-from torchfix_codemods.analysis.tensors import provenance
+from torchfix_codemods.analysis.core.calls import keyword_arg
+from torchfix_codemods.analysis.facts.frameworks import imports_torch
+from torchfix_codemods.analysis.facts.tensors import provenance
+from torchfix_codemods.analysis.vocabulary.torch_api import AUTOGRAD_BACKWARD
 from torchfix_codemods.findings import Safety
 from torchfix_codemods.prefilter import Needs
 from torchfix_codemods.rules.base import Example, Fix, Rule
 
 OLD = "retain_variables"
 NEW = "retain_graph"
-_FUNCTIONS = frozenset({"torch.autograd.backward"})
 
 
 class RetainVariables(Rule):
@@ -81,7 +81,7 @@ class RetainVariables(Rule):
         if old is None or not imports_torch(self.names):
             return
         func = node.func
-        if self.qualified_name(func) in _FUNCTIONS:
+        if self.qualified_name(func) in AUTOGRAD_BACKWARD:
             pass
         elif isinstance(func, cst.Attribute) and func.attr.value == "backward":
             if provenance(self.names, func.value).is_not_tensor:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchfix_codemods.analysis.calls import keyword_arg
-from torchfix_codemods.analysis.syntax import is_none, literal_bool
+from torchfix_codemods.analysis.core.calls import keyword_arg
+from torchfix_codemods.analysis.core.syntax import is_none, literal_bool
 from torchfix_codemods.edits.arguments import as_keyword, keyword, with_layout
 from torchfix_codemods.edits.call_mapping import Unmappable, bind
 from torchfix_codemods.findings import Safety

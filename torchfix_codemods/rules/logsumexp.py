@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchfix_codemods.analysis.calls import argument, has_star_args, has_star_kwargs
-from torchfix_codemods.analysis.imports import ImportUnavailable
-from torchfix_codemods.analysis.syntax import is_none
+from torchfix_codemods.analysis.core.calls import argument, has_star_args, has_star_kwargs
+from torchfix_codemods.analysis.core.syntax import is_none
 from torchfix_codemods.edits.arguments import with_layout
+from torchfix_codemods.edits.references import ImportUnavailable
 from torchfix_codemods.findings import Safety
 from torchfix_codemods.prefilter import Needs
 from torchfix_codemods.rules.base import Example, Fix, Rule

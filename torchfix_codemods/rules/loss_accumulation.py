@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchfix_codemods.analysis.grad_mode import in_no_grad
-from torchfix_codemods.analysis.loops import innermost_loop
-from torchfix_codemods.analysis.names import NameIndex, Scope
-from torchfix_codemods.analysis.tensors import provenance, scalar_reason
-from torchfix_codemods.analysis.values import tensor_facts
-from torchfix_codemods.analysis.walk import names_in, walk
+from torchfix_codemods.analysis.core.loops import innermost_loop
+from torchfix_codemods.analysis.core.names import NameIndex, Scope
+from torchfix_codemods.analysis.core.walk import names_in, walk
+from torchfix_codemods.analysis.facts.grad_mode import in_no_grad
+from torchfix_codemods.analysis.facts.tensors import provenance, scalar_reason
+from torchfix_codemods.analysis.facts.values import tensor_facts
 from torchfix_codemods.edits.expressions import method_call
 from torchfix_codemods.findings import Safety
 from torchfix_codemods.prefilter import Needs

@@ -9,28 +9,26 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchfix_codemods.analysis.calls import argument
-from torchfix_codemods.analysis.imports import ImportRequest, ImportUnavailable
-from torchfix_codemods.analysis.modules import init_assignment
-from torchfix_codemods.analysis.usage import assigned_name, describe_use, reads_of_assigned
+from torchfix_codemods.analysis.core.calls import argument
+from torchfix_codemods.analysis.core.usage import assigned_name, describe_use, reads_of_assigned
+from torchfix_codemods.analysis.facts.modules import init_assignment
+from torchfix_codemods.analysis.vocabulary.torch_api import (
+    BCE_FUNCTION,
+    BCE_MODULES,
+    CE_FUNCTIONS,
+    CE_MODULES,
+    LOG_FUNCTIONS,
+    NLL_FUNCTIONS,
+    NLL_MODULES,
+    SIGMOID_FUNCTIONS,
+    SIGMOID_MODULES,
+    SOFTMAX_FUNCTIONS,
+    SOFTMAX_MODULES,
+)
+from torchfix_codemods.edits.references import ImportRequest, ImportUnavailable
 from torchfix_codemods.findings import Safety
 from torchfix_codemods.prefilter import Needs
 from torchfix_codemods.rules.base import Example, Fix, Rule
-
-_F = "torch.nn.functional."
-SOFTMAX_FUNCTIONS = {"torch.softmax": "torch.log_softmax", _F + "softmax": _F + "log_softmax",
-                     "torch.special.softmax": "torch.special.log_softmax"}
-SOFTMAX_MODULES = {"torch.nn.Softmax": "torch.nn.LogSoftmax",
-                   "torch.nn.modules.activation.Softmax": "torch.nn.LogSoftmax"}
-CE_FUNCTIONS = frozenset({_F + "cross_entropy"})
-CE_MODULES = frozenset({"torch.nn.CrossEntropyLoss", "torch.nn.modules.loss.CrossEntropyLoss"})
-NLL_FUNCTIONS = frozenset({_F + "nll_loss"})
-NLL_MODULES = frozenset({"torch.nn.NLLLoss", "torch.nn.modules.loss.NLLLoss"})
-LOG_FUNCTIONS = frozenset({"torch.log"})
-SIGMOID_FUNCTIONS = frozenset({"torch.sigmoid", _F + "sigmoid", "torch.special.expit"})
-SIGMOID_MODULES = frozenset({"torch.nn.Sigmoid", "torch.nn.modules.activation.Sigmoid"})
-BCE_FUNCTION = _F + "binary_cross_entropy"
-BCE_MODULES = frozenset({"torch.nn.BCELoss", "torch.nn.modules.loss.BCELoss"})
 
 
 class _LossRule(Rule):

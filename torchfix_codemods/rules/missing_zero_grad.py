@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchfix_codemods.analysis.frameworks import imports_torch
-from torchfix_codemods.analysis.loops import innermost_loop
-from torchfix_codemods.analysis.names import dotted_name
-from torchfix_codemods.analysis.optimizers import optimizer_of_step
-from torchfix_codemods.analysis.statements import statement_line
-from torchfix_codemods.analysis.training import loop_facts
+from torchfix_codemods.analysis.core.loops import innermost_loop
+from torchfix_codemods.analysis.core.names import dotted_name
+from torchfix_codemods.analysis.core.statements import statement_line
+from torchfix_codemods.analysis.facts.frameworks import imports_torch
+from torchfix_codemods.analysis.facts.optimizers import optimizer_of_step
+from torchfix_codemods.analysis.facts.training import loop_facts
 from torchfix_codemods.edits.statements import insert_before, parse_statement
 from torchfix_codemods.findings import Safety
 from torchfix_codemods.prefilter import Needs

@@ -1,7 +1,7 @@
 """TFC101: ``.numpy()`` on a torch tensor, which fails when it requires grad or lives on a GPU.
 
 The receiver must be proven a torch tensor by the shared provenance analysis
-(:mod:`torchfix_codemods.analysis.tensors`) for a safe fix; its evidence goes
+(:mod:`torchfix_codemods.analysis.facts.tensors`) for a safe fix; its evidence goes
 in the finding's ``reason``.
 """
 
@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchfix_codemods.analysis.frameworks import imports_torch
-from torchfix_codemods.analysis.syntax import code_of
-from torchfix_codemods.analysis.tensors import Provenance, provenance
-from torchfix_codemods.analysis.values import TensorFacts, conversion_facts
-from torchfix_codemods.analysis.walk import walk_local
+from torchfix_codemods.analysis.core.syntax import code_of
+from torchfix_codemods.analysis.core.walk import walk_local
+from torchfix_codemods.analysis.facts.frameworks import imports_torch
+from torchfix_codemods.analysis.facts.tensors import Provenance, provenance
+from torchfix_codemods.analysis.facts.values import TensorFacts, conversion_facts
 from torchfix_codemods.edits.expressions import method_call
 from torchfix_codemods.findings import Safety
 from torchfix_codemods.prefilter import Needs

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchfix_codemods.analysis.calls import argument, has_star_kwargs
-from torchfix_codemods.analysis.dataloaders import is_dataloader
-from torchfix_codemods.analysis.devices import cuda_work, uses_cuda
-from torchfix_codemods.analysis.frameworks import imports_torch
-from torchfix_codemods.analysis.loops import loops_over
-from torchfix_codemods.analysis.syntax import literal_bool
-from torchfix_codemods.analysis.usage import assigned_name
-from torchfix_codemods.analysis.walk import walk_local
+from torchfix_codemods.analysis.core.calls import argument, has_star_kwargs
+from torchfix_codemods.analysis.core.loops import loops_over
+from torchfix_codemods.analysis.core.syntax import literal_bool
+from torchfix_codemods.analysis.core.usage import assigned_name
+from torchfix_codemods.analysis.core.walk import walk_local
+from torchfix_codemods.analysis.facts.dataloaders import is_dataloader
+from torchfix_codemods.analysis.facts.devices import cuda_work, uses_cuda
+from torchfix_codemods.analysis.facts.frameworks import imports_torch
 from torchfix_codemods.prefilter import Needs
 from torchfix_codemods.rules.base import Example, Rule
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchfix_codemods.analysis.names import dotted_name
+from torchfix_codemods.analysis.core.names import dotted_name
 from torchfix_codemods.edits.call_mapping import Unmappable
 from torchfix_codemods.findings import Safety
 from torchfix_codemods.prefilter import Needs

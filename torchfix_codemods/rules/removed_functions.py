@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchfix_codemods.analysis.imports import ImportUnavailable
-from torchfix_codemods.analysis.syntax import is_none, literal_bool
+from torchfix_codemods.analysis.core.syntax import is_none, literal_bool
+from torchfix_codemods.analysis.vocabulary.torch_api import LEGACY_TENSOR_DTYPES
 from torchfix_codemods.edits.arguments import as_keyword, as_positional, keyword, with_layout
 from torchfix_codemods.edits.call_mapping import Unmappable, bind
 from torchfix_codemods.edits.expressions import as_left_operand
+from torchfix_codemods.edits.references import ImportUnavailable
 from torchfix_codemods.findings import Safety
 from torchfix_codemods.rules.base import Example, Fix
 from torchfix_codemods.rules.table_rule import Handler, TableRule
@@ -246,7 +247,6 @@ def _sdp_kernel(rule: TableRule, call: cst.Call, spec: Replacement,
     return call.with_changes(func=func, args=[cst.Arg(cst.List(elements))])
 
 
-_DTYPES = {"torch.FloatTensor": "torch.float32", "torch.DoubleTensor": "torch.float64"}
 
 
 def _default_tensor_type(rule: TableRule, call: cst.Call, spec: Replacement,
@@ -256,10 +256,10 @@ def _default_tensor_type(rule: TableRule, call: cst.Call, spec: Replacement,
         raise Unmappable("the type argument is missing")
     value = bound["t"].value
     name = _string(value) or rule.qualified_name(value)
-    if name not in _DTYPES:
+    if name not in LEGACY_TENSOR_DTYPES:
         raise Unmappable("only `torch.FloatTensor`/`torch.DoubleTensor` map to a dtype; for CUDA "
                          "types also call `torch.set_default_device(\"cuda\")`")
-    dtype = _reference(rule, _DTYPES[name], call)
+    dtype = _reference(rule, LEGACY_TENSOR_DTYPES[name], call)
     return call.with_changes(func=func, args=[as_positional(bound["t"]).with_changes(value=dtype)])
 
 

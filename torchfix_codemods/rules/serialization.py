@@ -9,13 +9,16 @@ from collections.abc import Sequence
 
 import libcst as cst
 
-from torchfix_codemods.analysis.calls import (
+from torchfix_codemods.analysis.core.calls import (
     argument,
     has_star_args,
     has_star_kwargs,
     keyword_arg,
 )
-from torchfix_codemods.analysis.checkpoints import (
+from torchfix_codemods.analysis.core.definite import definitely_bound
+from torchfix_codemods.analysis.core.usage import assigned_name
+from torchfix_codemods.analysis.core.walk import names_in
+from torchfix_codemods.analysis.facts.checkpoints import (
     TORCH_LOAD,
     TORCH_SAVE,
     LoadUse,
@@ -26,13 +29,10 @@ from torchfix_codemods.analysis.checkpoints import (
     saved_before,
     saved_content,
 )
-from torchfix_codemods.analysis.definite import definitely_bound
-from torchfix_codemods.analysis.imports import ImportUnavailable
-from torchfix_codemods.analysis.modules import module_evidence, named_like_model
+from torchfix_codemods.analysis.facts.modules import module_evidence, named_like_model
 from torchfix_codemods.analysis.project import ModulePair, SavedContent
-from torchfix_codemods.analysis.usage import assigned_name
-from torchfix_codemods.analysis.walk import names_in
 from torchfix_codemods.edits.arguments import add_keyword
+from torchfix_codemods.edits.references import ImportUnavailable
 from torchfix_codemods.edits.statements import parse_statement
 from torchfix_codemods.findings import Safety
 from torchfix_codemods.prefilter import Needs

@@ -20,9 +20,9 @@ from typing import ClassVar
 
 import libcst as cst
 
-from torchfix_codemods.analysis.imports import ImportRemoval, ImportUnavailable
-from torchfix_codemods.analysis.names import dotted_name
+from torchfix_codemods.analysis.core.names import dotted_name
 from torchfix_codemods.edits.call_mapping import Unmappable, map_call
+from torchfix_codemods.edits.references import ImportRemoval, ImportUnavailable
 from torchfix_codemods.findings import Safety
 from torchfix_codemods.prefilter import Needs
 from torchfix_codemods.rules.base import Fix, Rule

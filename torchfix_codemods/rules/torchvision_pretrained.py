@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchfix_codemods.analysis.calls import argument, keyword_arg, positional_args
-from torchfix_codemods.analysis.imports import ImportUnavailable
-from torchfix_codemods.analysis.syntax import code_of, is_none, literal_bool
+from torchfix_codemods.analysis.core.calls import argument, keyword_arg, positional_args
+from torchfix_codemods.analysis.core.syntax import code_of, is_none, literal_bool
 from torchfix_codemods.edits.arguments import as_keyword
+from torchfix_codemods.edits.references import ImportUnavailable
 from torchfix_codemods.findings import Safety
 from torchfix_codemods.prefilter import Needs
 from torchfix_codemods.rules.base import Example, Fix, Rule

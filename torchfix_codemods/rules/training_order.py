@@ -1,10 +1,10 @@
 """TFC505-TFC507: gradient work done in the wrong order within one training iteration.
 
-The order is read by :func:`torchfix_codemods.analysis.training.iteration_events`
+The order is read by :func:`torchfix_codemods.analysis.facts.training.iteration_events`
 (backward, ``zero_grad``, clip, ``unscale_``, optimizer and scheduler steps, in
 the order one iteration runs them); the rules here decide which orders are
 mistakes and move the one misplaced statement. A move is offered only when the
-statement can move whole (:func:`~torchfix_codemods.analysis.statements.movable_statement`)
+statement can move whole (:func:`~torchfix_codemods.analysis.core.statements.movable_statement`)
 and the code it moves across neither reads what it writes nor writes what it reads.
 """
 
@@ -14,12 +14,9 @@ from collections.abc import Sequence
 
 import libcst as cst
 
-from torchfix_codemods.analysis.frameworks import imports_torch
-from torchfix_codemods.analysis.inference import InferenceAnalysis
-from torchfix_codemods.analysis.loops import innermost_loop
-from torchfix_codemods.analysis.names import dotted_name
-from torchfix_codemods.analysis.optimizers import is_grad_scaler, scheduled_optimizer
-from torchfix_codemods.analysis.statements import (
+from torchfix_codemods.analysis.core.loops import innermost_loop
+from torchfix_codemods.analysis.core.names import dotted_name
+from torchfix_codemods.analysis.core.statements import (
     comes_before,
     contains,
     interferes,
@@ -29,8 +26,11 @@ from torchfix_codemods.analysis.statements import (
     spans,
     statement_line,
 )
-from torchfix_codemods.analysis.syntax import code_of
-from torchfix_codemods.analysis.training import Event, event_of, iteration_events
+from torchfix_codemods.analysis.core.syntax import code_of
+from torchfix_codemods.analysis.facts.frameworks import imports_torch
+from torchfix_codemods.analysis.facts.inference import InferenceAnalysis
+from torchfix_codemods.analysis.facts.optimizers import is_grad_scaler, scheduled_optimizer
+from torchfix_codemods.analysis.facts.training import Event, event_of, iteration_events
 from torchfix_codemods.edits.statements import move_statement
 from torchfix_codemods.findings import Safety
 from torchfix_codemods.prefilter import Needs

@@ -9,24 +9,17 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchfix_codemods.analysis.calls import keyword_arg, positional_args
-from torchfix_codemods.analysis.grad_mode import in_no_grad
-from torchfix_codemods.analysis.imports import ImportRemoval
-from torchfix_codemods.analysis.names import NameIndex
-from torchfix_codemods.analysis.syntax import literal_bool
+from torchfix_codemods.analysis.core.calls import keyword_arg, positional_args
+from torchfix_codemods.analysis.core.names import NameIndex
+from torchfix_codemods.analysis.core.syntax import literal_bool
+from torchfix_codemods.analysis.facts.grad_mode import in_no_grad
+from torchfix_codemods.analysis.vocabulary.tensor_methods import TENSOR_FACTORIES
+from torchfix_codemods.analysis.vocabulary.torch_api import VARIABLE_CLASSES
 from torchfix_codemods.edits.expressions import as_receiver, method_call
+from torchfix_codemods.edits.references import ImportRemoval
 from torchfix_codemods.findings import Safety
 from torchfix_codemods.prefilter import Needs
 from torchfix_codemods.rules.base import Example, Fix, Rule
-
-VARIABLE = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})
-# Factories that return a fresh leaf without grad: `Variable(torch.zeros(3))` is `torch.zeros(3)`.
-_FRESH = frozenset({
-    "tensor", "zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm",
-    "arange", "linspace", "logspace", "eye", "zeros_like", "ones_like", "empty_like",
-    "full_like", "rand_like", "randn_like", "randint_like", "FloatTensor", "LongTensor",
-    "DoubleTensor", "IntTensor", "ByteTensor", "BoolTensor", "HalfTensor", "Tensor",
-})
 
 
 class VariableWrapper(Rule):
@@ -109,7 +102,7 @@ class VariableWrapper(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         qualified = self.qualified_name(node.func)
-        if qualified not in VARIABLE:
+        if qualified not in VARIABLE_CLASSES:
             return
         removal = self._import_removal(node.func)
         positional = positional_args(node)
@@ -165,7 +158,7 @@ def _is_fresh(names: NameIndex, value: cst.BaseExpression) -> bool:
         return False
     qualified = names.qualified_name(value.func) or ""
     return qualified.count(".") == 1 and qualified.startswith("torch.") and \
-        qualified.split(".")[1] in _FRESH
+        qualified.split(".")[1] in TENSOR_FACTORIES
 
 
 # ------------------------------------------------------------------- TFC107

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchfix_codemods.analysis.frameworks import imports_torch
-from torchfix_codemods.analysis.layout import (
+from torchfix_codemods.analysis.facts.frameworks import imports_torch
+from torchfix_codemods.analysis.facts.layout import (
     reordering_source,
     target_rank,
     view_argument,
 )
-from torchfix_codemods.analysis.tensors import data_use, name_written_in_place, provenance
+from torchfix_codemods.analysis.facts.tensors import data_use, name_written_in_place, provenance
 from torchfix_codemods.findings import Safety
 from torchfix_codemods.prefilter import Needs
 from torchfix_codemods.rules.base import Example, Fix, Rule

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchfix_codemods.analysis.syntax import is_zero_index
-from torchfix_codemods.analysis.tensors import (
+from torchfix_codemods.analysis.core.syntax import is_zero_index
+from torchfix_codemods.analysis.facts.tensors import (
     loss_named_reason,
     scalar_reason,
     whole_reduction_reason,

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchfix_codemods.analysis.calls import argument
-from torchfix_codemods.analysis.frameworks import imports_torch
-from torchfix_codemods.analysis.positions import positions_of
-from torchfix_codemods.analysis.syntax import is_false
-from torchfix_codemods.analysis.training import grad_read_after
+from torchfix_codemods.analysis.core.calls import argument
+from torchfix_codemods.analysis.core.positions import positions_of
+from torchfix_codemods.analysis.core.syntax import is_false
+from torchfix_codemods.analysis.facts.frameworks import imports_torch
+from torchfix_codemods.analysis.facts.training import grad_read_after
 from torchfix_codemods.edits.arguments import remove_argument
 from torchfix_codemods.findings import Safety
 from torchfix_codemods.prefilter import Needs

@@ -1,0 +1,1 @@
+"""Python semantics: names, scopes, bindings, imports, calls, loops, flow. No PyTorch knowledge."""

@@ -1,0 +1,83 @@
+"""Which code of this file a call runs: a module-level function, or a method of a class of
+this file (``Trainer(...)`` runs ``__init__``; ``trainer.fit()`` runs ``fit`` when ``trainer``
+is bound only to ``Trainer(...)``).
+
+Rules that follow work across calls ask it (a training loop's reset hidden in a helper, a
+script whose ``main()`` starts DataLoader workers). A call it cannot resolve to one definition
+of this file answers None: imported functions, names bound more than once, methods of
+objects of unknown class.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from torchfix_codemods.analysis.core.names import NameIndex
+
+_MAX_DEPTH = 4
+
+
+def _defined(names: NameIndex, expr: cst.BaseExpression, kind: str) -> cst.CSTNode | None:
+    """The ``def``/``class`` statement the name ``expr`` is bound to alone."""
+    if isinstance(expr, cst.Name):
+        binding = names.binding_of(expr)
+        if binding is not None and binding.kind == kind:
+            return binding.node
+    return None
+
+
+def defined_function(names: NameIndex, expr: cst.BaseExpression) -> cst.FunctionDef | None:
+    """The ``def`` of this file that the name ``expr`` is bound to alone."""
+    found = _defined(names, expr, "def")
+    return found if isinstance(found, cst.FunctionDef) else None
+
+
+def local_function(names: NameIndex, call: cst.Call) -> cst.FunctionDef | None:
+    """The ``def`` of this file that ``f(...)`` calls, when ``f`` is bound to it alone."""
+    return defined_function(names, call.func)
+
+
+def local_class(names: NameIndex, expr: cst.BaseExpression) -> cst.ClassDef | None:
+    """The class of this file that the name ``expr`` is bound to alone."""
+    found = _defined(names, expr, "class")
+    return found if isinstance(found, cst.ClassDef) else None
+
+
+def class_of_instance(names: NameIndex, expr: cst.BaseExpression,
+                      depth: int = 0) -> cst.ClassDef | None:
+    """The class of this file that ``expr`` is an instance of: ``MyData(...)``, or a name
+    bound only once, to such a call."""
+    if isinstance(expr, cst.Name) and depth < _MAX_DEPTH:
+        bindings = names.bindings_of(expr)
+        if len(bindings) != 1 or bindings[0].kind not in ("assign", "annassign") or \
+                bindings[0].value is None:
+            return None
+        return class_of_instance(names, bindings[0].value, depth + 1)
+    if isinstance(expr, cst.Call):
+        return local_class(names, expr.func)
+    return None
+
+
+def methods_of(cls: cst.ClassDef) -> dict[str, cst.FunctionDef]:
+    """The methods a class body defines, by name."""
+    if not isinstance(cls.body, cst.IndentedBlock):
+        return {}
+    return {s.name.value: s for s in cls.body.body if isinstance(s, cst.FunctionDef)}
+
+
+def called_functions(names: NameIndex, call: cst.Call) -> list[cst.FunctionDef]:
+    """The definitions of this file that ``call`` runs (empty when it runs none known)."""
+    function = local_function(names, call)
+    if function is not None:
+        return [function]
+    cls = local_class(names, call.func)
+    if cls is not None:
+        init = methods_of(cls).get("__init__")
+        return [init] if init is not None else []
+    func = call.func
+    if isinstance(func, cst.Attribute):
+        owner = class_of_instance(names, func.value)
+        if owner is not None:
+            method = methods_of(owner).get(func.attr.value)
+            return [method] if method is not None else []
+    return []

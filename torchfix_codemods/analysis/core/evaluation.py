@@ -1,0 +1,50 @@
+"""One bounded, memoised, cycle-guarded evaluation of a question over a module's expressions.
+
+The value analyses (is it a tensor, may it require grad...) answer by following names to
+their bindings and calls to their definitions. Three guards keep that finite and cheap,
+and they were written out once per analysis: answers are remembered per expression for
+the whole module (``x = x + y`` a hundred times would otherwise cost exponential time), an
+expression met again while it is being evaluated is a cycle, and past a depth bound the
+answer is "not known". :class:`Evaluation` holds the three once; an analysis gives it the
+step that answers one expression and the answers for a cycle and for too deep.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Generic, TypeVar
+
+import libcst as cst
+
+T = TypeVar("T")
+
+
+class Evaluation(Generic[T]):
+    """Answers of one question for one module's expressions, by ``id`` of the expression."""
+
+    def __init__(self, memo: dict[int, T], max_depth: int, *, cycle: T, too_deep: T) -> None:
+        self.memo = memo
+        """Shared by every evaluation of the same question on the same module (see
+        :class:`~.memo.ModuleMemo`): a finished answer does not depend on the asker."""
+        self.max_depth = max_depth
+        self.cycle = cycle
+        self.too_deep = too_deep
+        self.active: set[int] = set()
+
+    def __call__(self, expr: cst.BaseExpression, depth: int,
+                 step: Callable[[cst.BaseExpression, int], T]) -> T:
+        """``step(expr, depth + 1)``, unless known, cyclic or too deep."""
+        known = self.memo.get(id(expr))
+        if known is not None:
+            return known
+        if id(expr) in self.active:
+            return self.cycle
+        if depth > self.max_depth:
+            return self.too_deep
+        self.active.add(id(expr))
+        try:
+            found = step(expr, depth + 1)
+        finally:
+            self.active.discard(id(expr))
+        self.memo[id(expr)] = found
+        return found

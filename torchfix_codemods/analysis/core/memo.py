@@ -1,0 +1,54 @@
+"""The per-module memo: facts derived from one module's name index, each computed once.
+
+Analyses keep what they derive from a :class:`~.names.NameIndex` (a file's statement
+spans, its ``nn.Module`` classes, a value analysis' answers) on the index, so that every
+rule asking about the same file shares one computation. Each fact has a :class:`Slot`: a
+name, the type of its value, and optionally a key (the inference decorators it was
+computed for). The memo is typed by the slot, so a reader gets back the type that was
+stored, with no string keys to mistype and no casts at the call sites.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar, cast
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Slot(Generic[T]):
+    """Where one fact of type ``T`` lives in a module's memo."""
+
+    name: str
+    key: Hashable = ()
+
+    def keyed(self, *key: Hashable) -> Slot[T]:
+        """The same fact computed for other inputs (``values.memo`` per decorator set)."""
+        return Slot(self.name, key)
+
+
+class ModuleMemo:
+    """One module's derived facts by slot; ``memo[slot]`` has the slot's type."""
+
+    __slots__ = ("_values",)
+
+    def __init__(self) -> None:
+        self._values: dict[Slot[Any], object] = {}
+
+    def __contains__(self, slot: Slot[Any]) -> bool:
+        return slot in self._values
+
+    def __getitem__(self, slot: Slot[T]) -> T:
+        # Only __setitem__ and setdefault store, each with a value of the slot's type.
+        return cast(T, self._values[slot])
+
+    def __setitem__(self, slot: Slot[T], value: T) -> None:
+        self._values[slot] = value
+
+    def get(self, slot: Slot[T]) -> T | None:
+        return cast("T | None", self._values.get(slot))
+
+    def setdefault(self, slot: Slot[T], default: T) -> T:
+        return cast(T, self._values.setdefault(slot, default))

@@ -1,0 +1,1 @@
+"""Per-file facts about PyTorch code, read off LibCST: tensors, values, modules, devices, training."""

@@ -1,0 +1,885 @@
+"""Is this expression a torch tensor? *tensor / not a tensor / unknown*, with a reason.
+
+Every TFC1xx rule rewrites an expression only when it knows the receiver is a
+torch tensor: a third of the ``.data`` in real code is not one
+(``torch.utils.data``, ``args.data``, a dataset's ``.data``, numpy's memoryview),
+and a TensorFlow tensor has ``.numpy()`` and ``.cpu()`` but no ``.detach()``.
+So the answer is built from evidence only, and the reason travels to the
+finding, where a reviewer sees why a fix was judged safe.
+
+Evidence for *tensor*: results of ``torch.*`` functions and tensor methods,
+outputs of ``nn.Module`` instances and losses, loop variables over
+``.parameters()``, ``.weight``/``.bias`` of modules, ``.grad`` of tensors,
+``nn.Parameter``, parameters annotated ``torch.Tensor``, ``isinstance`` guards.
+Evidence for *not a tensor*: numpy and pandas values, argparse namespaces,
+datasets, module paths, ``PackedSequence``, and every value in a file that
+imports TensorFlow, Keras, JAX or Paddle. A name bound to a tensor in one
+place and to something else (or to something unknown) in another is unknown.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import libcst as cst
+
+from torchfix_codemods.analysis.core.callees import local_function
+from torchfix_codemods.analysis.core.evaluation import Evaluation
+from torchfix_codemods.analysis.core.flow import reaching_bindings
+from torchfix_codemods.analysis.core.memo import Slot
+from torchfix_codemods.analysis.core.names import Binding, NameIndex, dotted_name
+from torchfix_codemods.analysis.core.walk import walk_local
+from torchfix_codemods.analysis.facts.frameworks import foreign_framework
+from torchfix_codemods.analysis.facts.modules import (
+    ModuleEvidence,
+    module_classes,
+    module_evidence,
+    passed_to_apply,
+)
+from torchfix_codemods.analysis.facts.modules import self_assignments as method_self_assignments
+from torchfix_codemods.analysis.vocabulary.tensor_methods import CONVERSIONS, COPIES, VIEW_METHODS
+from torchfix_codemods.analysis.vocabulary.torch_api import (
+    NOT_TENSOR_FUNCTIONS,
+    NOT_TENSOR_PACKAGES,
+    PACKED_SEQUENCE,
+    PARAMETER_CLASSES,
+    TENSOR_ANNOTATIONS,
+    TENSOR_CLASSES,
+    TENSOR_NAMESPACES,
+    VARIABLE_CLASSES,
+)
+
+Kind = Literal["tensor", "not-tensor", "unknown"]
+_MAX_DEPTH = 10
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """What is known about one expression, and why."""
+
+    kind: Kind
+    reason: str
+    numeric: bool = False
+    """A Python number: arithmetic with a tensor gives a tensor."""
+    literal: bool = False
+    """Written as a literal (``0``, ``1.5``): ``x += 1`` keeps what ``x`` was."""
+
+    @property
+    def is_tensor(self) -> bool:
+        return self.kind == "tensor"
+
+    @property
+    def is_not_tensor(self) -> bool:
+        return self.kind == "not-tensor"
+
+
+def _tensor(reason: str) -> Provenance:
+    return Provenance("tensor", reason)
+
+
+def _not(reason: str, *, numeric: bool = False, literal: bool = False) -> Provenance:
+    return Provenance("not-tensor", reason, numeric, literal)
+
+
+def _unknown(reason: str) -> Provenance:
+    return Provenance("unknown", reason)
+
+
+# torch.* functions that return something other than one tensor (tuples, flags, objects).
+_TORCH_NOT_TENSOR = frozenset({
+    "is_tensor", "is_storage", "is_grad_enabled", "is_floating_point", "is_complex",
+    "is_nonzero", "is_inference_mode_enabled", "numel", "typename", "no_grad", "enable_grad",
+    "set_grad_enabled", "inference_mode", "device", "dtype", "Size", "Generator", "load",
+    "save", "manual_seed", "seed", "initial_seed", "set_default_dtype", "get_default_dtype",
+    "set_default_device", "set_printoptions", "set_num_threads", "get_num_threads",
+    "compile", "use_deterministic_algorithms", "chunk", "split", "tensor_split", "unbind",
+    "meshgrid", "broadcast_tensors", "max", "min", "sort", "topk", "kthvalue", "median",
+    "mode", "aminmax", "var_mean", "std_mean", "unique", "unique_consecutive", "histogram",
+    "frexp", "lu", "qr", "svd", "eig", "symeig", "slogdet", "lstsq", "where", "nonzero",
+    "hsplit", "vsplit", "dsplit", "autocast", "finfo", "iinfo", "is_same_size", "equal",
+    "allclose", "result_type", "promote_types", "can_cast", "cummax", "cummin",
+    "sym_int", "sym_float", "get_rng_state_all",
+})
+# The tuple-returning ones whose items are tensors: `torch.max(x, 1)[1]` is a tensor.
+_TORCH_TENSOR_TUPLES = frozenset({
+    "max", "min", "sort", "topk", "kthvalue", "median", "mode", "aminmax", "var_mean",
+    "std_mean", "chunk", "split", "tensor_split", "unbind", "meshgrid", "cummax", "cummin",
+    "broadcast_tensors", "where", "unique", "frexp", "hsplit", "vsplit", "dsplit",
+})
+# Tensor methods whose result is again a tensor (an allowlist: anything else is unknown).
+TENSOR_METHODS = frozenset("""
+abs absolute acos add addcdiv addcmul addmm all amax amin angle any argmax argmin argsort
+asin atan atan2 baddbmm bernoulli bfloat16 bitwise_and bitwise_not bitwise_or bmm bool
+byte ceil char clamp clamp_max clamp_min clip clone conj contiguous cos cosh count_nonzero
+cpu cross cuda cumprod cumsum deg2rad detach diag diag_embed diagonal diff digamma div
+divide dot double eq erf erfinv exp expand expand_as expm1 exp2 flatten flip fliplr flipud
+float floor floor_divide fmod frac gather ge gt half index_add index_copy index_fill
+index_put index_select int inverse isfinite isinf isnan kron le lerp lgamma log log10
+log1p log2 log_softmax logical_and logical_not logical_or logical_xor logit logsumexp long
+lt masked_fill masked_scatter masked_select matmul mean mm movedim mul multiply mv
+nan_to_num nanmean nansum narrow ne neg negative new_empty new_full new_ones new_tensor
+new_zeros norm normal_ numpy_ outer permute pin_memory pow prod rad2deg reciprocal
+relu remainder renorm repeat repeat_interleave reshape reshape_as roll rot90 round rsqrt
+scatter scatter_add select sgn short sigmoid sign sin sinh slice_scatter softmax sqrt
+square squeeze std sub subtract sum swapaxes t take tan tanh tile to transpose tril triu
+true_divide trunc type_as unfold unsqueeze var view view_as where xlogy zero_ fill_
+add_ sub_ mul_ div_ copy_ clamp_ uniform_ requires_grad_ float_power logaddexp hypot
+""".split()) - {"numpy_"}
+_NOT_TENSOR_METHODS = {
+    "numpy": "a numpy array (result of `.numpy()`)", "tolist": "a Python list (`.tolist()`)",
+    "item": "a Python number (`.item()`)", "to_numpy": "a numpy array (`.to_numpy()`)",
+    "parse_args": "an argparse namespace", "parse_known_args": "argparse results",
+    "size": "a `torch.Size` or an int", "dim": "an int", "numel": "an int",
+    "state_dict": "a state dict", "keys": "dict keys", "items": "dict items",
+    "values": "dict values", "named_parameters": "an iterator",
+}
+_NUMBER_METHODS = frozenset({"item", "size", "dim", "numel"})
+_NUMBER_BUILTINS = frozenset({"len", "float", "int", "round", "abs", "max", "min", "sum"})
+# Functions outside `torch.` documented to return one tensor.
+_ECOSYSTEM_TENSOR_FUNCTIONS = frozenset({
+    "torchvision.utils.make_grid", "torchvision.transforms.functional.to_tensor",
+    "torchvision.transforms.functional.pil_to_tensor",
+})
+
+
+def provenance(names: NameIndex, expr: cst.BaseExpression) -> Provenance:
+    """What ``expr`` is: a torch tensor, not one, or unknown, with the evidence."""
+    framework = foreign_framework(names)
+    if framework is not None:
+        return _not(f"this file imports {framework}, whose tensors have `.numpy()` but "
+                    "no `.detach()`")
+    return _Analyzer(names).of(expr, 0)
+
+
+def module_reason(names: NameIndex, expr: cst.BaseExpression) -> ModuleEvidence | None:
+    """Why ``expr`` is an ``nn.Module``: :func:`module_evidence` plus loop and guard evidence."""
+    return _Analyzer(names).module(expr, 0)
+
+
+_MEMO: Slot[dict[int, Provenance]] = Slot("tensors.memo")
+_SCALAR_RESOLVING: Slot[set[int]] = Slot("tensors.scalar_resolving")
+
+
+_TOO_MANY_STEPS = _unknown("too many steps to follow")
+
+
+class _Analyzer:
+    """One question's worth of recursion, with a guard against cyclic bindings."""
+
+    def __init__(self, names: NameIndex) -> None:
+        self.names = names
+        self.resolving: set[tuple[int, ...]] = set()
+        self.evaluation = Evaluation(names.memo.setdefault(_MEMO, {}), _MAX_DEPTH,
+                                     cycle=_TOO_MANY_STEPS, too_deep=_TOO_MANY_STEPS)
+
+    # ------------------------------------------------------------- modules
+    def module(self, expr: cst.BaseExpression, depth: int) -> ModuleEvidence | None:
+        if isinstance(expr, cst.Name):
+            # The nearest evidence first: `if isinstance(m, nn.Conv2d):` around the read.
+            guard = self._isinstance_guard(expr)
+            if guard is not None and guard[0] == "module":
+                return ModuleEvidence(guard[1])
+        found = module_evidence(self.names, expr)
+        if found is not None:
+            return found
+        if depth > _MAX_DEPTH:
+            return None
+        if isinstance(expr, cst.Name):
+            bindings = self.names.bindings_of(expr)
+            if len(bindings) == 1:
+                return self._module_binding(bindings[0], expr)
+        return None
+
+    def _module_binding(self, binding: Binding, name: cst.Name) -> ModuleEvidence | None:
+        if binding.kind == "for" and isinstance(binding.node, (cst.For, cst.CompFor)):
+            iterator = binding.node.iter
+            if (isinstance(iterator, cst.Call) and isinstance(iterator.func, cst.Attribute)
+                    and iterator.func.attr.value in ("modules", "children")
+                    and isinstance(binding.node.target, cst.Name)):
+                return ModuleEvidence(f"loop variable over `.{iterator.func.attr.value}()`")
+        if binding.kind == "param":
+            function = self.names.enclosing(binding.node, cst.FunctionDef)
+            if function is not None and passed_to_apply(self.names, function.name.value):
+                return ModuleEvidence(f"parameter of `{function.name.value}`, passed to `.apply()`")
+        return None
+
+    def _isinstance_guard(self, name: cst.Name) -> tuple[str, str] | None:
+        """``if isinstance(m, nn.Conv2d):`` around ``name``: ("module"|"tensor", reason)."""
+        child: cst.CSTNode = name
+        for ancestor in self.names.ancestors(name):
+            if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                return None
+            if isinstance(ancestor, cst.If) and child is ancestor.body:
+                found = self._guard_test(ancestor.test, name.value)
+                if found is not None:
+                    return found
+            child = ancestor
+        return None
+
+    def _guard_test(self, test: cst.BaseExpression, name: str) -> tuple[str, str] | None:
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+            return self._guard_test(test.left, name) or self._guard_test(test.right, name)
+        if (isinstance(test, cst.Call) and len(test.args) == 1
+                and self.names.qualified_name(test.func) == "torch.is_tensor"
+                and isinstance(test.args[0].value, cst.Name)
+                and test.args[0].value.value == name):
+            return "tensor", "guarded by `torch.is_tensor(...)`"
+        if not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name)
+                and test.func.value == "isinstance" and len(test.args) == 2):
+            return None
+        subject, classes = test.args[0].value, test.args[1].value
+        if not (isinstance(subject, cst.Name) and subject.value == name):
+            return None
+        options = ([e.value for e in classes.elements] if isinstance(classes, cst.Tuple)
+                   else [classes])
+        qualified = [self.names.qualified_name(option) or "" for option in options]
+        if qualified and all(q in TENSOR_CLASSES for q in qualified):
+            return "tensor", f"guarded by `isinstance(..., {qualified[0]})`"
+        if qualified and all(q.startswith("torch.nn.") and q.split(".")[-1][:1].isupper()
+                             and q.split(".")[-1] not in ("Parameter", "Module")
+                             for q in qualified):
+            return "module", f"guarded by `isinstance(..., {qualified[0]})`"
+        return None
+
+    # ------------------------------------------------------------- tensors
+    def of(self, expr: cst.BaseExpression, depth: int) -> Provenance:
+        return self.evaluation(expr, depth, self._of)
+
+    def _of(self, expr: cst.BaseExpression, depth: int) -> Provenance:
+        if isinstance(expr, cst.Call):
+            return self._call(expr, depth)
+        if isinstance(expr, cst.Name):
+            return self._name(expr, depth)
+        if isinstance(expr, cst.Attribute):
+            return self._attribute(expr, depth)
+        if isinstance(expr, cst.Subscript):
+            return self._subscript(expr, depth)
+        if isinstance(expr, cst.BinaryOperation):
+            return self._binary([expr.left, expr.right], depth)
+        if isinstance(expr, cst.UnaryOperation) and not isinstance(expr.operator, cst.Not):
+            inner = self.of(expr.expression, depth)
+            return inner if inner.is_tensor else _unknown(inner.reason)
+        if isinstance(expr, cst.Comparison):
+            parts = [expr.left, *(c.comparator for c in expr.comparisons)]
+            if all(not isinstance(c.operator, (cst.In, cst.NotIn, cst.Is, cst.IsNot))
+                   for c in expr.comparisons):
+                return self._binary(parts, depth)
+            return _not("a comparison result")
+        if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary)):
+            return _not("a number", numeric=True, literal=True)
+        if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+            return _not("a string")
+        if isinstance(expr, (cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp, cst.DictComp,
+                             cst.SetComp, cst.GeneratorExp)):
+            return _not("a container literal")
+        return _unknown("an expression the analysis does not follow")
+
+    def _binary(self, parts: list[cst.BaseExpression], depth: int) -> Provenance:
+        results = [self.of(part, depth) for part in parts]
+        tensors = [r for r in results if r.is_tensor]
+        if tensors and not any(r.is_not_tensor and not r.numeric for r in results):
+            return _tensor(f"arithmetic on a tensor ({tensors[0].reason})")
+        return _unknown("arithmetic on values that are not all known")
+
+    def _call(self, call: cst.Call, depth: int) -> Provenance:
+        names = self.names
+        qualified = names.qualified_name(call.func)
+        if qualified is not None:
+            return self._qualified_call(call, qualified)
+        func = call.func
+        if isinstance(func, cst.Attribute):
+            method = func.attr.value
+            if method in _NOT_TENSOR_METHODS:
+                return _not(_NOT_TENSOR_METHODS[method], numeric=method in _NUMBER_METHODS)
+            if method == "modules" or method == "parameters" or method == "children":
+                return _not(f"an iterator (`.{method}()`)")
+            receiver = self.of(func.value, depth)
+            if receiver.is_tensor and method == "type" and call.args:
+                return _tensor(f"result of `.type(...)` on a tensor ({receiver.reason})")
+            if receiver.is_tensor and method in TENSOR_METHODS:
+                return _tensor(f"result of `.{method}()` on a tensor ({receiver.reason})")
+            if receiver.is_not_tensor and method in ("copy", "astype", "reshape", "mean",
+                                                     "sum", "transpose", "squeeze", "flatten"):
+                return _not(f"result of `.{method}()` on {receiver.reason}")
+        module = self.module(func, depth)
+        if module is not None:
+            if module.returns_tuple:
+                return _unknown(f"output of a recurrent or attention module ({module.reason})")
+            return _tensor(f"output of a module ({module.reason})")
+        if isinstance(func, cst.Name):
+            binding = names.binding_of(func)
+            if binding is None and func.value in _NUMBER_BUILTINS and \
+                    not names.bindings_of(func) and func.value in ("len", "float", "int"):
+                return _not(f"a number (`{func.value}()`)", numeric=True)
+            if binding is not None and binding.kind == "class":
+                if _subclasses_dataset(names, binding.node):
+                    return _not(f"instance of `{func.value}`, a Dataset subclass")
+                if func.value not in module_classes(names):
+                    return _unknown(f"instance of `{func.value}`")
+        return _unknown("result of a call the analysis does not know")
+
+    def _qualified_call(self, call: cst.Call, qualified: str) -> Provenance:
+        last = qualified.split(".")[-1]
+        if qualified in PACKED_SEQUENCE:
+            return _not("a PackedSequence (its `.data` carries grad; it has no `.detach()`)")
+        if qualified in PARAMETER_CLASSES:
+            return _tensor("an `nn.Parameter`")
+        if qualified in _ECOSYSTEM_TENSOR_FUNCTIONS:
+            return _tensor(f"result of `{qualified}`")
+        if qualified in VARIABLE_CLASSES:
+            return _tensor("a `Variable` (a tensor since torch 0.4)")
+        for package, what in NOT_TENSOR_PACKAGES.items():
+            if qualified == package or qualified.startswith(package + "."):
+                return _not(f"result of `{qualified}` ({what})")
+        if qualified.startswith("torch."):
+            rest = qualified[len("torch."):]
+            if "." not in rest:
+                if rest in _TORCH_NOT_TENSOR or rest[:1] == "_":
+                    return _unknown(f"`{qualified}` does not return one tensor")
+                if rest[:1].isupper() and not rest.endswith("Tensor"):
+                    return _unknown(f"`{qualified}` is not a tensor factory")
+                return _tensor(f"result of `{qualified}`")
+            if qualified in NOT_TENSOR_FUNCTIONS:
+                return _unknown(f"`{qualified}` returns a tuple")
+            if qualified.startswith(TENSOR_NAMESPACES) and last[:1].islower():
+                return _tensor(f"result of `{qualified}`")
+            if qualified.startswith("torch.nn.") and last[:1].isupper():
+                return _not(f"an `{qualified}` instance (a module)")
+        return _unknown(f"result of `{qualified}`")
+
+    def _attribute(self, expr: cst.Attribute, depth: int) -> Provenance:
+        names = self.names
+        qualified = names.qualified_name(expr)
+        if qualified is not None:
+            return _not(f"module path `{qualified}`")
+        attr = expr.attr.value
+        if attr in ("weight", "bias"):
+            module = self.module(expr.value, depth)
+            if module is not None:
+                return _tensor(f"`.{attr}` of a module ({module.reason})")
+        if isinstance(expr.value, cst.Name) and expr.value.value == "self":
+            own = self._self_attribute(expr, depth)
+            if own is not None:
+                return own
+        receiver = self.of(expr.value, depth)
+        if attr in ("grad", "data", "T", "mT", "real", "imag") and receiver.is_tensor:
+            return _tensor(f"`.{attr}` of a tensor ({receiver.reason})")
+        if receiver.is_not_tensor:
+            return _not(f"attribute of {receiver.reason}")
+        return _unknown(f"attribute `.{attr}` of a value the analysis cannot identify")
+
+    def _self_attribute(self, expr: cst.Attribute, depth: int) -> Provenance | None:
+        """``self.x`` inside a class: what every ``self.x = ...`` in that class assigns."""
+        owner = self.names.enclosing(expr, cst.ClassDef)
+        if owner is None:
+            return None
+        if _subclasses_dataset(self.names, owner):
+            return _not(f"attribute of `{owner.name.value}`, a Dataset subclass")
+        values = _self_assignments(owner, expr.attr.value)
+        if not values:
+            return None
+        results = [self.of(value, depth) for value in values]
+        if all(r.is_tensor for r in results):
+            return _tensor(f"`self.{expr.attr.value}` is assigned {results[0].reason}")
+        if all(r.is_not_tensor for r in results):
+            return _not(f"`self.{expr.attr.value}` is assigned {results[0].reason}")
+        return None
+
+    def _subscript(self, expr: cst.Subscript, depth: int) -> Provenance:
+        value = expr.value
+        if isinstance(value, cst.Call):
+            qualified = self.names.qualified_name(value.func) or ""
+            if qualified.startswith("torch.") and qualified.split(".")[-1] in \
+                    _TORCH_TENSOR_TUPLES and qualified.count(".") == 1:
+                return _tensor(f"an item of `{qualified}`'s result")
+        receiver = self.of(value, depth)
+        if receiver.is_tensor:
+            return _tensor(f"indexing a tensor ({receiver.reason})")
+        if receiver.is_not_tensor:
+            return _not(f"an item of {receiver.reason}")
+        return _unknown("an item of a container the analysis cannot identify")
+
+    def _name(self, name: cst.Name, depth: int) -> Provenance:
+        guard = self._isinstance_guard(name)
+        if guard is not None and guard[0] == "tensor":
+            return _tensor(guard[1])
+        # Only the bindings that can reach this read (`dist = model(x)` then
+        # `dist = dist.gather(...)`: the second read sees the first binding only).
+        bindings = reaching_bindings(self.names, name)
+        if not bindings:
+            return _unknown(f"`{name.value}` is not bound in this file")
+        key = tuple(id(binding) for binding in bindings)
+        if key in self.resolving:
+            return _unknown(f"`{name.value}` is defined in terms of itself")
+        self.resolving.add(key)
+        try:
+            results = [self._binding(binding, name, depth) for binding in bindings]
+        finally:
+            self.resolving.discard(key)
+        results = [r for r in results if r is not None]
+        if not results:
+            return _unknown(f"`{name.value}` is only updated in place")
+        if all(r.is_tensor for r in results):
+            return results[0]
+        if all(r.is_not_tensor for r in results):
+            return results[0]
+        if len(results) > 1 and any(r.is_tensor for r in results):
+            return _unknown(f"`{name.value}` is bound to a tensor in one place and to "
+                            "something else in another")
+        return next((r for r in results if r.kind == "unknown"), results[0])
+
+    def _binding(self, binding: Binding, name: cst.Name, depth: int) -> Provenance | None:
+        kind = binding.kind
+        if kind == "import":
+            return _not(f"module path `{binding.qualified}`")
+        if kind in ("def", "class"):
+            return _not(f"`{name.value}` is a {kind}")
+        if kind == "param":
+            return self._param(binding, name)
+        if kind in ("assign", "annassign", "walrus"):
+            if binding.annotation is not None:
+                annotated = self._annotation(binding.annotation)
+                if annotated is not None:
+                    return annotated
+            if binding.value is None:
+                return _unknown(f"`{name.value}` is unpacked from a tuple")
+            return self.of(binding.value, depth)
+        if kind == "augassign":
+            # `x += y` keeps x's kind when y is a tensor or a number; other bindings decide.
+            value = self.of(binding.value, depth) if binding.value is not None else None
+            if value is not None and (value.is_tensor or value.literal):
+                return None
+            return _unknown(f"`{name.value}` is updated with a value the analysis cannot identify")
+        if kind == "for":
+            return self._loop_variable(binding, name, depth)
+        return _unknown(f"`{name.value}` is bound by a `{kind}` statement")
+
+    def _param(self, binding: Binding, name: cst.Name) -> Provenance:
+        if name.value == "self":
+            owner = self.names.enclosing(binding.node, cst.ClassDef)
+            if owner is not None:
+                if owner.name.value in module_classes(self.names):
+                    return _not(f"`self` of nn.Module subclass `{owner.name.value}`")
+                if _subclasses_dataset(self.names, owner):
+                    return _not(f"`self` of Dataset subclass `{owner.name.value}`")
+        if binding.annotation is not None:
+            annotated = self._annotation(binding.annotation)
+            if annotated is not None:
+                return annotated
+        return _unknown(f"parameter `{name.value}` has no type evidence")
+
+    def _annotation(self, annotation: cst.BaseExpression) -> Provenance | None:
+        qualified = self.names.qualified_name(annotation) or ""
+        if qualified in TENSOR_ANNOTATIONS:
+            return _tensor(f"annotated `{qualified}`")
+        if qualified.startswith(("numpy.", "pandas.")):
+            return _not(f"annotated `{qualified}`")
+        return None
+
+    def _loop_variable(self, binding: Binding, name: cst.Name, depth: int) -> Provenance:
+        node = binding.node
+        if not isinstance(node, (cst.For, cst.CompFor)):
+            return _unknown(f"`{name.value}` is a loop variable")
+        iterator, target = node.iter, node.target
+        if isinstance(iterator, cst.Call) and isinstance(iterator.func, cst.Attribute):
+            method = iterator.func.attr.value
+            source = dotted_name(iterator.func.value) or "..."
+            if method == "parameters" and isinstance(target, cst.Name):
+                return _tensor(f"loop variable over `{source}.parameters()`")
+            if method in ("named_parameters", "named_buffers") and _second_of_pair(target, name):
+                return _tensor(f"loop variable over `{source}.{method}()`")
+            if method == "buffers" and isinstance(target, cst.Name):
+                return _tensor(f"loop variable over `{source}.buffers()`")
+        if isinstance(iterator, cst.Subscript) and isinstance(target, cst.Name):
+            key = iterator.slice[0].slice if len(iterator.slice) == 1 else None
+            if (isinstance(key, cst.Index) and isinstance(key.value, cst.SimpleString)
+                    and key.value.evaluated_value == "params"):
+                return _tensor("loop variable over an optimizer param group's `params`")
+        if (isinstance(iterator, cst.Call) and isinstance(iterator.func, cst.Name)
+                and iterator.func.value == "zip" and not self.names.bindings_of(iterator.func)
+                and isinstance(target, cst.Tuple)):
+            for position, element in enumerate(target.elements):
+                if (isinstance(element.value, cst.Name) and element.value.value == name.value
+                        and position < len(iterator.args)):
+                    source = iterator.args[position].value
+                    if (isinstance(source, cst.Call) and isinstance(source.func, cst.Attribute)
+                            and source.func.attr.value in ("parameters", "buffers")
+                            and not iterator.args[position].star):
+                        dotted = dotted_name(source.func.value) or "..."
+                        return _tensor(f"loop variable over `{dotted}.{source.func.attr.value}()`"
+                                       " (zipped)")
+        if isinstance(target, cst.Name):
+            source = self.of(iterator, depth)
+            if source.is_not_tensor:
+                return _not(f"loop variable over {source.reason}")
+        return _unknown(f"`{name.value}` is a loop variable over something not known")
+
+
+def _second_of_pair(target: cst.BaseExpression, name: cst.Name) -> bool:
+    return (isinstance(target, cst.Tuple) and len(target.elements) == 2
+            and isinstance(target.elements[1].value, cst.Name)
+            and target.elements[1].value.value == name.value)
+
+
+def _subclasses_dataset(names: NameIndex, node: cst.CSTNode) -> bool:
+    if not isinstance(node, cst.ClassDef):
+        return False
+    for base in node.bases:
+        qualified = names.qualified_name(base.value) or ""
+        if qualified.startswith(("torch.utils.data", "torchvision.datasets")) or \
+                qualified.endswith("Dataset"):
+            return True
+        if isinstance(base.value, cst.Name) and base.value.value.endswith("Dataset"):
+            return True
+    return False
+
+
+def _self_assignments(owner: cst.ClassDef, attr: str) -> list[cst.BaseExpression]:
+    """Values of every ``self.<attr> = value`` in the class's methods (unknown ones as a
+    placeholder name that resolves to nothing)."""
+    found: list[cst.BaseExpression] = []
+    for statement in owner.body.body:
+        if isinstance(statement, cst.FunctionDef):
+            for value in method_self_assignments(statement, attr):
+                found.append(value if value is not None else cst.Name("__unknown__"))
+    return found
+
+
+# ----------------------------------------------------------------- 0-dim
+_LOSS_FUNCTIONS = frozenset({
+    "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
+    "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "cosine_embedding_loss",
+    "margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss", "multilabel_margin_loss",
+    "multilabel_soft_margin_loss", "multi_margin_loss", "poisson_nll_loss", "gaussian_nll_loss",
+    "triplet_margin_loss", "ctc_loss",
+})
+_REDUCTIONS = frozenset({"sum", "mean", "max", "min", "prod", "norm", "amax", "amin", "std",
+                         "var", "logsumexp", "dot", "all", "any"})
+
+
+def scalar_reason(names: NameIndex, expr: cst.BaseExpression, depth: int = 0) -> str | None:
+    """Why ``expr`` is a 0-dim tensor (a reduced loss), or None without evidence."""
+    if depth > _MAX_DEPTH or foreign_framework(names) is not None:
+        return None
+    if isinstance(expr, cst.Call):
+        return _scalar_call(names, expr, depth)
+    if isinstance(expr, cst.Name):
+        bindings = names.bindings_of(expr)
+        resolving = names.memo.setdefault(_SCALAR_RESOLVING, set())
+        if id(bindings) in resolving:
+            return None  # defined in terms of itself: no evidence, and no exponential walk
+        resolving.add(id(bindings))
+        try:
+            reasons = []
+            started_at_zero = False
+            for binding in bindings:
+                if binding.kind == "augassign":
+                    continue
+                if binding.kind not in ("assign", "annassign", "walrus") or binding.value is None:
+                    return None
+                if isinstance(binding.value, (cst.Integer, cst.Float)):
+                    # `loss = 0` then `loss += criterion(...)`: the seq2seq/char-RNN sum.
+                    started_at_zero = True
+                    continue
+                reason = scalar_reason(names, binding.value, depth + 1)
+                if reason is None:
+                    return None
+                reasons.append(reason)
+            if started_at_zero and not reasons:
+                summed = [scalar_reason(names, b.value, depth + 1) for b in bindings
+                          if b.kind == "augassign" and b.value is not None]
+                if summed and all(summed) and _only_adds(bindings):
+                    return f"a sum from 0 of {summed[0]}"
+                return None
+            return reasons[0] if reasons else None
+        finally:
+            resolving.discard(id(bindings))
+    if isinstance(expr, cst.BinaryOperation):
+        left = scalar_reason(names, expr.left, depth + 1)
+        right = scalar_reason(names, expr.right, depth + 1)
+        if left and right:
+            return left
+        if left and _plain_number(names, expr.right):
+            return left
+        if right and _plain_number(names, expr.left):
+            return right
+        return None
+    if isinstance(expr, cst.Attribute) and expr.attr.value == "data":
+        return scalar_reason(names, expr.value, depth + 1)
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator,
+                                                          (cst.Minus, cst.Plus)):
+        return scalar_reason(names, expr.expression, depth + 1)
+    return None
+
+
+_SAME_SHAPE = CONVERSIONS | COPIES
+"""Methods whose result has the receiver's shape: a 0-dim loss stays 0-dim through them."""
+
+
+def whole_reduction_reason(names: NameIndex, expr: cst.BaseExpression) -> str | None:
+    """Why ``expr`` is the result of ``.sum()``/``.mean()``/... with no argument (seen
+    through ``.data``, device and dtype moves, and one plain assignment), in a file that
+    imports torch: 0-dim for a tensor and a numpy scalar for an array, so ``[0]`` on it
+    raises either way and ``.item()`` is the number both times. The chain must also show
+    a tensor's own ``.data``/``.detach()``/``.cpu()``/``.cuda()`` (``frame.sum()`` of a
+    pandas DataFrame is a Series, and its ``[0]`` is ordinary). None without that."""
+    from torchfix_codemods.analysis.facts.frameworks import imports_torch
+
+    if not imports_torch(names) or foreign_framework(names) is not None:
+        return None
+    tensor_only = False
+    for _ in range(_MAX_DEPTH):
+        if isinstance(expr, cst.Attribute) and expr.attr.value == "data":
+            expr, tensor_only = expr.value, True
+        elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) \
+                and expr.func.attr.value in _SAME_SHAPE:
+            tensor_only = tensor_only or expr.func.attr.value in ("detach", "cpu", "cuda")
+            expr = expr.func.value
+        elif isinstance(expr, cst.Name):
+            bindings = names.bindings_of(expr)
+            if len(bindings) != 1 or bindings[0].kind != "assign" or bindings[0].value is None:
+                return None
+            expr = bindings[0].value
+        else:
+            break
+    if not (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute)
+            and expr.func.attr.value in _REDUCTIONS and not expr.args):
+        return None
+    known = provenance(names, expr.func.value)
+    if known.is_not_tensor or not (tensor_only or known.is_tensor):
+        return None
+    return f"`.{expr.func.attr.value}()` over a whole tensor is 0-dim"
+
+
+_LOSS_MODULE_NAMES = frozenset({"loss_fn", "lossfn", "loss_func", "loss_function",
+                                "loss_module"})
+
+
+def loss_named_reason(names: NameIndex, expr: cst.BaseExpression) -> str | None:
+    """Weaker evidence than :func:`scalar_reason`: ``expr`` is (a name bound once to) a call
+    of something *named* like a loss module (``criterion(out, y)``, ``self.loss_fn(...)``;
+    not a method such as ``model.compute_loss(batch)``) with no
+    ``reduction``/``reduce`` argument, whose module this file cannot see (a parameter, an
+    attribute). Usually a reduced, 0-dim loss; a criterion built with ``reduction='none'``
+    elsewhere is not, so what rests on this is an unsafe fix."""
+    if isinstance(expr, cst.Name):
+        bindings = names.bindings_of(expr)
+        if len(bindings) != 1 or bindings[0].kind != "assign" or bindings[0].value is None:
+            return None
+        expr = bindings[0].value
+    if not isinstance(expr, cst.Call) or any(
+            arg.keyword is not None and arg.keyword.value in ("reduction", "reduce")
+            for arg in expr.args):
+        return None
+    func = expr.func
+    if isinstance(func, cst.Name):
+        name = func.value
+        if any(binding.kind != "param" for binding in names.bindings_of(func)):
+            return None  # built in this file: scalar_reason reads how, and it said no
+    elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
+            and func.value.value == "self":
+        name = func.attr.value
+        owner = names.enclosing(func, cst.ClassDef)
+        if owner is not None and _self_assignments(owner, name):
+            return None
+    else:
+        return None  # `model.compute_loss(batch)`: a method whose result may be anything
+    if "criterion" not in name.lower() and name.lower() not in _LOSS_MODULE_NAMES:
+        return None
+    return f"`{name}(...)` is named like a loss module, which is 0-dim unless built unreduced"
+
+
+def _only_adds(bindings: list[Binding]) -> bool:
+    """Every augmented assignment among ``bindings`` is ``+=`` or ``-=``."""
+    return all(isinstance(b.node, cst.AugAssign) and isinstance(
+        b.node.operator, (cst.AddAssign, cst.SubtractAssign))
+        for b in bindings if b.kind == "augassign")
+
+
+def _scalar_call(names: NameIndex, call: cst.Call, depth: int) -> str | None:
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value in _SAME_SHAPE:
+        return scalar_reason(names, func.value, depth + 1)
+    if any(arg.keyword is not None and arg.keyword.value in ("reduction", "reduce", "dim",
+                                                              "axis", "keepdim")
+           for arg in call.args):
+        return None
+    qualified = names.qualified_name(call.func)
+    if qualified is not None:
+        last = qualified.split(".")[-1]
+        if qualified.startswith("torch.nn.functional.") and last in _LOSS_FUNCTIONS:
+            return f"result of `{qualified}` (a reduced loss)"
+        if qualified.count(".") == 1 and last in _REDUCTIONS and len(call.args) == 1:
+            return f"result of `{qualified}` over a whole tensor"
+        return None
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value in _REDUCTIONS and not call.args:
+        if provenance(names, func.value).is_tensor:
+            return f"`.{func.attr.value}()` of a whole tensor"
+        return None
+    module = module_reason(names, func)
+    if module is not None and module.is_loss and _loss_reduces(names, func):
+        return f"output of a loss module ({module.reason})"
+    function = local_function(names, call)
+    if function is not None:
+        returned = _returned_scalar(names, function, depth)
+        if returned is not None:
+            return f"`{function.name.value}()` returns {returned}"
+    return None
+
+
+def _returned_scalar(names: NameIndex, function: cst.FunctionDef, depth: int) -> str | None:
+    """Why every ``return`` of ``function`` (a function of this file) is 0-dim."""
+    reasons = []
+    for node in walk_local(function.body):
+        if isinstance(node, (cst.Yield, cst.Await)):
+            return None
+        if isinstance(node, cst.Return):
+            if node.value is None:
+                return None
+            reason = scalar_reason(names, node.value, depth + 1)
+            if reason is None:
+                return None
+            reasons.append(reason)
+    return reasons[0] if reasons else None
+
+
+def _loss_reduces(names: NameIndex, func: cst.BaseExpression) -> bool:
+    """The loss module was built without ``reduction='none'`` / ``reduce=False``."""
+    construct: cst.BaseExpression | None = func
+    if isinstance(func, cst.Name):
+        binding = names.binding_of(func)
+        construct = binding.value if binding is not None else None
+    elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
+            and func.value.value == "self":
+        owner = names.enclosing(func, cst.ClassDef)
+        values = _self_assignments(owner, func.attr.value) if owner else []
+        construct = values[0] if len(values) == 1 else None
+    if not isinstance(construct, cst.Call):
+        return False
+    for arg in construct.args:
+        if arg.keyword is None:
+            continue
+        if arg.keyword.value == "reduction":
+            return isinstance(arg.value, cst.SimpleString) and \
+                arg.value.evaluated_value in ("mean", "sum")
+        if arg.keyword.value == "reduce":
+            return isinstance(arg.value, cst.Name) and arg.value.value == "True"
+    return True
+
+
+def _plain_number(names: NameIndex, expr: cst.BaseExpression) -> bool:
+    """A Python number: a literal, ``len(...)``, ``x.size(0)``, ``x.shape[0]``."""
+    if isinstance(expr, (cst.Integer, cst.Float)):
+        return True
+    if isinstance(expr, cst.Call):
+        if isinstance(expr.func, cst.Name) and expr.func.value in ("len", "float", "int"):
+            return True
+        if isinstance(expr.func, cst.Attribute) and expr.func.attr.value in ("size", "item") \
+                and len(expr.args) <= 1:
+            return bool(expr.args) or expr.func.attr.value == "item"
+    if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Attribute) \
+            and expr.value.attr.value == "shape":
+        return True
+    return False
+
+
+# ----------------------------------------------------------- how .data is used
+DataUse = Literal["read", "inplace", "assign", "delete"]
+
+
+def data_use(names: NameIndex, node: cst.BaseExpression) -> tuple[DataUse, cst.CSTNode]:
+    """How ``x.data`` at ``node`` (or any tensor expression) is used, and the outermost node
+    of that use.
+
+    ``inplace``: written through (an in-place method, possibly after views;
+    a subscript or augmented assignment; the first argument of a function whose
+    name ends in ``_``, or ``out=``). ``assign``: ``x.data = y``.
+    """
+    current: cst.CSTNode = node
+    wrote = False
+    while True:
+        parent = names.parent(current)
+        if isinstance(parent, cst.Attribute) and parent.value is current:
+            grand = names.parent(parent)
+            if not (isinstance(grand, cst.Call) and grand.func is parent):
+                return ("inplace" if wrote else "read"), current
+            method = parent.attr.value
+            if method.endswith("_") and not method.startswith("__"):
+                wrote = True
+                current = grand
+                continue
+            if method in VIEW_METHODS and not wrote:
+                current = grand
+                continue
+            return ("inplace" if wrote else "read"), current
+        if wrote:
+            return "inplace", current
+        if isinstance(parent, cst.Subscript) and parent.value is current:
+            current = parent
+            continue
+        if isinstance(parent, cst.AssignTarget) and parent.target is current:
+            return ("assign" if current is node else "inplace"), parent
+        if isinstance(parent, cst.AugAssign) and parent.target is current:
+            return "inplace", parent
+        if isinstance(parent, (cst.Element, cst.StarredElement)):
+            container = names.parent(parent)
+            holder = names.parent(container) if container is not None else None
+            if isinstance(holder, (cst.AssignTarget, cst.For)):
+                return "assign", current
+            return "read", current
+        if isinstance(parent, cst.Del):
+            return "delete", parent
+        if isinstance(parent, cst.Arg):
+            call = names.parent(parent)
+            if isinstance(call, cst.Call) and _mutating_argument(call, parent):
+                return "inplace", call
+        return "read", current
+
+
+def _mutating_argument(call: cst.Call, arg: cst.Arg) -> bool:
+    if arg.keyword is not None:
+        return arg.keyword.value == "out"
+    if isinstance(call.func, cst.Attribute) and call.func.attr.value.endswith("_") \
+            and not call.func.attr.value.startswith("__"):
+        # `nn.init.normal_(w)`, `torch.nn.utils.clip_grad_norm_(...)`: the function writes
+        # its first argument; `t.copy_(src)` (a method) writes its receiver, not `src`.
+        positional = [a for a in call.args if a.keyword is None]
+        dotted = dotted_name(call.func) or ""
+        return bool(positional) and positional[0] is arg and (
+            "init" in dotted.split(".") or "utils" in dotted.split("."))
+    if isinstance(call.func, cst.Name) and call.func.value.endswith("_"):
+        positional = [a for a in call.args if a.keyword is None]
+        return bool(positional) and positional[0] is arg
+    return False
+
+
+def written_later(names: NameIndex, value: cst.BaseExpression) -> bool | None:
+    """For ``w = p.data``: whether ``w`` is written in place later (None: cannot follow)."""
+    parent = names.parent(value)
+    if not (isinstance(parent, cst.Assign) and parent.value is value):
+        return False
+    if len(parent.targets) != 1 or not isinstance(parent.targets[0].target, cst.Name):
+        return None
+    target = parent.targets[0].target
+    scope = names.scope_of(target)
+    if len(scope.bindings.get(target.value, [])) != 1:
+        return None
+    for read in names.loads_in(scope, target.value):
+        use, _ = data_use(names, read)  # type: ignore[arg-type]
+        if use != "read":
+            return True
+    return False
+
+
+def name_written_in_place(names: NameIndex, name: cst.Name) -> bool:
+    """Whether the variable ``name`` reads is written in place anywhere in its scope
+    (``x.add_(...)``, ``x[i] = v``, ``x += d``, ``fill_(x)``), under any of its bindings."""
+    found = names.lookup(name.value, names.scope_of(name))
+    if found is None:
+        return False
+    scope, bindings = found
+    if any(binding.kind == "augassign" for binding in bindings):
+        return True
+    return any(data_use(names, read)[0] == "inplace" for read in names.loads_in(scope, name.value))

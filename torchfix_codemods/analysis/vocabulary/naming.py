@@ -1,0 +1,42 @@
+"""What a name says, without LibCST: shared by the inference analysis, the prefilter and the
+project summary, which must agree on it."""
+
+from __future__ import annotations
+
+import re
+
+_CAMEL = re.compile(r"([a-z0-9])([A-Z])")
+
+
+def name_tokens(name: str) -> list[str]:
+    """``evalEpoch``/``eval_epoch`` -> ``["eval", "epoch"]``."""
+    spaced = _CAMEL.sub(r"\1_\2", name)
+    return [token for token in spaced.lower().split("_") if token]
+
+
+TRAINING_TOKENS = frozenset({"train", "training", "fit", "step", "update", "optimize", "backward",
+                             "hook", "forward", "loss", "grad", "attack", "adversarial",
+                             "saliency", "adapt"})
+
+
+def never_a_root(name: str) -> bool:
+    """Whether a function of this name is never an inference root, whatever its tokens: a
+    pytest test, a hook (``on_*``, ``forward``, ``__call__``), or named for training."""
+    if name.startswith(("test_", "Test", "on_")) or name in ("forward", "__call__"):
+        return True
+    return any(token in TRAINING_TOKENS for token in name_tokens(name))
+
+
+EVAL_TOKENS = frozenset({"evaluate", "evaluation", "eval", "validate", "validation", "val",
+                         "valid", "test", "testing"})
+"""Names whose result is a metric: a caller never differentiates it."""
+PREDICT_TOKENS = frozenset({"predict", "prediction", "infer", "inference", "score", "scoring"})
+"""Names that may be library APIs whose result other files could differentiate."""
+EVALUATION_WORDS = ("test", "val", "eval")
+"""Substrings that mark a name as evaluation's (``val_loader``, ``test_dataloader=``)."""
+
+
+def named_for_evaluation(name: str) -> bool:
+    """``test_dataloader``, ``val_loader``, ``evalset``: not the data a trainer trains on."""
+    lowered = name.lower()
+    return any(word in lowered for word in EVALUATION_WORDS)

@@ -1,0 +1,65 @@
+"""Unqualified names of torch's tensor functions and methods, one set per concept.
+
+``torch.zeros`` and ``x.float()`` are named here by their last part: the analyses check
+the qualifier (``torch.``, a tensor receiver) themselves. Purpose-specific sets are built
+from the concept sets below, so that a method added to a concept reaches every question
+that asks about the concept. Plain data, no LibCST (the ``ast`` project summary reads it
+too).
+"""
+
+from __future__ import annotations
+
+# ------------------------------------------------------------------ factories
+LEGACY_CONSTRUCTORS = frozenset({"Tensor", "FloatTensor", "DoubleTensor", "HalfTensor",
+                                 "LongTensor", "IntTensor", "ShortTensor", "ByteTensor",
+                                 "CharTensor", "BoolTensor"})
+"""``torch.FloatTensor(...)`` and its kin: typed constructors from before ``torch.tensor``."""
+FACTORY_FUNCTIONS = frozenset({
+    "tensor", "zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm",
+    "arange", "range", "linspace", "logspace", "eye", "zeros_like", "ones_like", "empty_like",
+    "full_like", "rand_like", "randn_like", "randint_like",
+})
+TENSOR_FACTORIES = FACTORY_FUNCTIONS | LEGACY_CONSTRUCTORS
+"""``torch.*`` calls that return a fresh tensor in new memory, a leaf without grad unless
+asked (``requires_grad=True``; measured on torch 2.13 for ``range``, ``ShortTensor`` and
+``CharTensor`` too)."""
+FACTORY_INTEGER_RESULT = {
+    "zeros": "no", "ones": "no", "empty": "no", "rand": "no", "randn": "no", "linspace": "no",
+    "logspace": "no", "eye": "no", "full": "unknown", "tensor": "unknown", "randint": "yes",
+    "randperm": "yes", "arange": "unknown", "range": "no", "Tensor": "no", "FloatTensor": "no",
+    "DoubleTensor": "no", "HalfTensor": "no", "LongTensor": "yes", "IntTensor": "yes",
+    "ShortTensor": "yes", "ByteTensor": "yes", "CharTensor": "yes", "BoolTensor": "yes",
+    "zeros_like": "like", "ones_like": "like", "empty_like": "like", "full_like": "like",
+    "rand_like": "no", "randn_like": "no", "randint_like": "like",
+}
+"""Each factory's result without a ``dtype=``: integer (yes), floating (no), decided by the
+data (unknown), or the argument's dtype (like)."""
+assert set(FACTORY_INTEGER_RESULT) == TENSOR_FACTORIES, "one answer per factory"
+DATA_SHARING_FACTORIES = frozenset({"from_numpy", "as_tensor"})
+"""Tensors made from existing data, which may share its memory."""
+
+# ------------------------------------------------------------------ conversions
+DEVICE_METHODS = frozenset({"to", "cuda", "cpu"})
+FLOAT_CASTS = frozenset({"float", "double", "half", "bfloat16"})
+"""Floating-point casts; ``nn.Module`` has the same four methods."""
+COMPLEX_CASTS = frozenset({"cfloat", "cdouble"})
+INTEGER_CASTS = frozenset({"long", "int", "short", "byte", "char", "bool"})
+CAST_METHODS = FLOAT_CASTS | COMPLEX_CASTS | INTEGER_CASTS
+CONVERSIONS = DEVICE_METHODS | CAST_METHODS | {"type"}
+"""Methods that return the receiver's values converted: same shape, no grad where the
+receiver has none (measured on torch 2.13 for every cast, ``cpu`` and ``type``; the integer
+casts drop grad even from a receiver that requires it, ``cfloat``/``bfloat16`` keep it)."""
+COPIES = frozenset({"clone", "contiguous", "detach"})
+"""Methods that return the receiver's values, copied or detached: same shape and dtype."""
+
+# ------------------------------------------------------------------ views
+REORDERING_METHODS = frozenset({"permute", "transpose", "t", "swapaxes", "swapdims", "movedim",
+                                "moveaxis", "expand", "expand_as"})
+"""Tensor methods whose result has reordered or zero strides (not contiguous in general)."""
+VIEW_METHODS = REORDERING_METHODS | {
+    "view", "view_as", "reshape", "squeeze", "unsqueeze", "narrow", "select", "flatten",
+    "unfold", "diagonal", "as_strided", "unflatten",
+}
+"""Methods whose result may share the receiver's memory (``reshape`` and ``flatten`` do
+whenever they can). Measured on torch 2.13: ``swapaxes``, ``swapdims``, ``moveaxis`` and
+``as_strided`` return a view (``_base`` is the receiver) with its dtype and device."""
