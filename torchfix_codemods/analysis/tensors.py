@@ -595,20 +595,22 @@ def scalar_reason(names: NameIndex, expr: cst.BaseExpression, depth: int = 0) ->
             for binding in bindings:
                 if binding.kind == "augassign":
                     continue
-                if binding.kind not in ("assign", "annassign", "walrus") or binding.value is None:
-                    return None
-                if isinstance(binding.value, (cst.Integer, cst.Float)):
+                if _number_binding(binding):
                     # `loss = 0` then `loss += criterion(...)`: the seq2seq/char-RNN sum.
                     started_at_zero = True
                     continue
+                if _added_to_itself(binding.value, expr.value) is not None:
+                    continue  # `loss = loss + criterion(...)`: read like `+=` below
+                if binding.kind not in ("assign", "annassign", "walrus") or binding.value is None:
+                    return None
                 reason = scalar_reason(names, binding.value, depth + 1)
                 if reason is None:
                     return None
                 reasons.append(reason)
             if started_at_zero and not reasons:
-                summed = [scalar_reason(names, b.value, depth + 1) for b in bindings
-                          if b.kind == "augassign" and b.value is not None]
-                if summed and all(summed) and _only_adds(bindings):
+                summed = [scalar_reason(names, part, depth + 1)
+                          for part in summed_parts(names, bindings, expr.value) or ()]
+                if summed and all(summed):
                     return f"a sum from 0 of {summed[0]}"
                 return None
             return reasons[0] if reasons else None
@@ -667,9 +669,46 @@ def whole_reduction_reason(names: NameIndex, expr: cst.BaseExpression) -> str | 
             and expr.func.attr.value in _REDUCTIONS and not expr.args):
         return None
     known = provenance(names, expr.func.value)
-    if known.is_not_tensor or not (tensor_only or known.is_tensor):
+    if known.is_not_tensor or not (tensor_only or known.is_tensor
+                                   or _tensor_marked(names, expr.func.value, 0)):
         return None
     return f"`.{expr.func.attr.value}()` over a whole tensor is 0-dim"
+
+
+_TENSOR_ONLY_METHODS = frozenset({"detach", "cpu", "cuda"})
+
+
+def _tensor_marked(names: NameIndex, expr: cst.BaseExpression, depth: int) -> bool:
+    """``expr`` is computed from something only a tensor has: a ``.data``, ``.detach()``,
+    ``.cpu()`` or ``.cuda()`` on the way (``pred = out.data.max(1)[1]``, then
+    ``pred.eq(y)`` or ``pred == y``), and from nothing known not to be one. Counts from
+    ``(pred == y).sum()`` are built this way from a model output the file cannot type."""
+    if depth > _MAX_DEPTH:
+        return False
+    known = provenance(names, expr)
+    if known.is_tensor:
+        return True
+    if known.is_not_tensor:
+        return False
+    if isinstance(expr, cst.Attribute):
+        return expr.attr.value == "data" or _tensor_marked(names, expr.value, depth + 1)
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+        return expr.func.attr.value in _TENSOR_ONLY_METHODS or \
+            _tensor_marked(names, expr.func.value, depth + 1)
+    if isinstance(expr, cst.Subscript):
+        return _tensor_marked(names, expr.value, depth + 1)
+    if isinstance(expr, cst.Comparison):
+        return any(_tensor_marked(names, part, depth + 1) for part in
+                   (expr.left, *(c.comparator for c in expr.comparisons)))
+    if isinstance(expr, cst.BinaryOperation):
+        return _tensor_marked(names, expr.left, depth + 1) or \
+            _tensor_marked(names, expr.right, depth + 1)
+    if isinstance(expr, cst.Name):
+        bindings = names.bindings_of(expr)
+        return len(bindings) == 1 and bindings[0].kind == "assign" and \
+            bindings[0].value is not None and \
+            _tensor_marked(names, bindings[0].value, depth + 1)
+    return False
 
 
 _LOSS_MODULE_NAMES = frozenset({"loss_fn", "lossfn", "loss_func", "loss_function",
@@ -685,6 +724,11 @@ def loss_named_reason(names: NameIndex, expr: cst.BaseExpression) -> str | None:
     elsewhere is not, so what rests on this is an unsafe fix."""
     if isinstance(expr, cst.Name):
         bindings = names.bindings_of(expr)
+        parts = summed_parts(names, bindings, expr.value)
+        if parts and len(parts) < len(bindings):  # `loss = 0`, then `loss += criterion(...)`
+            reasons = [scalar_reason(names, part) or loss_named_reason(names, part)
+                       for part in parts]
+            return f"a sum from 0 of {reasons[0]}" if all(reasons) else None
         if len(bindings) != 1 or bindings[0].kind != "assign" or bindings[0].value is None:
             return None
         expr = bindings[0].value
@@ -710,20 +754,68 @@ def loss_named_reason(names: NameIndex, expr: cst.BaseExpression) -> str | None:
     return f"`{name}(...)` is named like a loss module, which is 0-dim unless built unreduced"
 
 
-def _only_adds(bindings: list[Binding]) -> bool:
-    """Every augmented assignment among ``bindings`` is ``+=`` or ``-=``."""
-    return all(isinstance(b.node, cst.AugAssign) and isinstance(
-        b.node.operator, (cst.AddAssign, cst.SubtractAssign))
-        for b in bindings if b.kind == "augassign")
+def zero_dim_index_reason(names: NameIndex, node: cst.Subscript) -> tuple[str, bool] | None:
+    """Why ``x[0]`` / ``x.data[0]`` indexes a 0-dim tensor, and whether that is proven
+    (True) or rests on a name only (False: ``criterion(...)`` of a parameter). The one
+    answer both TFC105 (which rewrites the subscript to ``.item()``) and TFC102 (which
+    must then leave its ``.data`` alone: ``x.detach()[0]`` still raises) read."""
+    receiver = node.value
+    if isinstance(receiver, cst.Attribute) and receiver.attr.value == "data":
+        receiver = receiver.value
+    reason = scalar_reason(names, receiver) or whole_reduction_reason(names, node.value)
+    if reason is not None:
+        return reason, True
+    if receiver is not node.value:  # `.data[0]`, the 0.3 idiom
+        named = loss_named_reason(names, receiver)
+        if named is not None:
+            return named, False
+    return None
+
+
+def _added_to_itself(value: cst.BaseExpression, name: str) -> cst.BaseExpression | None:
+    """``part`` when ``value`` is ``name + part`` or ``name - part``: the spelled-out ``+=``."""
+    if isinstance(value, cst.BinaryOperation) and isinstance(
+            value.operator, (cst.Add, cst.Subtract)) and isinstance(value.left, cst.Name) \
+            and value.left.value == name:
+        return value.right
+    return None
+
+
+def summed_parts(names: NameIndex, bindings: list[Binding],
+                 name: str) -> list[cst.BaseExpression] | None:
+    """What a running sum adds (``total += part``, ``total = total + part``), or None when
+    one of ``bindings`` does anything else to it (a fresh value that is not a number, a
+    product with something other than a plain number). The parts decide what the sum is:
+    a sum from 0 of 0-dim tensors, scaled by numbers (``style_loss *= args.weight``), is
+    0-dim."""
+    parts: list[cst.BaseExpression] = []
+    for binding in bindings:
+        node = binding.node
+        if binding.kind == "augassign":
+            if not isinstance(node, cst.AugAssign) or binding.value is None:
+                return None
+            if isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)):
+                parts.append(binding.value)
+            elif not (isinstance(node.operator, (cst.MultiplyAssign, cst.DivideAssign))
+                      and _plain_number(names, binding.value)):
+                return None
+        elif binding.kind == "assign" and binding.value is not None:
+            part = _added_to_itself(binding.value, name)
+            if part is not None:
+                parts.append(part)
+            elif not _number_binding(binding):
+                return None
+        elif not _number_binding(binding):
+            return None
+    return parts
 
 
 def _scalar_call(names: NameIndex, call: cst.Call, depth: int) -> str | None:
     func = call.func
     if isinstance(func, cst.Attribute) and func.attr.value in _SAME_SHAPE:
         return scalar_reason(names, func.value, depth + 1)
-    if any(arg.keyword is not None and arg.keyword.value in ("reduction", "reduce", "dim",
-                                                              "axis", "keepdim")
-           for arg in call.args):
+    if any(arg.keyword is not None and arg.keyword.value in ("dim", "axis", "keepdim")
+           for arg in call.args) or not _reducing_arguments(call):
         return None
     qualified = names.qualified_name(call.func)
     if qualified is not None:
@@ -737,7 +829,7 @@ def _scalar_call(names: NameIndex, call: cst.Call, depth: int) -> str | None:
     if isinstance(func, cst.Attribute) and func.attr.value in _REDUCTIONS and not call.args:
         if provenance(names, func.value).is_tensor:
             return f"`.{func.attr.value}()` of a whole tensor"
-        return None
+        return whole_reduction_reason(names, call)
     module = module_reason(names, func)
     if module is not None and module.is_loss and _loss_reduces(names, func):
         return f"output of a loss module ({module.reason})"
@@ -769,16 +861,24 @@ def _loss_reduces(names: NameIndex, func: cst.BaseExpression) -> bool:
     """The loss module was built without ``reduction='none'`` / ``reduce=False``."""
     construct: cst.BaseExpression | None = func
     if isinstance(func, cst.Name):
-        binding = names.binding_of(func)
-        construct = binding.value if binding is not None else None
+        # `criterion = criterion.cuda()` under `if cuda:` moves the same module: the
+        # other binding (the constructor) decides.
+        built = [b for b in names.bindings_of(func) if not _moved_itself(b, func.value)]
+        return bool(built) and all(
+            b.kind == "assign" and b.value is not None and _loss_reduces(names, b.value)
+            for b in built)
     elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
             and func.value.value == "self":
         owner = names.enclosing(func, cst.ClassDef)
         values = _self_assignments(owner, func.attr.value) if owner else []
         construct = values[0] if len(values) == 1 else None
-    if not isinstance(construct, cst.Call):
-        return False
-    for arg in construct.args:
+    return isinstance(construct, cst.Call) and _reducing_arguments(construct)
+
+
+def _reducing_arguments(call: cst.Call) -> bool:
+    """No ``reduction=``/``reduce=`` other than a literal reducing one (``'mean'``,
+    ``'sum'``, ``reduce=True``) among the arguments of a loss or its constructor."""
+    for arg in call.args:
         if arg.keyword is None:
             continue
         if arg.keyword.value == "reduction":
@@ -789,9 +889,42 @@ def _loss_reduces(names: NameIndex, func: cst.BaseExpression) -> bool:
     return True
 
 
+def _moved_itself(binding: Binding, name: str) -> bool:
+    """``name = name.cuda()`` / ``name = name.to(device)``: the same object, moved."""
+    value = binding.value
+    return binding.kind == "assign" and isinstance(value, cst.Call) and isinstance(
+        value.func, cst.Attribute) and value.func.attr.value in ("cuda", "cpu", "to") \
+        and isinstance(value.func.value, cst.Name) and value.func.value.value == name
+
+
+def _number_binding(binding: Binding) -> bool:
+    """``total = 0`` / ``n_correct, dev_loss = 0, 0``: the name starts as a number literal."""
+    if binding.kind != "assign":
+        return False
+    if isinstance(binding.value, (cst.Integer, cst.Float)):
+        return True
+    node = binding.node
+    if binding.value is None and isinstance(node, cst.Assign) and len(node.targets) == 1 \
+            and isinstance(node.targets[0].target, cst.Tuple) \
+            and isinstance(node.value, cst.Tuple):
+        targets, values = node.targets[0].target.elements, node.value.elements
+        return len(targets) == len(values) and any(
+            isinstance(t.value, cst.Name) and t.value.value == binding.name
+            and isinstance(v.value, (cst.Integer, cst.Float))
+            for t, v in zip(targets, values, strict=True))
+    return False
+
+
 def _plain_number(names: NameIndex, expr: cst.BaseExpression) -> bool:
-    """A Python number: a literal, ``len(...)``, ``x.size(0)``, ``x.shape[0]``."""
+    """A Python number: a literal (negated too), ``len(...)``, ``x.size(0)``,
+    ``x.shape[0]``, an ``argparse`` option (``args.content_weight``)."""
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator,
+                                                          (cst.Minus, cst.Plus)):
+        expr = expr.expression
     if isinstance(expr, (cst.Integer, cst.Float)):
+        return True
+    known = provenance(names, expr)
+    if known.is_not_tensor and (known.numeric or "argparse" in known.reason):
         return True
     if isinstance(expr, cst.Call):
         if isinstance(expr.func, cst.Name) and expr.func.value in ("len", "float", "int"):
