@@ -769,6 +769,22 @@ def zero_dim_index_reason(names: NameIndex, node: cst.Subscript) -> tuple[str, b
         named = loss_named_reason(names, receiver)
         if named is not None:
             return named, False
+        names.cache["tensors.untyped_numbers"] = True
+        try:
+            scaled = scalar_reason(names, receiver)
+        finally:
+            names.cache.pop("tensors.untyped_numbers", None)
+        if scaled is not None:
+            return f"{scaled}, scaled by values the file does not type", False
+    return None
+
+
+def one_element_index_reason(names: NameIndex, node: cst.Subscript) -> str | None:
+    """Why ``x.data[0]`` reads the one element of a one-element tensor (see
+    :func:`one_element_reason`): the 0.3 idiom for a number, now a 0-dim tensor."""
+    value = node.value
+    if isinstance(value, cst.Attribute) and value.attr.value == "data":
+        return one_element_reason(names, value.value)
     return None
 
 
@@ -833,11 +849,28 @@ def _scalar_call(names: NameIndex, call: cst.Call, depth: int) -> str | None:
     module = module_reason(names, func)
     if module is not None and module.is_loss and _loss_reduces(names, func):
         return f"output of a loss module ({module.reason})"
+    if module is not None and module.built_from is not None:
+        returned = _forward_returns_scalar(names, module.built_from, depth)
+        if returned is not None:
+            return f"output of `{module.built_from}`, whose `forward` returns {returned}"
     function = local_function(names, call)
     if function is not None:
         returned = _returned_scalar(names, function, depth)
         if returned is not None:
             return f"`{function.name.value}()` returns {returned}"
+    return None
+
+
+def _forward_returns_scalar(names: NameIndex, class_name: str, depth: int) -> str | None:
+    """Why every ``return`` of ``forward`` of the nn.Module class ``class_name`` of this
+    file is 0-dim (a label-smoothing criterion ending in ``loss.sum() / n``), whatever
+    the class is called. A class of another file needs the project index's facts."""
+    owner = module_classes(names).get(class_name)
+    if owner is None or depth > _MAX_DEPTH:
+        return None
+    for statement in owner.body.body:
+        if isinstance(statement, cst.FunctionDef) and statement.name.value == "forward":
+            return _returned_scalar(names, statement, depth + 1)
     return None
 
 
@@ -925,6 +958,13 @@ def _plain_number(names: NameIndex, expr: cst.BaseExpression) -> bool:
         return True
     known = provenance(names, expr)
     if known.is_not_tensor and (known.numeric or "argparse" in known.reason):
+        return True
+    if names.cache.get("tensors.untyped_numbers") and not known.is_tensor and isinstance(
+            expr, cst.Attribute) and isinstance(expr.value, cst.Name) and \
+            expr.value.value != "self":
+        # `args.content_weight * mse_loss(...)` with `args` a parameter: an option, a
+        # number in practice and a broadcasting tensor in principle; only the unsafe
+        # tier asks this. A bare `weights` argument is as likely a vector: never.
         return True
     if isinstance(expr, cst.Call):
         if isinstance(expr.func, cst.Name) and expr.func.value in ("len", "float", "int"):
@@ -1039,3 +1079,96 @@ def name_written_in_place(names: NameIndex, name: cst.Name) -> bool:
     if any(binding.kind == "augassign" for binding in bindings):
         return True
     return any(data_use(names, read)[0] == "inplace" for read in names.loads_in(scope, name.value))
+
+
+# ------------------------------------------------------------ one-row batches
+_ROW_REDUCTIONS = frozenset({"max", "min", "argmax", "argmin"})
+
+
+def one_element_reason(names: NameIndex, expr: cst.BaseExpression) -> str | None:
+    """Why ``expr`` holds exactly one element: the indices or values of a reduction over
+    dim 1 (``q.max(1)[1]``, ``out.argmax(1)``) of a module output whose input is a batch
+    of one (``x.unsqueeze(0)``, through ``Variable(...)`` and device moves). Before torch
+    0.4 ``t.data[0]`` of such a tensor was a Python number (an action, a token); today it
+    is a 0-dim tensor, and ``.item()`` is the number. The output's other dimensions are
+    not seen (a sequence model's ``(1, T, C)`` output keeps ``T``), so what rests on this
+    is an unsafe fix."""
+    expr = _reaching_value(names, expr)
+    reduced: cst.BaseExpression | None = None
+    if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(
+            expr.slice[0].slice, cst.Index) and isinstance(expr.slice[0].slice.value,
+                                                           cst.Integer):
+        expr = _reaching_value(names, expr.value)
+        if isinstance(expr, cst.Call) and _over_dim_one(names, expr, ("max", "min")):
+            reduced = _reduced_operand(names, expr)
+    elif isinstance(expr, cst.Call) and _over_dim_one(names, expr, ("argmax", "argmin")):
+        reduced = _reduced_operand(names, expr)
+    if reduced is None:
+        return None
+    output = _reaching_value(names, reduced)
+    if not isinstance(output, cst.Call) or not output.args or output.args[0].keyword \
+            is not None or output.args[0].star:
+        return None
+    if not _batch_of_one(names, output.args[0].value, 0):
+        return None
+    return "a reduction over dim 1 of a model output for a batch of one (`.unsqueeze(0)`)"
+
+
+def _reaching_value(names: NameIndex, expr: cst.BaseExpression) -> cst.BaseExpression:
+    """``expr`` seen through ``.data``, device and dtype moves, and names whose reaching
+    binding is one plain assignment."""
+    for _ in range(_MAX_DEPTH):
+        if isinstance(expr, cst.Attribute) and expr.attr.value == "data":
+            expr = expr.value
+        elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) \
+                and expr.func.attr.value in _SAME_SHAPE and expr.func.attr.value != "type":
+            expr = expr.func.value
+        elif isinstance(expr, cst.Name):
+            bindings = reaching_bindings(names, expr)
+            if len(bindings) != 1 or bindings[0].kind != "assign" or bindings[0].value is None:
+                return expr
+            expr = bindings[0].value
+        else:
+            return expr
+    return expr
+
+
+def _over_dim_one(names: NameIndex, call: cst.Call, methods: tuple[str, ...]) -> bool:
+    """``x.max(1)`` / ``torch.max(x, 1)`` / ``x.argmax(dim=1)``, without ``keepdim``."""
+    qualified = names.qualified_name(call.func) or ""
+    if isinstance(call.func, cst.Attribute) and not qualified.startswith("torch."):
+        method, dims = call.func.attr.value, call.args
+    elif qualified.startswith("torch.") and qualified.count(".") == 1:
+        method, dims = qualified.split(".")[-1], call.args[1:]
+    else:
+        return False
+    if method not in methods or method not in _ROW_REDUCTIONS or len(dims) != 1:
+        return False
+    dim = dims[0]
+    return (dim.keyword is None or dim.keyword.value == "dim") and isinstance(
+        dim.value, cst.Integer) and dim.value.value == "1"
+
+
+def _reduced_operand(names: NameIndex, call: cst.Call) -> cst.BaseExpression | None:
+    if isinstance(call.func, cst.Attribute) and not (
+            names.qualified_name(call.func) or "").startswith("torch."):
+        return call.func.value
+    return call.args[0].value if call.args else None
+
+
+def _batch_of_one(names: NameIndex, expr: cst.BaseExpression, depth: int) -> bool:
+    """``expr`` is ``t.unsqueeze(0)`` (a batch of one), seen through ``Variable(...)``
+    (the torch class or a file's own wrapper of it), device moves and names."""
+    if depth > _MAX_DEPTH:
+        return False
+    expr = _reaching_value(names, expr)
+    if not isinstance(expr, cst.Call):
+        return False
+    func = expr.func
+    if isinstance(func, cst.Attribute) and func.attr.value == "unsqueeze":
+        return len(expr.args) == 1 and isinstance(expr.args[0].value, cst.Integer) and \
+            expr.args[0].value.value == "0"
+    wrapper = names.qualified_name(func) or (func.value if isinstance(func, cst.Name) else "")
+    if wrapper.split(".")[-1] == "Variable" and expr.args and expr.args[0].keyword is None:
+        return _batch_of_one(names, expr.args[0].value, depth + 1)
+    return False

@@ -18,6 +18,7 @@ from torchfix_codemods.analysis.statements import consecutive_runs, own_line
 from torchfix_codemods.analysis.syntax import is_zero_index
 from torchfix_codemods.analysis.tensors import (
     data_use,
+    one_element_index_reason,
     provenance,
     written_later,
     zero_dim_index_reason,
@@ -171,7 +172,8 @@ def _zero_index_of_scalar(rule: Rule, node: cst.Attribute) -> bool:
     """``loss.data[0]`` on a 0-dim loss: TFC105 rewrites the whole subscript."""
     parent = rule.names.parent(node)
     return (isinstance(parent, cst.Subscript) and parent.value is node and is_zero_index(parent)
-            and zero_dim_index_reason(rule.names, parent) is not None)
+            and (zero_dim_index_reason(rule.names, parent) is not None
+                 or one_element_index_reason(rule.names, parent) is not None))
 
 
 class DataInplace(Rule):

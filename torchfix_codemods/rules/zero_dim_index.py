@@ -10,11 +10,17 @@ from __future__ import annotations
 import libcst as cst
 
 from torchfix_codemods.analysis.syntax import is_zero_index
-from torchfix_codemods.analysis.tensors import zero_dim_index_reason
+from torchfix_codemods.analysis.tensors import (
+    one_element_index_reason,
+    zero_dim_index_reason,
+)
 from torchfix_codemods.edits.expressions import method_call
 from torchfix_codemods.findings import Safety
 from torchfix_codemods.prefilter import Needs
 from torchfix_codemods.rules.base import Example, Fix, Rule
+
+_ONE_ELEMENT = ("`.data[0]` of a one-element tensor was a number before torch 0.4 and is a "
+                "0-dim tensor now: use `.item()`")
 
 
 class IndexZeroDim(Rule):
@@ -59,9 +65,18 @@ class IndexZeroDim(Rule):
 
     Unsafe: `loss.data[0]` where `loss = criterion(output, target)` and the
     criterion is a parameter or attribute the file does not show being built
-    (the call is only *named* like a loss), alone or summed from 0. A criterion built with
+    (the call is only *named* like a loss), alone or summed from 0; and a reduced
+    loss scaled by an option the file cannot type (`args.content_weight * loss`
+    with `args` a parameter: a number in practice). A criterion built with
     `reduction='none'` returns a vector, whose `.data[0]` is its first element
     and whose `.item()` raises.
+
+    Also unsafe, and reported with its own message: `action = q.max(1)[1].data[0]`
+    where `q` is a model's output for a batch of one (`state.unsqueeze(0)`, through
+    `Variable(...)`): this does not raise, but before torch 0.4 it was a Python
+    number (what `env.step` expects) and now it is a 0-dim tensor. `.item()` is
+    the number; the fix is unsafe because the output's other dimensions are not
+    seen (a `(1, T, C)` output has `T` elements there, and `.item()` raises).
 
     ## References
     - [`torch.Tensor.item`](https://docs.pytorch.org/docs/stable/generated/torch.Tensor.item.html)
@@ -100,15 +115,19 @@ class IndexZeroDim(Rule):
                 isinstance(parent, cst.AugAssign) and parent.target is node):
             return
         found = zero_dim_index_reason(self.names, node)
+        message = None
         if found is None:
-            return
+            one = one_element_index_reason(self.names, node)
+            if one is None:
+                return
+            found, message = (one, False), _ONE_ELEMENT
         reason, proven = found
         safety = Safety.SAFE if proven else Safety.UNSAFE
         receiver = node.value
         if isinstance(receiver, cst.Attribute) and receiver.attr.value == "data":
             receiver = receiver.value
         new = method_call(receiver, "item").with_changes(lpar=node.lpar, rpar=node.rpar)
-        self.report(node, fix=Fix(safety, "replace `[0]` with `.item()`", [(node, new)]),
+        self.report(node, message, fix=Fix(safety, "replace `[0]` with `.item()`", [(node, new)]),
                     reason=reason)
 
 
