@@ -688,6 +688,39 @@ class InferenceAnalysis:
         self.names.cache[f"inference-roots:{id(self)}"] = roots
         return roots
 
+    def covered_by_callees(self, root: InferenceFunction,
+                           roots: list[InferenceFunction]) -> bool:
+        """Every model call ``root`` makes goes through a call of a function of this file
+        that runs without autograd already, or will once ``roots`` are fixed (decorated,
+        a root itself, or covered the same way): ``run_eval`` whose only model work is
+        ``acc = evaluate(loader)``. A second ``no_grad`` there changes nothing."""
+        fixed = {id(other.facts.node) for other in roots if other is not root}
+        return self._covered(root.facts, fixed, frozenset(), top=True)
+
+    def _covered(self, facts: FunctionFacts, fixed: set[int], seen: frozenset[int],
+                 *, top: bool = False) -> bool:
+        if not top and (id(facts.node) in fixed or self.decorated_no_grad(facts)):
+            return True
+        if id(facts.node) in seen:
+            return False
+        seen = seen | {id(facts.node)}
+        through_callee = False
+        for site in facts.calls:
+            if site.deferred or site.grad_mode_set:
+                continue
+            call = site.node
+            assert isinstance(call, cst.Call)
+            model = self.model_of(call)
+            if model is not None and self._model_evidence(model, facts) is not None:
+                return False  # model work of its own
+            callee = self.resolve(call, facts)
+            if callee is None or not any(True for _ in self.model_uses(callee)):
+                continue
+            if not self._covered(callee, fixed, seen):
+                return False
+            through_callee = True
+        return through_callee
+
     def _smoke_test(self, facts: FunctionFacts,
                     uses: list[tuple[Site, ModelUse | None]]) -> bool:
         """``def test(): net = VGG('VGG11'); print(net(torch.randn(2, 3, 32, 32)).size())``

@@ -375,8 +375,9 @@ class MissingNoGrad(Rule):
 
     def leave_Module(self, original_node: cst.Module) -> None:
         analysis = _analysis(self)
-        for root in analysis.inference_functions():
-            if not root.already_no_grad:
+        roots = analysis.inference_functions()
+        for root in roots:
+            if not root.already_no_grad and not analysis.covered_by_callees(root, roots):
                 self._check(root)
         region = analysis.script_region()
         if region is not None:
