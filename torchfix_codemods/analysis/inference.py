@@ -57,6 +57,11 @@ _DIFF_FUNCTIONS = frozenset({"torch.autograd.grad", "torch.autograd.backward",
                              "torch.func.vjp", "torch.func.jacrev"})
 _DIFF_METHODS = frozenset({"backward", "requires_grad_", "retain_grad"})
 _LOSS_KEYS = ("loss",)
+_BOOKKEEPING = frozenset({"eval", "train", "to", "cuda", "cpu", "half", "float", "double",
+                          "parameters", "named_parameters", "modules", "children",
+                          "state_dict", "load_state_dict", "apply", "register_buffer",
+                          "requires_grad_", "zero_grad", "share_memory", "type"})
+"""Module methods that do not run its layers."""
 
 
 def is_pytest_file(path: str) -> bool:
@@ -570,8 +575,11 @@ class InferenceAnalysis:
     def _excluded(self, facts: FunctionFacts) -> bool:
         name = facts.name
         tokens = name_tokens(name)
-        if name.startswith("test_") or name.startswith("Test"):
-            return True  # pytest collects these; a test is not inference
+        if name.startswith("Test") or (name.startswith("test_") and (
+                self.pytest_file or not self.callers(facts))):
+            # pytest collects these; a test is not inference. Outside a test file, a
+            # `test_net(net, dataset)` that this file calls is an evaluation helper.
+            return True
         if self.pytest_file and name.startswith("test"):
             return True
         if facts.cls is not None and facts.cls.name.value.startswith("Test"):
@@ -687,6 +695,117 @@ class InferenceAnalysis:
             for _, caller in root.callers)]
         self.names.cache[f"inference-roots:{id(self)}"] = roots
         return roots
+
+    def behaviour_roots(self) -> list[InferenceFunction]:
+        """Inference functions that no name announces (``test_net``, ``detect``, a script's
+        ``main``, a model's own ``predict``), recognised by what they do: they switch a
+        model to eval mode with ``m.eval()`` and then run that same model, and never
+        differentiate or step an optimizer (nor does any caller with what they return).
+        Switching to eval is the author saying "not training"; a method of the model
+        qualifies only with ``self.eval()`` (a forward helper leaves the mode to its
+        caller). Kind "predict": a caller in another file might still differentiate the
+        result, so what rests on this is an unsafe fix."""
+        cached = self.names.cache.get(f"inference-behaviour:{id(self)}")
+        if isinstance(cached, list):
+            return cached
+        roots: list[InferenceFunction] = []
+        if imports_torch(self.names):
+            named = {id(root.facts.node) for root in self.inference_functions()}
+            for facts in self.functions.values():
+                if id(facts.node) in named or self.kind_of(facts) is not None or \
+                        not facts.eval_calls or self._excluded_by_behaviour(facts) or \
+                        self.differentiates(facts):
+                    continue
+                uses = list(self.model_uses(facts)) or self._evaluated_calls(facts)
+                if not uses or self._smoke_test(facts, uses) or not self._runs_what_it_evals(
+                        facts, uses):
+                    continue
+                callers = self.callers(facts)
+                if callers and all(caller is not None and id(caller.node) in named
+                                   for _, caller in callers):
+                    continue  # a helper of a root: covered by that root's fix
+                root = self._root(facts, "predict", uses)
+                if root.result_differentiated or root.called_from_training or \
+                        self._run_by_a_training_test(root):
+                    continue
+                roots.append(root)
+        self.names.cache[f"inference-behaviour:{id(self)}"] = roots
+        return roots
+
+    def entry_point_call(self, root: InferenceFunction) -> cst.Call | None:
+        """The first model call in ``root``'s own body when only module-level code calls
+        it (a script's ``main(args)``): where a reader points for script-level inference."""
+        callers = root.callers
+        if not callers or any(caller is not None for _, caller in callers):
+            return None
+        for site in root.model_calls:
+            if isinstance(site.node, cst.Call) and \
+                    self.names.enclosing(site.node, cst.FunctionDef) is root.facts.node:
+                return site.node
+        return None
+
+    def _excluded_by_behaviour(self, facts: FunctionFacts) -> bool:
+        """:meth:`_excluded`, except that a model's own method that calls ``self.eval()``
+        is not excluded: it cannot be part of a training forward."""
+        if facts.cls is None or not self._model_method(facts):
+            return self._excluded(facts)
+        if not any(code_of(call.func.value) == "self" for call in facts.eval_calls
+                   if isinstance(call.func, cst.Attribute)):
+            return True
+        name = facts.name
+        return name in ("forward", "__call__") or name.startswith(("on_", "test_")) or \
+            any(token in TRAINING_TOKENS for token in name_tokens(name)) or \
+            isinstance(facts.node.asynchronous, cst.Asynchronous)
+
+    def _runs_what_it_evals(self, facts: FunctionFacts,
+                            uses: list[tuple[Site, ModelUse | None]]) -> bool:
+        """A model call here comes after ``m.eval()`` on that same model (``self`` for
+        ``self(x)`` and ``self.forward(x)``)."""
+        evals = [(self._evaluated_model(call), call) for call in facts.eval_calls
+                 if isinstance(call.func, cst.Attribute)]
+        for _, use in uses:
+            if use is None or use.pending:
+                continue
+            code = use.code
+            if code.endswith(".forward"):
+                code = code[: -len(".forward")]
+            if any(model == code and self._before(call, use.call) for model, call in evals):
+                return True
+        return False
+
+    def _evaluated_calls(self, facts: FunctionFacts) -> list[tuple[Site, ModelUse | None]]:
+        """Calls of what ``facts`` switched to eval mode (``encoder(image)``,
+        ``decoder.sample(feature)`` after ``decoder.eval()``), for a model built by a class
+        of another file that nothing else here types: only an ``nn.Module`` has
+        ``.eval()`` and ``.sample()`` of it runs its layers."""
+        evaluated = {self._evaluated_model(call) for call in facts.eval_calls
+                     if isinstance(call.func, cst.Attribute)}
+        found: list[tuple[Site, ModelUse | None]] = []
+        for site in facts.calls:
+            call = site.node
+            assert isinstance(call, cst.Call)
+            func = call.func
+            if isinstance(func, cst.Attribute) and func.attr.value in _BOOKKEEPING:
+                continue
+            receiver = func.value if isinstance(func, cst.Attribute) else func
+            code = code_of(receiver)
+            if code in evaluated and not site.deferred:
+                found.append((site, ModelUse(code, call, f"`{code}.eval()` is called on it",
+                                             self._reads_losses(call))))
+        return found
+
+    def _evaluated_model(self, call: cst.Call) -> str:
+        """What ``x.eval()`` switches, as uses name it: ``x``, or the name a built model
+        is bound to (``encoder = EncoderCNN(size).eval()``, through ``.to(device)``)."""
+        assert isinstance(call.func, cst.Attribute)
+        node: cst.CSTNode = call
+        parent = self.names.parent(node)
+        while isinstance(parent, (cst.Attribute, cst.Call)):
+            node, parent = parent, self.names.parent(parent)
+        if isinstance(parent, cst.Assign) and parent.value is node and \
+                len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
+            return parent.targets[0].target.value
+        return code_of(call.func.value)
 
     def covered_by_callees(self, root: InferenceFunction,
                            roots: list[InferenceFunction]) -> bool:
