@@ -57,11 +57,10 @@ _DIFF_FUNCTIONS = frozenset({"torch.autograd.grad", "torch.autograd.backward",
                              "torch.func.vjp", "torch.func.jacrev"})
 _DIFF_METHODS = frozenset({"backward", "requires_grad_", "retain_grad"})
 _LOSS_KEYS = ("loss",)
-_BOOKKEEPING = frozenset({"eval", "train", "to", "cuda", "cpu", "half", "float", "double",
-                          "parameters", "named_parameters", "modules", "children",
-                          "state_dict", "load_state_dict", "apply", "register_buffer",
-                          "requires_grad_", "zero_grad", "share_memory", "type"})
-"""Module methods that do not run its layers."""
+_RUNS_LAYERS = frozenset({"forward", "sample", "generate", "decode", "encode", "predict",
+                          "infer"})
+"""Methods of a model switched to eval that run its layers; any other method (a mask or
+hidden-state builder, ``state_dict``) is not evidence of inference."""
 
 
 def is_pytest_file(path: str) -> bool:
@@ -714,7 +713,7 @@ class InferenceAnalysis:
             for facts in self.functions.values():
                 if id(facts.node) in named or self.kind_of(facts) is not None or \
                         not facts.eval_calls or self._excluded_by_behaviour(facts) or \
-                        self.differentiates(facts):
+                        self.differentiates(facts) or self._decorated(facts):
                     continue
                 uses = list(self.model_uses(facts)) or self._evaluated_calls(facts)
                 if not uses or self._smoke_test(facts, uses) or not self._runs_what_it_evals(
@@ -743,6 +742,12 @@ class InferenceAnalysis:
                     self.names.enclosing(site.node, cst.FunctionDef) is root.facts.node:
                 return site.node
         return None
+
+    def _decorated(self, facts: FunctionFacts) -> bool:
+        """Any decorator but ``staticmethod``/``classmethod``: it may set the grad mode
+        itself (yolov5's ``@smart_inference_mode()``), and a name gives no evidence."""
+        return any(not (isinstance(d.decorator, cst.Name) and d.decorator.value in (
+            "staticmethod", "classmethod")) for d in facts.node.decorators)
 
     def _excluded_by_behaviour(self, facts: FunctionFacts) -> bool:
         """:meth:`_excluded`, except that a model's own method that calls ``self.eval()``
@@ -785,8 +790,8 @@ class InferenceAnalysis:
             call = site.node
             assert isinstance(call, cst.Call)
             func = call.func
-            if isinstance(func, cst.Attribute) and func.attr.value in _BOOKKEEPING:
-                continue
+            if isinstance(func, cst.Attribute) and func.attr.value not in _RUNS_LAYERS:
+                continue  # `model.init_hidden(n)`, `model.create_mask(src)`: bookkeeping
             receiver = func.value if isinstance(func, cst.Attribute) else func
             code = code_of(receiver)
             if code in evaluated and not site.deferred:

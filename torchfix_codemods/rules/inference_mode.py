@@ -303,7 +303,9 @@ class MissingNoGrad(Rule):
     A function no name marks as inference (`detect`, `generate`, a script's
     `main`, a model's own method) is recognised by what it does: it switches a
     model to eval mode with `.eval()` (a method of the model: `self.eval()`),
-    then runs that model, and neither it nor a caller differentiates or steps
+    then runs that model (calls it, or its `forward`, `sample`, `generate`,
+    `encode`, `decode`, `predict`), has no decorator that may set the grad
+    mode itself, and neither it nor a caller differentiates or steps
     an optimizer with the result; one that a training function calls (a
     teacher in distillation) is left alone. A script's `main`, called only by
     module-level code, is reported at its first model call.
