@@ -544,3 +544,22 @@ def test_only_a_freshly_built_model_makes_a_smoke_test(change: str, by: str) -> 
     assert change in built
     codes = {f.code for f in findings(built.replace(change, by), ["TFC201", "TFC202"])}
     assert "TFC202" in codes
+
+
+def test_a_caller_whose_only_model_work_is_a_fixed_evaluator_is_not_reported() -> None:
+    # issue 21 (noise): `report_test` only calls `test`, which the same fix decorates (or
+    # which is decorated already): both were reported, and `fix` could decorate both.
+    from pathlib import Path
+
+    source = (Path(__file__).parent / "fixtures" / "TFC202" /
+              "caller_of_a_fixed_evaluator.py").read_text()
+    assert [(f.code, f.line) for f in findings(source, ["TFC202"])] == [("TFC202", 14)]
+    assert fixed_text(source, ["TFC202"]).count("@torch.no_grad()") == 1
+    decorated = source.replace("def test(test_loader):",
+                               "@torch.no_grad()\ndef test(test_loader):")
+    assert findings(decorated, ["TFC202"]) == []
+    # Model work of its own keeps the caller a root: it is reported with the evaluator.
+    own_work = source.replace("    accuracy = test(test_loader)[1]",
+                              "    model(next(iter(test_loader))[0])\n"
+                              "    accuracy = test(test_loader)[1]")
+    assert [f.line for f in findings(own_work, ["TFC202"])] == [14, 26]

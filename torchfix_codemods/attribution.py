@@ -63,15 +63,39 @@ def _located(module: cst.Module, applied: Applied) -> list[tuple[str, Block]]:
     located: list[tuple[str, Block]] = []
     import_blocks: list[Block] | None = None
     for code, fix in applied:
-        for old, _ in fix.replacements:
+        for old, new in fix.replacements:
             where = positions.get(id(old))
             if where is not None:
-                located.append((code, (where.start.line - 1, where.end.line)))
+                located.extend((code, block) for block in _changed_lines(
+                    module, old, new, (where.start.line - 1, where.end.line)))
         if fix.imports or fix.remove_imports:
             if import_blocks is None:
                 import_blocks = _import_blocks(module)
             located.extend((code, block) for block in import_blocks)
     return located
+
+
+def _changed_lines(module: cst.Module, old: cst.CSTNode, new: object,
+                   span: Block) -> list[Block]:
+    """The lines of ``span`` (where ``old`` is) that replacing it with ``new`` changes: a
+    decorator added to a 40-line function touches its ``def`` line, not the line twenty
+    below where another rule fixed a `.data` (whose hunk would otherwise name both).
+    The whole span when the two cannot be compared line by line."""
+    if not isinstance(new, cst.CSTNode):
+        return [span]
+    old_lines = split_lines(module.code_for_node(old))
+    leading = len(old_lines) - (span[1] - span[0])  # blank lines and comments above `old`
+    if leading < 0:
+        return [span]
+    top = span[0] - leading
+    blocks = []
+    matcher = difflib.SequenceMatcher(None, old_lines, split_lines(module.code_for_node(new)),
+                                      autojunk=False)
+    for tag, i1, i2, _, _ in matcher.get_opcodes():
+        if tag != "equal":
+            first, last = max(top + i1, span[0]), min(top + max(i2, i1 + 1), span[1])
+            blocks.append((first, max(first, last)))
+    return blocks or [span]
 
 
 class _LineMap:

@@ -47,18 +47,22 @@ class _Attribution:
 
     def label(self, hunk: Hunk, cell: int | None, offset: int) -> str:
         """``TFC001 (safe), TFC002 (unsafe)`` for a hunk whose old lines start at ``offset``."""
+        return _format(self.safeties(hunk, cell, offset))
+
+    def safeties(self, hunk: Hunk, cell: int | None, offset: int) -> dict[str, set[str]]:
+        """The codes that made ``hunk`` (of ``cell``'s source, whose first line is line
+        ``offset`` of the text the engine read), each with the safeties of its fixes there."""
         blocks = [(start + offset, end + offset) for start, end in hunk.blocks]
         codes = self._codes(blocks)
         first, last = hunk.old_start + 1, hunk.old_start + max(hunk.old_length, 1)
-        parts = []
+        found: dict[str, set[str]] = {}
         for code in codes:
             of_code = [f for f in self.applied if f.code == code]
             here = [f for f in of_code if f.cell == cell and _spans(f, first, last)]
             # A code with fixes of both safeties in this file, none of them located in
             # this hunk (an import it added), names both: never call an unsafe change safe.
-            safeties = sorted({f.fix.safety.value for f in here or of_code})  # type: ignore[union-attr]
-            parts.append(f"{code} ({', '.join(safeties)})")
-        return ", ".join(parts)
+            found[code] = {f.fix.safety.value for f in here or of_code}  # type: ignore[union-attr]
+        return found
 
     def cell_codes(self, cells: list[int]) -> str:
         """``TFC001 (safe)`` for the fixes applied in these notebook cells."""
@@ -76,6 +80,10 @@ class _Attribution:
                  if any(overlaps(mine, theirs) for mine in blocks for theirs in self.edits[code])]
         # Edits only the codes together produce (a fix applied to another fix's output).
         return found or self.codes
+
+
+def _format(safeties: dict[str, set[str]]) -> str:
+    return ", ".join(f"{code} ({', '.join(sorted(safeties[code]))})" for code in sorted(safeties))
 
 
 def _spans(finding: Finding, first: int, last: int) -> bool:
@@ -125,13 +133,36 @@ def _json_hunks(json_texts: tuple[str, str], changed: list[tuple[int, int, str, 
         numbers = [index + 1 for index, _, old, new in changed
                    if any(json.dumps(line.rstrip("\r\n"))[1:-1] in edited
                           for line in split_lines(old) + split_lines(new) if line.strip())]
-        codes = attribution.cell_codes(numbers)
+        codes = _json_hunk_codes(edited, changed, numbers, attribution)
         label = ""
         if numbers:
             label = " cell " + ", ".join(map(str, numbers)) + (": " + codes if codes else "")
         out.append(f"{hunk.header()}{label}\n")
         out.append(render_hunk_lines(hunk))
     return "".join(out)
+
+
+def _json_hunk_codes(edited: str, changed: list[tuple[int, int, str, str]],
+                     numbers: list[int], attribution: _Attribution) -> str:
+    """The codes (with their safeties) of the cell-source changes a JSON hunk holds: each
+    changed cell's own hunks whose changed lines all appear in the JSON hunk are labelled
+    the way a ``.py`` hunk is (by the edits that overlap them), so an added decorator is
+    not also put down to another rule's fix twenty lines below in the same cell. The
+    whole cell's codes when no such hunk is recognised."""
+    import json
+
+    found: dict[str, set[str]] = {}
+    for index, start, old, new in changed:
+        if index + 1 not in numbers:
+            continue
+        for cell_hunk in hunks(old, new, context=0):
+            texts = [json.dumps(text.rstrip("\r\n"))[1:-1] for tag, text in cell_hunk.lines
+                     if tag != " " and text.strip()]
+            if texts and all(text in edited for text in texts):
+                for code, safeties in attribution.safeties(cell_hunk, index + 1,
+                                                           start).items():
+                    found.setdefault(code, set()).update(safeties)
+    return _format(found) if found else attribution.cell_codes(numbers)
 
 
 def render_diff(console: Console, results: list[FileResult]) -> int:

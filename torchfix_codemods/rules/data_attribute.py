@@ -17,10 +17,10 @@ from torchfix_codemods.analysis.core.syntax import is_zero_index
 from torchfix_codemods.analysis.facts.grad_mode import in_no_grad
 from torchfix_codemods.analysis.facts.tensors import (
     data_use,
-    loss_named_reason,
+    one_element_index_reason,
     provenance,
-    scalar_reason,
     written_later,
+    zero_dim_index_reason,
 )
 from torchfix_codemods.analysis.vocabulary.torch_api import PARAMETER_CLASSES
 from torchfix_codemods.edits.expressions import method_call
@@ -171,9 +171,9 @@ def _stored_for_writing(rule: Rule, node: cst.Attribute) -> str | None:
 def _zero_index_of_scalar(rule: Rule, node: cst.Attribute) -> bool:
     """``loss.data[0]`` on a 0-dim loss: TFC105 rewrites the whole subscript."""
     parent = rule.names.parent(node)
-    return (isinstance(parent, cst.Subscript) and is_zero_index(parent)
-            and (scalar_reason(rule.names, node.value) is not None
-                 or loss_named_reason(rule.names, node.value) is not None))
+    return (isinstance(parent, cst.Subscript) and parent.value is node and is_zero_index(parent)
+            and (zero_dim_index_reason(rule.names, parent) is not None
+                 or one_element_index_reason(rule.names, parent) is not None))
 
 
 class DataInplace(Rule):

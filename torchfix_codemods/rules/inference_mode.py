@@ -36,6 +36,10 @@ _INFERENCE_NEEDS = Needs.any_of(*(f"root:{token}" for token in EVAL_TOKENS | PRE
 """An inference root is a function named by these tokens (``InferenceAnalysis.kind_of``); an
 evaluation script's top level loads weights (``torch.load``, ``load_state_dict``,
 ``from_pretrained``: ``InferenceAnalysis.script_region``)."""
+_NO_GRAD_NEEDS = Needs.any_of(*(f"root:{token}" for token in EVAL_TOKENS | PREDICT_TOKENS),
+                              "load", "load_state_dict", "from_pretrained", ".eval")
+"""TFC202 also recognises inference by behaviour: a model switched with ``.eval()`` and
+then run (``InferenceAnalysis.behaviour_roots``)."""
 
 
 def _analysis(rule: Rule) -> InferenceAnalysis:
@@ -292,14 +296,27 @@ class MissingNoGrad(Rule):
     assignments. Nor on a module-level function whose every call in the file
     is made with autograd off and which is never passed around (udacity's
     `fc_model.validation`, called only from `train` inside
-    `with torch.no_grad():`): there is no graph to stop.
+    `with torch.no_grad():`): there is no graph to stop. Nor on a function
+    whose only model work is a call of a function that already runs without
+    autograd or that the same fix decorates.
+
+    A function no name marks as inference (`detect`, `generate`, a script's
+    `main`, a model's own method) is recognised by what it does: it switches a
+    model to eval mode with `.eval()` (a method of the model: `self.eval()`),
+    then runs that model (calls it, or its `forward`, `sample`, `generate`,
+    `encode`, `decode`, `predict`), has no decorator that may set the grad
+    mode itself, and neither it nor a caller differentiates or steps
+    an optimizer with the result; one that a training function calls (a
+    teacher in distillation) is left alone. A script's `main`, called only by
+    module-level code, is reported at its first model call.
 
     ## Fix safety
     Values are identical under `no_grad`; only `requires_grad`/`grad_fn` of
     the results change. Safe for metric-like names
     (`evaluate`, `validate`, `test`, ...), whose results are metrics. Unsafe
-    for API-like names (`predict`, `infer`, `score`): code in another file may
-    differentiate their result; unsafe too in files that use `nn.Transformer*`
+    for API-like names (`predict`, `infer`, `score`) and for functions
+    recognised by behaviour: code in another file may differentiate their
+    result; unsafe too in files that use `nn.Transformer*`
     or `nn.MultiheadAttention`, whose eval + no_grad fast path returns zeros at
     padded positions. `torch.no_grad` is preferred over
     `torch.inference_mode`: tensors made in inference mode can never enter
@@ -320,7 +337,7 @@ class MissingNoGrad(Rule):
     message = "inference runs the model with gradient tracking: wrap it in `torch.no_grad()`"
     safety = Safety.SAFE
     triggers = _MODE_TRIGGERS
-    needs = _INFERENCE_NEEDS
+    needs = _NO_GRAD_NEEDS
     valid = (
         "import torch\n@torch.no_grad()\ndef evaluate(model, x):\n    model.eval()\n"
         "    return model(x)\n",
@@ -375,26 +392,33 @@ class MissingNoGrad(Rule):
 
     def leave_Module(self, original_node: cst.Module) -> None:
         analysis = _analysis(self)
-        for root in analysis.inference_functions():
-            if not root.already_no_grad:
-                self._check(root)
+        named = analysis.inference_functions()
+        behaviour = analysis.behaviour_roots()
+        roots = named + behaviour
+        for root in roots:
+            if not root.already_no_grad and not analysis.covered_by_callees(root, roots):
+                self._check(root, analysis.entry_point_call(root) if root in behaviour
+                            else None)
         region = analysis.script_region()
         if region is not None:
             self._check_script(region)
 
-    def _check(self, root: InferenceFunction) -> None:
+    def _check(self, root: InferenceFunction, at: cst.CSTNode | None = None) -> None:
+        """Report ``root`` at its name, or at ``at``: the first model call of a script's
+        entry point (``main(args)`` run by the ``__main__`` guard reads as script code)."""
         node = root.facts.node
+        where: cst.CSTNode = at if at is not None else node.name
         compiled = [d for d in node.decorators
                     if (self.qualified_name(_decorator_target(d)) or "").startswith(
                         ("torch.jit", "torch.compile"))]
         if compiled:
-            self.report(node.name, self.message + " (no fix: the function is scripted or "
+            self.report(where, self.message + " (no fix: the function is scripted or "
                         "compiled; put `with torch.no_grad():` around the call instead)")
             return
         try:
             reference = self.context.imports.reference("torch.no_grad", at=node)
         except ImportUnavailable as error:
-            self.report(node.name, f"{self.message} (no fix: {error})")
+            self.report(where, f"{self.message} (no fix: {error})")
             return
         decorator = cst.Decorator(decorator=cst.Call(func=reference.expression))
         new = node.with_changes(decorators=[*node.decorators, decorator])
@@ -408,7 +432,7 @@ class MissingNoGrad(Rule):
                       "that zeroes padded positions")
         fix = Fix(safety, f"decorate `{node.name.value}` with `@{reference.code}()`",
                   [(node, new)], imports=(reference.needs,) if reference.needs else ())
-        self.report(node.name, self.message, fix=fix, reason=reason)
+        self.report(where, self.message, fix=fix, reason=reason)
 
     def _check_script(self, region: ScriptRegion) -> None:
         first = region.statements[0]

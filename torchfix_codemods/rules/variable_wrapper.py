@@ -55,7 +55,9 @@ class VariableWrapper(Rule):
     removed like any other, since no graph is built there, which is what
     `volatile` meant; elsewhere it is reported without a fix, use
     `with torch.no_grad():`. Other arguments (positional flags, `*args`) are
-    reported without a fix.
+    reported without a fix. A `Variable(x)` that is a statement of its own (its
+    result dropped, perhaps after `.cpu()` or `.float()`) did nothing and is
+    removed, not turned into an `x.detach()` line that does nothing either.
 
     ## References
     - [Variable (deprecated)](https://docs.pytorch.org/docs/stable/autograd.html#variable-deprecated)
@@ -124,6 +126,10 @@ class VariableWrapper(Rule):
             self.report(node, self.message + " (no fix: arguments the tool does not rewrite)")
             return
         value = data.value
+        line = self._statement_without_effect(node, value)
+        if line is not None and requires is None:
+            self._report_removal(node, line, removal)
+            return
         new: cst.BaseExpression = as_receiver(value)
         fresh = _is_fresh(self.names, value)
         if not fresh:
@@ -143,6 +149,42 @@ class VariableWrapper(Rule):
                   else "`Variable(x)` returns `x.detach()`")
         self.report(node, fix=fix, reason=reason)
 
+    def _statement_without_effect(self, node: cst.Call, value: cst.BaseExpression
+                                  ) -> cst.SimpleStatementLine | None:
+        """The line when ``Variable(x)`` (or ``Variable(x).cpu()``...) is a statement of its
+        own: its result is dropped, so it did nothing, and ``x.detach()`` on that line
+        would do nothing either (a reviewer reads it as a forgotten assignment)."""
+        if not _plain_reference(value):
+            return None
+        expr: cst.BaseExpression = node
+        parent = self.names.parent(expr)
+        while isinstance(parent, cst.Attribute) and parent.value is expr and \
+                parent.attr.value in _NO_EFFECT_METHODS:
+            call = self.names.parent(parent)
+            if not (isinstance(call, cst.Call) and call.func is parent and not call.args):
+                return None
+            expr, parent = call, self.names.parent(call)
+        if not (isinstance(parent, cst.Expr) and parent.value is expr):
+            return None
+        line = self.names.parent(parent)
+        if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1:
+            return line
+        return None
+
+    def _report_removal(self, node: cst.Call, line: cst.SimpleStatementLine,
+                        removal: tuple[ImportRemoval, ...]) -> None:
+        block = self.names.parent(line)
+        alone = isinstance(block, (cst.IndentedBlock, cst.Module)) and len(block.body) == 1
+        commented = line.trailing_whitespace.comment is not None or any(
+            empty.comment is not None for empty in line.leading_lines)
+        new: cst.SimpleStatementLine | cst.RemovalSentinel = cst.RemovalSentinel.REMOVE
+        if alone or commented:  # keep the block non-empty and the comments where they were
+            new = line.with_changes(body=[cst.Pass()])
+        fix = Fix(Safety.SAFE, "remove the statement: `Variable(x)` alone does nothing",
+                  [(line, new)], remove_imports=removal)
+        self.report(node, fix=fix, reason="the result of `Variable(x)` is dropped: the "
+                    "statement has no effect, before and after the fix")
+
     def _import_removal(self, func: cst.BaseExpression) -> tuple[ImportRemoval, ...]:
         if not isinstance(func, cst.Name):
             return ()
@@ -151,6 +193,19 @@ class VariableWrapper(Rule):
             return ()
         module, _, name = binding.qualified.rpartition(".")
         return (ImportRemoval(module, name),)
+
+
+_NO_EFFECT_METHODS = frozenset({"cpu", "detach", "float", "double", "half", "long", "int",
+                                "contiguous", "clone"})
+"""Tensor methods that return a new value and neither raise on a tensor nor change it
+(``.cuda()`` is not one: it raises without a GPU)."""
+
+
+def _plain_reference(value: cst.BaseExpression) -> bool:
+    """``x`` or ``batch.text``: evaluating it has no effect worth keeping."""
+    while isinstance(value, cst.Attribute):
+        value = value.value
+    return isinstance(value, cst.Name)
 
 
 def _is_fresh(names: NameIndex, value: cst.BaseExpression) -> bool:

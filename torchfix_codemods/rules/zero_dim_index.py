@@ -11,14 +11,16 @@ import libcst as cst
 
 from torchfix_codemods.analysis.core.syntax import is_zero_index
 from torchfix_codemods.analysis.facts.tensors import (
-    loss_named_reason,
-    scalar_reason,
-    whole_reduction_reason,
+    one_element_index_reason,
+    zero_dim_index_reason,
 )
 from torchfix_codemods.edits.expressions import method_call
 from torchfix_codemods.findings import Safety
 from torchfix_codemods.prefilter import Needs
 from torchfix_codemods.rules.base import Example, Fix, Rule
+
+_ONE_ELEMENT = ("`.data[0]` of a one-element tensor was a number before torch 0.4 and is a "
+                "0-dim tensor now: use `.item()`")
 
 
 class IndexZeroDim(Rule):
@@ -50,17 +52,31 @@ class IndexZeroDim(Rule):
     `pred.eq(y).cpu().sum()`: `.sum()`/`.mean()` with no argument, with the
     tensor's own `.data`, `.detach()`, `.cpu()` or `.cuda()` in the chain, is
     0-dim for a tensor (and a numpy scalar for an array: `[0]` raises there
-    too). Device and dtype moves (`loss.cpu().data[0]`) keep a loss 0-dim, and
-    so does a sum from 0 of reduced losses (`loss = 0`, then
-    `loss += criterion(output, target[di])` in a loop: the seq2seq tutorials).
+    too). The compared values of a count need not be known tensors when one of
+    them comes through a tensor's `.data`, `.detach()`, `.cpu()` or `.cuda()`
+    (`pred = output.data.max(1)[1]`, then `(pred == y).sum()`). Device and
+    dtype moves (`loss.cpu().data[0]`) keep a loss 0-dim, and so does a sum
+    from 0 of reduced losses or counts (`loss = 0`, then
+    `loss += criterion(output, target[di])` or `loss = loss + ...` in a loop:
+    the seq2seq tutorials), scaled by plain numbers or not. A criterion moved
+    with `criterion = criterion.cuda()` is still the reducing loss it was built as.
     Without that evidence nothing is reported (a DataFrame's `.sum()` is a
     Series, and its `[0]` is ordinary).
 
     Unsafe: `loss.data[0]` where `loss = criterion(output, target)` and the
     criterion is a parameter or attribute the file does not show being built
-    (the call is only *named* like a loss). A criterion built with
+    (the call is only *named* like a loss), alone or summed from 0; and a reduced
+    loss scaled by an option the file cannot type (`args.content_weight * loss`
+    with `args` a parameter: a number in practice). A criterion built with
     `reduction='none'` returns a vector, whose `.data[0]` is its first element
     and whose `.item()` raises.
+
+    Also unsafe, and reported with its own message: `action = q.max(1)[1].data[0]`
+    where `q` is a model's output for a batch of one (`state.unsqueeze(0)`, through
+    `Variable(...)`): this does not raise, but before torch 0.4 it was a Python
+    number (what `env.step` expects) and now it is a 0-dim tensor. `.item()` is
+    the number; the fix is unsafe because the output's other dimensions are not
+    seen (a `(1, T, C)` output has `T` elements there, and `.item()` raises).
 
     ## References
     - [`torch.Tensor.item`](https://docs.pytorch.org/docs/stable/generated/torch.Tensor.item.html)
@@ -98,19 +114,20 @@ class IndexZeroDim(Rule):
         if isinstance(parent, (cst.AssignTarget, cst.Del)) or (
                 isinstance(parent, cst.AugAssign) and parent.target is node):
             return
+        found = zero_dim_index_reason(self.names, node)
+        message = None
+        if found is None:
+            one = one_element_index_reason(self.names, node)
+            if one is None:
+                return
+            found, message = (one, False), _ONE_ELEMENT
+        reason, proven = found
+        safety = Safety.SAFE if proven else Safety.UNSAFE
         receiver = node.value
         if isinstance(receiver, cst.Attribute) and receiver.attr.value == "data":
             receiver = receiver.value
-        safety = Safety.SAFE
-        reason = scalar_reason(self.names, receiver) or whole_reduction_reason(
-            self.names, node.value)
-        if reason is None and receiver is not node.value:  # `.data[0]`, the 0.3 idiom
-            reason = loss_named_reason(self.names, receiver)
-            safety = Safety.UNSAFE
-        if reason is None:
-            return
         new = method_call(receiver, "item").with_changes(lpar=node.lpar, rpar=node.rpar)
-        self.report(node, fix=Fix(safety, "replace `[0]` with `.item()`", [(node, new)]),
+        self.report(node, message, fix=Fix(safety, "replace `[0]` with `.item()`", [(node, new)]),
                     reason=reason)
 
 

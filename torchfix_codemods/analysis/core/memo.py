@@ -50,5 +50,9 @@ class ModuleMemo:
     def get(self, slot: Slot[T]) -> T | None:
         return cast("T | None", self._values.get(slot))
 
+    def pop(self, slot: Slot[T]) -> T | None:
+        """Forget one fact (a mode an analysis sets around one question)."""
+        return cast("T | None", self._values.pop(slot, None))
+
     def setdefault(self, slot: Slot[T], default: T) -> T:
         return cast(T, self._values.setdefault(slot, default))

@@ -55,6 +55,10 @@ from torchfix_codemods.analysis.vocabulary.torch_classes import is_module_factor
 
 _DIFF_METHODS = frozenset({"backward", "requires_grad_", "retain_grad"})
 _LOSS_KEYS = ("loss",)
+_RUNS_LAYERS = frozenset({"forward", "sample", "generate", "decode", "encode", "predict",
+                          "infer"})
+"""Methods of a model switched to eval that run its layers; any other method (a mask or
+hidden-state builder, ``state_dict``) is not evidence of inference."""
 
 
 def is_pytest_file(path: str) -> bool:
@@ -148,6 +152,7 @@ _ANALYSIS: Slot[InferenceAnalysis] = Slot("inference.analysis")
 _FORWARD_REACH: Slot[set[int]] = Slot("inference.forward_reach")
 _ROOTS: Slot[list[InferenceFunction]] = Slot("inference.roots")
 _ORDER: Slot[dict[int, int]] = Slot("inference.order")
+_BEHAVIOUR_ROOTS: Slot[list[InferenceFunction]] = Slot("inference.behaviour_roots")
 
 
 class InferenceAnalysis:
@@ -573,8 +578,11 @@ class InferenceAnalysis:
     def _excluded(self, facts: FunctionFacts) -> bool:
         name = facts.name
         tokens = name_tokens(name)
-        if name.startswith("test_") or name.startswith("Test"):
-            return True  # pytest collects these; a test is not inference
+        if name.startswith("Test") or (name.startswith("test_") and (
+                self.pytest_file or not self.callers(facts))):
+            # pytest collects these; a test is not inference. Outside a test file, a
+            # `test_net(net, dataset)` that this file calls is an evaluation helper.
+            return True
         if self.pytest_file and name.startswith("test"):
             return True
         if facts.cls is not None and facts.cls.name.value.startswith("Test"):
@@ -689,6 +697,156 @@ class InferenceAnalysis:
             for _, caller in root.callers)]
         self.names.memo[slot] = roots
         return roots
+
+    def behaviour_roots(self) -> list[InferenceFunction]:
+        """Inference functions that no name announces (``test_net``, ``detect``, a script's
+        ``main``, a model's own ``predict``), recognised by what they do: they switch a
+        model to eval mode with ``m.eval()`` and then run that same model, and never
+        differentiate or step an optimizer (nor does any caller with what they return).
+        Switching to eval is the author saying "not training"; a method of the model
+        qualifies only with ``self.eval()`` (a forward helper leaves the mode to its
+        caller). Kind "predict": a caller in another file might still differentiate the
+        result, so what rests on this is an unsafe fix."""
+        cached = self.names.memo.get(_BEHAVIOUR_ROOTS.keyed(id(self)))
+        if isinstance(cached, list):
+            return cached
+        roots: list[InferenceFunction] = []
+        if imports_torch(self.names):
+            named = {id(root.facts.node) for root in self.inference_functions()}
+            for facts in self.functions.values():
+                if id(facts.node) in named or self.kind_of(facts) is not None or \
+                        not facts.eval_calls or self._excluded_by_behaviour(facts) or \
+                        self.differentiates(facts) or self._decorated(facts):
+                    continue
+                uses = list(self.model_uses(facts)) or self._evaluated_calls(facts)
+                if not uses or self._smoke_test(facts, uses) or not self._runs_what_it_evals(
+                        facts, uses):
+                    continue
+                callers = self.callers(facts)
+                if callers and all(caller is not None and id(caller.node) in named
+                                   for _, caller in callers):
+                    continue  # a helper of a root: covered by that root's fix
+                root = self._root(facts, "predict", uses)
+                if root.result_differentiated or root.called_from_training or \
+                        self._run_by_a_training_test(root):
+                    continue
+                roots.append(root)
+        self.names.memo[_BEHAVIOUR_ROOTS.keyed(id(self))] = roots
+        return roots
+
+    def entry_point_call(self, root: InferenceFunction) -> cst.Call | None:
+        """The first model call in ``root``'s own body when only module-level code calls
+        it (a script's ``main(args)``): where a reader points for script-level inference."""
+        callers = root.callers
+        if not callers or any(caller is not None for _, caller in callers):
+            return None
+        for site in root.model_calls:
+            if isinstance(site.node, cst.Call) and \
+                    self.names.enclosing(site.node, cst.FunctionDef) is root.facts.node:
+                return site.node
+        return None
+
+    def _decorated(self, facts: FunctionFacts) -> bool:
+        """Any decorator but ``staticmethod``/``classmethod``: it may set the grad mode
+        itself (yolov5's ``@smart_inference_mode()``), and a name gives no evidence."""
+        return any(not (isinstance(d.decorator, cst.Name) and d.decorator.value in (
+            "staticmethod", "classmethod")) for d in facts.node.decorators)
+
+    def _excluded_by_behaviour(self, facts: FunctionFacts) -> bool:
+        """:meth:`_excluded`, except that a model's own method that calls ``self.eval()``
+        is not excluded: it cannot be part of a training forward."""
+        if facts.cls is None or not self._model_method(facts):
+            return self._excluded(facts)
+        if not any(code_of(call.func.value) == "self" for call in facts.eval_calls
+                   if isinstance(call.func, cst.Attribute)):
+            return True
+        name = facts.name
+        return name in ("forward", "__call__") or name.startswith(("on_", "test_")) or \
+            any(token in TRAINING_TOKENS for token in name_tokens(name)) or \
+            isinstance(facts.node.asynchronous, cst.Asynchronous)
+
+    def _runs_what_it_evals(self, facts: FunctionFacts,
+                            uses: list[tuple[Site, ModelUse | None]]) -> bool:
+        """A model call here comes after ``m.eval()`` on that same model (``self`` for
+        ``self(x)`` and ``self.forward(x)``)."""
+        evals = [(self._evaluated_model(call), call) for call in facts.eval_calls
+                 if isinstance(call.func, cst.Attribute)]
+        for _, use in uses:
+            if use is None or use.pending:
+                continue
+            code = use.code
+            if code.endswith(".forward"):
+                code = code[: -len(".forward")]
+            if any(model == code and self._before(call, use.call) for model, call in evals):
+                return True
+        return False
+
+    def _evaluated_calls(self, facts: FunctionFacts) -> list[tuple[Site, ModelUse | None]]:
+        """Calls of what ``facts`` switched to eval mode (``encoder(image)``,
+        ``decoder.sample(feature)`` after ``decoder.eval()``), for a model built by a class
+        of another file that nothing else here types: only an ``nn.Module`` has
+        ``.eval()`` and ``.sample()`` of it runs its layers."""
+        evaluated = {self._evaluated_model(call) for call in facts.eval_calls
+                     if isinstance(call.func, cst.Attribute)}
+        found: list[tuple[Site, ModelUse | None]] = []
+        for site in facts.calls:
+            call = site.node
+            assert isinstance(call, cst.Call)
+            func = call.func
+            if isinstance(func, cst.Attribute) and func.attr.value not in _RUNS_LAYERS:
+                continue  # `model.init_hidden(n)`, `model.create_mask(src)`: bookkeeping
+            receiver = func.value if isinstance(func, cst.Attribute) else func
+            code = code_of(receiver)
+            if code in evaluated and not site.deferred:
+                found.append((site, ModelUse(code, call, f"`{code}.eval()` is called on it",
+                                             self._reads_losses(call))))
+        return found
+
+    def _evaluated_model(self, call: cst.Call) -> str:
+        """What ``x.eval()`` switches, as uses name it: ``x``, or the name a built model
+        is bound to (``encoder = EncoderCNN(size).eval()``, through ``.to(device)``)."""
+        assert isinstance(call.func, cst.Attribute)
+        node: cst.CSTNode = call
+        parent = self.names.parent(node)
+        while isinstance(parent, (cst.Attribute, cst.Call)):
+            node, parent = parent, self.names.parent(parent)
+        if isinstance(parent, cst.Assign) and parent.value is node and \
+                len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
+            return parent.targets[0].target.value
+        return code_of(call.func.value)
+
+    def covered_by_callees(self, root: InferenceFunction,
+                           roots: list[InferenceFunction]) -> bool:
+        """Every model call ``root`` makes goes through a call of a function of this file
+        that runs without autograd already, or will once ``roots`` are fixed (decorated,
+        a root itself, or covered the same way): ``run_eval`` whose only model work is
+        ``acc = evaluate(loader)``. A second ``no_grad`` there changes nothing."""
+        fixed = {id(other.facts.node) for other in roots if other is not root}
+        return self._covered(root.facts, fixed, frozenset(), top=True)
+
+    def _covered(self, facts: FunctionFacts, fixed: set[int], seen: frozenset[int],
+                 *, top: bool = False) -> bool:
+        if not top and (id(facts.node) in fixed or self.decorated_no_grad(facts)):
+            return True
+        if id(facts.node) in seen:
+            return False
+        seen = seen | {id(facts.node)}
+        through_callee = False
+        for site in facts.calls:
+            if site.deferred or site.grad_mode_set:
+                continue
+            call = site.node
+            assert isinstance(call, cst.Call)
+            model = self.model_of(call)
+            if model is not None and self._model_evidence(model, facts) is not None:
+                return False  # model work of its own
+            callee = self.resolve(call, facts)
+            if callee is None or not any(True for _ in self.model_uses(callee)):
+                continue
+            if not self._covered(callee, fixed, seen):
+                return False
+            through_callee = True
+        return through_callee
 
     def _smoke_test(self, facts: FunctionFacts,
                     uses: list[tuple[Site, ModelUse | None]]) -> bool:

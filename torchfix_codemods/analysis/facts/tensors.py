@@ -159,6 +159,9 @@ def module_reason(names: NameIndex, expr: cst.BaseExpression) -> ModuleEvidence 
 
 _MEMO: Slot[dict[int, Provenance]] = Slot("tensors.memo")
 _SCALAR_RESOLVING: Slot[set[int]] = Slot("tensors.scalar_resolving")
+_UNTYPED_NUMBERS: Slot[bool] = Slot("tensors.untyped_numbers")
+"""Set while a ``.data[0]`` receiver is asked about: names the file does not type count as
+plain numbers scaling a 0-dim value."""
 
 
 _TOO_MANY_STEPS = _unknown("too many steps to follow")
@@ -576,20 +579,22 @@ def scalar_reason(names: NameIndex, expr: cst.BaseExpression, depth: int = 0) ->
             for binding in bindings:
                 if binding.kind == "augassign":
                     continue
-                if binding.kind not in ("assign", "annassign", "walrus") or binding.value is None:
-                    return None
-                if isinstance(binding.value, (cst.Integer, cst.Float)):
+                if _number_binding(binding):
                     # `loss = 0` then `loss += criterion(...)`: the seq2seq/char-RNN sum.
                     started_at_zero = True
                     continue
+                if _added_to_itself(binding.value, expr.value) is not None:
+                    continue  # `loss = loss + criterion(...)`: read like `+=` below
+                if binding.kind not in ("assign", "annassign", "walrus") or binding.value is None:
+                    return None
                 reason = scalar_reason(names, binding.value, depth + 1)
                 if reason is None:
                     return None
                 reasons.append(reason)
             if started_at_zero and not reasons:
-                summed = [scalar_reason(names, b.value, depth + 1) for b in bindings
-                          if b.kind == "augassign" and b.value is not None]
-                if summed and all(summed) and _only_adds(bindings):
+                summed = [scalar_reason(names, part, depth + 1)
+                          for part in summed_parts(names, bindings, expr.value) or ()]
+                if summed and all(summed):
                     return f"a sum from 0 of {summed[0]}"
                 return None
             return reasons[0] if reasons else None
@@ -647,9 +652,46 @@ def whole_reduction_reason(names: NameIndex, expr: cst.BaseExpression) -> str | 
             and expr.func.attr.value in _REDUCTIONS and not expr.args):
         return None
     known = provenance(names, expr.func.value)
-    if known.is_not_tensor or not (tensor_only or known.is_tensor):
+    if known.is_not_tensor or not (tensor_only or known.is_tensor
+                                   or _tensor_marked(names, expr.func.value, 0)):
         return None
     return f"`.{expr.func.attr.value}()` over a whole tensor is 0-dim"
+
+
+_TENSOR_ONLY_METHODS = frozenset({"detach", "cpu", "cuda"})
+
+
+def _tensor_marked(names: NameIndex, expr: cst.BaseExpression, depth: int) -> bool:
+    """``expr`` is computed from something only a tensor has: a ``.data``, ``.detach()``,
+    ``.cpu()`` or ``.cuda()`` on the way (``pred = out.data.max(1)[1]``, then
+    ``pred.eq(y)`` or ``pred == y``), and from nothing known not to be one. Counts from
+    ``(pred == y).sum()`` are built this way from a model output the file cannot type."""
+    if depth > _MAX_DEPTH:
+        return False
+    known = provenance(names, expr)
+    if known.is_tensor:
+        return True
+    if known.is_not_tensor:
+        return False
+    if isinstance(expr, cst.Attribute):
+        return expr.attr.value == "data" or _tensor_marked(names, expr.value, depth + 1)
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+        return expr.func.attr.value in _TENSOR_ONLY_METHODS or \
+            _tensor_marked(names, expr.func.value, depth + 1)
+    if isinstance(expr, cst.Subscript):
+        return _tensor_marked(names, expr.value, depth + 1)
+    if isinstance(expr, cst.Comparison):
+        return any(_tensor_marked(names, part, depth + 1) for part in
+                   (expr.left, *(c.comparator for c in expr.comparisons)))
+    if isinstance(expr, cst.BinaryOperation):
+        return _tensor_marked(names, expr.left, depth + 1) or \
+            _tensor_marked(names, expr.right, depth + 1)
+    if isinstance(expr, cst.Name):
+        bindings = names.bindings_of(expr)
+        return len(bindings) == 1 and bindings[0].kind == "assign" and \
+            bindings[0].value is not None and \
+            _tensor_marked(names, bindings[0].value, depth + 1)
+    return False
 
 
 _LOSS_MODULE_NAMES = frozenset({"loss_fn", "lossfn", "loss_func", "loss_function",
@@ -665,6 +707,11 @@ def loss_named_reason(names: NameIndex, expr: cst.BaseExpression) -> str | None:
     elsewhere is not, so what rests on this is an unsafe fix."""
     if isinstance(expr, cst.Name):
         bindings = names.bindings_of(expr)
+        parts = summed_parts(names, bindings, expr.value)
+        if parts and len(parts) < len(bindings):  # `loss = 0`, then `loss += criterion(...)`
+            reasons = [scalar_reason(names, part) or loss_named_reason(names, part)
+                       for part in parts]
+            return f"a sum from 0 of {reasons[0]}" if all(reasons) else None
         if len(bindings) != 1 or bindings[0].kind != "assign" or bindings[0].value is None:
             return None
         expr = bindings[0].value
@@ -690,20 +737,84 @@ def loss_named_reason(names: NameIndex, expr: cst.BaseExpression) -> str | None:
     return f"`{name}(...)` is named like a loss module, which is 0-dim unless built unreduced"
 
 
-def _only_adds(bindings: list[Binding]) -> bool:
-    """Every augmented assignment among ``bindings`` is ``+=`` or ``-=``."""
-    return all(isinstance(b.node, cst.AugAssign) and isinstance(
-        b.node.operator, (cst.AddAssign, cst.SubtractAssign))
-        for b in bindings if b.kind == "augassign")
+def zero_dim_index_reason(names: NameIndex, node: cst.Subscript) -> tuple[str, bool] | None:
+    """Why ``x[0]`` / ``x.data[0]`` indexes a 0-dim tensor, and whether that is proven
+    (True) or rests on a name only (False: ``criterion(...)`` of a parameter). The one
+    answer both TFC105 (which rewrites the subscript to ``.item()``) and TFC102 (which
+    must then leave its ``.data`` alone: ``x.detach()[0]`` still raises) read."""
+    receiver = node.value
+    if isinstance(receiver, cst.Attribute) and receiver.attr.value == "data":
+        receiver = receiver.value
+    reason = scalar_reason(names, receiver) or whole_reduction_reason(names, node.value)
+    if reason is not None:
+        return reason, True
+    if receiver is not node.value:  # `.data[0]`, the 0.3 idiom
+        named = loss_named_reason(names, receiver)
+        if named is not None:
+            return named, False
+        names.memo[_UNTYPED_NUMBERS] = True
+        try:
+            scaled = scalar_reason(names, receiver)
+        finally:
+            names.memo.pop(_UNTYPED_NUMBERS)
+        if scaled is not None:
+            return f"{scaled}, scaled by values the file does not type", False
+    return None
+
+
+def one_element_index_reason(names: NameIndex, node: cst.Subscript) -> str | None:
+    """Why ``x.data[0]`` reads the one element of a one-element tensor (see
+    :func:`one_element_reason`): the 0.3 idiom for a number, now a 0-dim tensor."""
+    value = node.value
+    if isinstance(value, cst.Attribute) and value.attr.value == "data":
+        return one_element_reason(names, value.value)
+    return None
+
+
+def _added_to_itself(value: cst.BaseExpression, name: str) -> cst.BaseExpression | None:
+    """``part`` when ``value`` is ``name + part`` or ``name - part``: the spelled-out ``+=``."""
+    if isinstance(value, cst.BinaryOperation) and isinstance(
+            value.operator, (cst.Add, cst.Subtract)) and isinstance(value.left, cst.Name) \
+            and value.left.value == name:
+        return value.right
+    return None
+
+
+def summed_parts(names: NameIndex, bindings: list[Binding],
+                 name: str) -> list[cst.BaseExpression] | None:
+    """What a running sum adds (``total += part``, ``total = total + part``), or None when
+    one of ``bindings`` does anything else to it (a fresh value that is not a number, a
+    product with something other than a plain number). The parts decide what the sum is:
+    a sum from 0 of 0-dim tensors, scaled by numbers (``style_loss *= args.weight``), is
+    0-dim."""
+    parts: list[cst.BaseExpression] = []
+    for binding in bindings:
+        node = binding.node
+        if binding.kind == "augassign":
+            if not isinstance(node, cst.AugAssign) or binding.value is None:
+                return None
+            if isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)):
+                parts.append(binding.value)
+            elif not (isinstance(node.operator, (cst.MultiplyAssign, cst.DivideAssign))
+                      and _plain_number(names, binding.value)):
+                return None
+        elif binding.kind == "assign" and binding.value is not None:
+            part = _added_to_itself(binding.value, name)
+            if part is not None:
+                parts.append(part)
+            elif not _number_binding(binding):
+                return None
+        elif not _number_binding(binding):
+            return None
+    return parts
 
 
 def _scalar_call(names: NameIndex, call: cst.Call, depth: int) -> str | None:
     func = call.func
     if isinstance(func, cst.Attribute) and func.attr.value in _SAME_SHAPE:
         return scalar_reason(names, func.value, depth + 1)
-    if any(arg.keyword is not None and arg.keyword.value in ("reduction", "reduce", "dim",
-                                                              "axis", "keepdim")
-           for arg in call.args):
+    if any(arg.keyword is not None and arg.keyword.value in ("dim", "axis", "keepdim")
+           for arg in call.args) or not _reducing_arguments(call):
         return None
     qualified = names.qualified_name(call.func)
     if qualified is not None:
@@ -717,15 +828,32 @@ def _scalar_call(names: NameIndex, call: cst.Call, depth: int) -> str | None:
     if isinstance(func, cst.Attribute) and func.attr.value in _REDUCTIONS and not call.args:
         if provenance(names, func.value).is_tensor:
             return f"`.{func.attr.value}()` of a whole tensor"
-        return None
+        return whole_reduction_reason(names, call)
     module = module_reason(names, func)
     if module is not None and module.is_loss and _loss_reduces(names, func):
         return f"output of a loss module ({module.reason})"
+    if module is not None and module.built_from is not None:
+        returned = _forward_returns_scalar(names, module.built_from, depth)
+        if returned is not None:
+            return f"output of `{module.built_from}`, whose `forward` returns {returned}"
     function = local_function(names, call)
     if function is not None:
         returned = _returned_scalar(names, function, depth)
         if returned is not None:
             return f"`{function.name.value}()` returns {returned}"
+    return None
+
+
+def _forward_returns_scalar(names: NameIndex, class_name: str, depth: int) -> str | None:
+    """Why every ``return`` of ``forward`` of the nn.Module class ``class_name`` of this
+    file is 0-dim (a label-smoothing criterion ending in ``loss.sum() / n``), whatever
+    the class is called. A class of another file needs the project index's facts."""
+    owner = module_classes(names).get(class_name)
+    if owner is None or depth > _MAX_DEPTH:
+        return None
+    for statement in owner.body.body:
+        if isinstance(statement, cst.FunctionDef) and statement.name.value == "forward":
+            return _returned_scalar(names, statement, depth + 1)
     return None
 
 
@@ -749,16 +877,24 @@ def _loss_reduces(names: NameIndex, func: cst.BaseExpression) -> bool:
     """The loss module was built without ``reduction='none'`` / ``reduce=False``."""
     construct: cst.BaseExpression | None = func
     if isinstance(func, cst.Name):
-        binding = names.binding_of(func)
-        construct = binding.value if binding is not None else None
+        # `criterion = criterion.cuda()` under `if cuda:` moves the same module: the
+        # other binding (the constructor) decides.
+        built = [b for b in names.bindings_of(func) if not _moved_itself(b, func.value)]
+        return bool(built) and all(
+            b.kind == "assign" and b.value is not None and _loss_reduces(names, b.value)
+            for b in built)
     elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
             and func.value.value == "self":
         owner = names.enclosing(func, cst.ClassDef)
         values = _self_assignments(owner, func.attr.value) if owner else []
         construct = values[0] if len(values) == 1 else None
-    if not isinstance(construct, cst.Call):
-        return False
-    for arg in construct.args:
+    return isinstance(construct, cst.Call) and _reducing_arguments(construct)
+
+
+def _reducing_arguments(call: cst.Call) -> bool:
+    """No ``reduction=``/``reduce=`` other than a literal reducing one (``'mean'``,
+    ``'sum'``, ``reduce=True``) among the arguments of a loss or its constructor."""
+    for arg in call.args:
         if arg.keyword is None:
             continue
         if arg.keyword.value == "reduction":
@@ -769,9 +905,49 @@ def _loss_reduces(names: NameIndex, func: cst.BaseExpression) -> bool:
     return True
 
 
+def _moved_itself(binding: Binding, name: str) -> bool:
+    """``name = name.cuda()`` / ``name = name.to(device)``: the same object, moved."""
+    value = binding.value
+    return binding.kind == "assign" and isinstance(value, cst.Call) and isinstance(
+        value.func, cst.Attribute) and value.func.attr.value in ("cuda", "cpu", "to") \
+        and isinstance(value.func.value, cst.Name) and value.func.value.value == name
+
+
+def _number_binding(binding: Binding) -> bool:
+    """``total = 0`` / ``n_correct, dev_loss = 0, 0``: the name starts as a number literal."""
+    if binding.kind != "assign":
+        return False
+    if isinstance(binding.value, (cst.Integer, cst.Float)):
+        return True
+    node = binding.node
+    if binding.value is None and isinstance(node, cst.Assign) and len(node.targets) == 1 \
+            and isinstance(node.targets[0].target, cst.Tuple) \
+            and isinstance(node.value, cst.Tuple):
+        targets, values = node.targets[0].target.elements, node.value.elements
+        return len(targets) == len(values) and any(
+            isinstance(t.value, cst.Name) and t.value.value == binding.name
+            and isinstance(v.value, (cst.Integer, cst.Float))
+            for t, v in zip(targets, values, strict=True))
+    return False
+
+
 def _plain_number(names: NameIndex, expr: cst.BaseExpression) -> bool:
-    """A Python number: a literal, ``len(...)``, ``x.size(0)``, ``x.shape[0]``."""
+    """A Python number: a literal (negated too), ``len(...)``, ``x.size(0)``,
+    ``x.shape[0]``, an ``argparse`` option (``args.content_weight``)."""
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator,
+                                                          (cst.Minus, cst.Plus)):
+        expr = expr.expression
     if isinstance(expr, (cst.Integer, cst.Float)):
+        return True
+    known = provenance(names, expr)
+    if known.is_not_tensor and (known.numeric or "argparse" in known.reason):
+        return True
+    if names.memo.get(_UNTYPED_NUMBERS) and not known.is_tensor and isinstance(
+            expr, cst.Attribute) and isinstance(expr.value, cst.Name) and \
+            expr.value.value != "self":
+        # `args.content_weight * mse_loss(...)` with `args` a parameter: an option, a
+        # number in practice and a broadcasting tensor in principle; only the unsafe
+        # tier asks this. A bare `weights` argument is as likely a vector: never.
         return True
     if isinstance(expr, cst.Call):
         if isinstance(expr.func, cst.Name) and expr.func.value in ("len", "float", "int"):
@@ -883,3 +1059,96 @@ def name_written_in_place(names: NameIndex, name: cst.Name) -> bool:
     if any(binding.kind == "augassign" for binding in bindings):
         return True
     return any(data_use(names, read)[0] == "inplace" for read in names.loads_in(scope, name.value))
+
+
+# ------------------------------------------------------------ one-row batches
+_ROW_REDUCTIONS = frozenset({"max", "min", "argmax", "argmin"})
+
+
+def one_element_reason(names: NameIndex, expr: cst.BaseExpression) -> str | None:
+    """Why ``expr`` holds exactly one element: the indices or values of a reduction over
+    dim 1 (``q.max(1)[1]``, ``out.argmax(1)``) of a module output whose input is a batch
+    of one (``x.unsqueeze(0)``, through ``Variable(...)`` and device moves). Before torch
+    0.4 ``t.data[0]`` of such a tensor was a Python number (an action, a token); today it
+    is a 0-dim tensor, and ``.item()`` is the number. The output's other dimensions are
+    not seen (a sequence model's ``(1, T, C)`` output keeps ``T``), so what rests on this
+    is an unsafe fix."""
+    expr = _reaching_value(names, expr)
+    reduced: cst.BaseExpression | None = None
+    if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(
+            expr.slice[0].slice, cst.Index) and isinstance(expr.slice[0].slice.value,
+                                                           cst.Integer):
+        expr = _reaching_value(names, expr.value)
+        if isinstance(expr, cst.Call) and _over_dim_one(names, expr, ("max", "min")):
+            reduced = _reduced_operand(names, expr)
+    elif isinstance(expr, cst.Call) and _over_dim_one(names, expr, ("argmax", "argmin")):
+        reduced = _reduced_operand(names, expr)
+    if reduced is None:
+        return None
+    output = _reaching_value(names, reduced)
+    if not isinstance(output, cst.Call) or not output.args or output.args[0].keyword \
+            is not None or output.args[0].star:
+        return None
+    if not _batch_of_one(names, output.args[0].value, 0):
+        return None
+    return "a reduction over dim 1 of a model output for a batch of one (`.unsqueeze(0)`)"
+
+
+def _reaching_value(names: NameIndex, expr: cst.BaseExpression) -> cst.BaseExpression:
+    """``expr`` seen through ``.data``, device and dtype moves, and names whose reaching
+    binding is one plain assignment."""
+    for _ in range(_MAX_DEPTH):
+        if isinstance(expr, cst.Attribute) and expr.attr.value == "data":
+            expr = expr.value
+        elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) \
+                and expr.func.attr.value in _SAME_SHAPE and expr.func.attr.value != "type":
+            expr = expr.func.value
+        elif isinstance(expr, cst.Name):
+            bindings = reaching_bindings(names, expr)
+            if len(bindings) != 1 or bindings[0].kind != "assign" or bindings[0].value is None:
+                return expr
+            expr = bindings[0].value
+        else:
+            return expr
+    return expr
+
+
+def _over_dim_one(names: NameIndex, call: cst.Call, methods: tuple[str, ...]) -> bool:
+    """``x.max(1)`` / ``torch.max(x, 1)`` / ``x.argmax(dim=1)``, without ``keepdim``."""
+    qualified = names.qualified_name(call.func) or ""
+    if isinstance(call.func, cst.Attribute) and not qualified.startswith("torch."):
+        method, dims = call.func.attr.value, call.args
+    elif qualified.startswith("torch.") and qualified.count(".") == 1:
+        method, dims = qualified.split(".")[-1], call.args[1:]
+    else:
+        return False
+    if method not in methods or method not in _ROW_REDUCTIONS or len(dims) != 1:
+        return False
+    dim = dims[0]
+    return (dim.keyword is None or dim.keyword.value == "dim") and isinstance(
+        dim.value, cst.Integer) and dim.value.value == "1"
+
+
+def _reduced_operand(names: NameIndex, call: cst.Call) -> cst.BaseExpression | None:
+    if isinstance(call.func, cst.Attribute) and not (
+            names.qualified_name(call.func) or "").startswith("torch."):
+        return call.func.value
+    return call.args[0].value if call.args else None
+
+
+def _batch_of_one(names: NameIndex, expr: cst.BaseExpression, depth: int) -> bool:
+    """``expr`` is ``t.unsqueeze(0)`` (a batch of one), seen through ``Variable(...)``
+    (the torch class or a file's own wrapper of it), device moves and names."""
+    if depth > _MAX_DEPTH:
+        return False
+    expr = _reaching_value(names, expr)
+    if not isinstance(expr, cst.Call):
+        return False
+    func = expr.func
+    if isinstance(func, cst.Attribute) and func.attr.value == "unsqueeze":
+        return len(expr.args) == 1 and isinstance(expr.args[0].value, cst.Integer) and \
+            expr.args[0].value.value == "0"
+    wrapper = names.qualified_name(func) or (func.value if isinstance(func, cst.Name) else "")
+    if wrapper.split(".")[-1] == "Variable" and expr.args and expr.args[0].keyword is None:
+        return _batch_of_one(names, expr.args[0].value, depth + 1)
+    return False
