@@ -41,7 +41,13 @@ from torchfix_codemods.rules.data_parallel.shapes import (
     _Irregular,
     runs_as_script,
 )
-from torchfix_codemods.rules.data_parallel.templates import _HELPER_TEMPLATE, CHECKLIST, HELPERS, launch_line
+from torchfix_codemods.rules.data_parallel.templates import (
+    _HELPER_TEMPLATE,
+    CHECKLIST,
+    DATA_SIDE_WITHHELD,
+    HELPERS,
+    launch_line,
+)
 
 
 class DataParallelToDDP(Rule):
@@ -199,12 +205,15 @@ class DataParallelToDDP(Rule):
     class's file the model side, and the launch line names the building script
     (`-m package` for a package's `__main__.py`). Otherwise, and whenever the
     training `DataLoader` cannot be placed (none in the file, no single epoch
-    loop), only the model side is migrated and a second finding names the data
+    loop), the migration is withheld and the file is left as it is: the model
+    side alone would have every process of a launch read the whole dataset,
+    the same work repeated once per process. A second finding names the data
     side's edit: the function's file and line and why it was not edited, the
     call an epoch loop reads when that function's file is not in the run, or
     the line that hands the loader to the class; the epoch loop for
-    `set_epoch`. It stays reported on the migrated file until `set_epoch` is
-    called there.
+    `set_epoch`. A file whose model side was migrated without its data side
+    (by hand, or by an earlier version of this rule) stays reported until
+    `set_epoch` is called there.
 
     Measured with torch 2.13: ten DataParallel scripts of different
     shapes (a module-level tutorial script with a GPU-count guard,
@@ -237,8 +246,8 @@ class DataParallelToDDP(Rule):
     A `DataLoader` named for evaluation (`val_loader`, `testloader`) is never
     taken for the training one; where the training batches come from
     elsewhere (pix2pixHD: `dataset = data_loader.load_data()`, a loader class
-    of another file), the data-side finding names what the epoch loop reads,
-    and it stays on the migrated file until `set_epoch` is called there. A
+    of another file), the migration is withheld and the data-side finding
+    names what the epoch loop reads. A
     module that only builds the model (no training, nothing run when it is
     run) gets `torchrun --nproc_per_node=N <the training script that imports
     models.py>`: it is not what a user launches.
@@ -607,7 +616,7 @@ class DataParallelToDDP(Rule):
                 migration = self._migration(launch)
                 fix = migration.fix(self._wraps, data=False)
                 migration.shard, migration.loop = located.shard, located.loop
-                remaining = migration.data_side_report(str(why))
+                remaining = migration.data_side_report(str(why), withheld=True)
         except (_Irregular, ImportUnavailable) as why:
             for wrap in self._wraps:
                 self.report(wrap, f"{self.message} (`{launch}`; DDP's batch_size is per "
@@ -622,9 +631,13 @@ class DataParallelToDDP(Rule):
             self.report(call, f"{self.message}: `{launch}`; DDP's batch_size is per process "
                         "(the fix divides it by the world size to keep the global batch)", fix=fix)
         else:
-            self.report(call, f"{self.message}: `{launch}`; the model side is migrated, the data "
-                        "side is reported on this line", fix=fix)
+            # The model side alone is a half-done migration: under torchrun every process
+            # would read the whole dataset, N processes repeating one process's work.
+            self.report(call, f"{self.message} (`{launch}`; DDP's batch_size is per process); "
+                        "the data side is reported on this line", fix=fix,
+                        withheld=DATA_SIDE_WITHHELD)
             self.report(call, remaining)
+            return False
         return True
 
     def _launch(self, wrap: cst.Call) -> str:

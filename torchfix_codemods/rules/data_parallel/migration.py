@@ -213,9 +213,10 @@ class _Migration:
         self.loader = self._training_loader()
         self.loop = epoch_loop_of(self.names, self._loader_name(self.loader))
 
-    def data_side_report(self, why: str) -> str:
-        """The remaining finding of a model-side-only migration: the exact edit the data
-        side needs, where this file shows it."""
+    def data_side_report(self, why: str, withheld: bool = False) -> str:
+        """The data side's finding: the exact edit it needs, where this file shows it. With
+        ``withheld``, the migration is not applied at all (a model side alone would have every
+        process repeat the same work); else the model side was migrated earlier."""
         where = self._where_loader_is_built()
         lines = positions_of(self.context.module, [n for n in (self.loader, self.loop) if n])
         epoch = (f"at the top of the epoch loop (line {lines[id(self.loop)].start.line})"
@@ -225,6 +226,14 @@ class _Migration:
             "`int(os.environ.get(\"WORLD_SIZE\", \"1\"))` there, with `num_replicas=` and "
             "`rank=` read from WORLD_SIZE and RANK")
         name = self.shard.target if self.shard is not None else self.loader_name or "loader"
+        if withheld:
+            return (f"DataParallel -> DDP: data side not migrated ({why}), so the migration is "
+                    "withheld: with the model side alone every process of a launch would read "
+                    "the whole dataset and repeat the same work. To shard it by hand: in "
+                    f"{where} add `sampler=torch.utils.data.DistributedSampler(dataset, "
+                    "shuffle=<its shuffle>)` in place of `shuffle=` and divide `batch_size` by "
+                    f"the world size; {epoch} call `{name}.sampler.set_epoch(epoch)`"
+                    + self._scaling_note())
         return (f"DataParallel -> DDP: data side not migrated ({why}). Until it is, every "
                 "process reads the whole dataset (each step's gradient is the same as in one "
                 "process, so the weights match, but nothing is faster). To shard it: in "

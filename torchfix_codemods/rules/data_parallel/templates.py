@@ -20,6 +20,12 @@ CHECKLIST = (
     "destroy_process_group() at the end"
 )
 
+DATA_SIDE_WITHHELD = (
+    "the data side cannot be migrated (see the data-side finding on this line): with the model "
+    "side alone, every process of a torchrun launch would train on the whole dataset, the same "
+    "work repeated once per process"
+)
+
 # The helper block, written once per file. Comments, not docstrings: inserted
 # text must follow the file's own indentation (tabs included), which LibCST
 # does for statements and comments but not for the inside of a string.
