@@ -644,3 +644,43 @@ def test_writers_that_live_on_every_rank_are_reported_with_the_migration() -> No
     # Without a migration of the file, nothing is said about its writers.
     unmigrated = text.replace("nn.DataParallel(nn.Linear(2, 2))", "nn.Linear(2, 2)")
     assert findings(unmigrated, ["TFC301"]) == []
+
+
+MAIN_BLOCK = ("if __name__ == '__main__':\n    ds = torch.utils.data.TensorDataset(torch.ones(8, 2))\n"
+              "    loader = DataLoader(ds, batch_size=4, shuffle=True)\n"
+              "    model = nn.Linear(2, 2)\n"
+              "    if torch.cuda.device_count() > 1:\n        model = nn.DataParallel(model)\n"
+              "    for epoch in range(2):\n        for (x,) in loader:\n"
+              "            model(x).sum().backward()\n    print('done')\n")
+
+
+def test_a_wrap_in_the_main_block_is_migrated_there() -> None:
+    """Issue 24 item 2: a conditional wrap inside `if __name__ == "__main__":` was reported (a
+    wrap "in an `if` in an `if`"). The block runs in every process, like module level; the
+    process group is joined at its top and left at its end, not when the file is imported
+    (executed: tests/test_ddp_real_scripts.py, main_guard_yolo.py)."""
+    fixed = fixed_text(PREFIX + MAIN_BLOCK, ["TFC301"], unsafe=True)
+    assert ("if __name__ == '__main__':\n"
+            "    _ddp_setup()  # TFC301: join the process group before anything uses a device\n"
+            ) in fixed
+    assert "\n_ddp_setup()\n" not in fixed  # nothing runs on import
+    assert "    if _ddp_setup()[2] > 1 or torch.cuda.device_count() > 1:  # TFC301" in fixed
+    assert "        loader.sampler.set_epoch(epoch)\n" in fixed
+    assert fixed.endswith("    if _ddp_is_main():  # TFC301: rank 0 only\n"
+                          "        print('done')\n    _ddp_cleanup()\n")
+    # Unconditional, the wrap is not put under a condition of its own.
+    plain = MAIN_BLOCK.replace("    if torch.cuda.device_count() > 1:\n        model = ",
+                               "    model = ")
+    fixed = fixed_text(PREFIX + plain, ["TFC301"], unsafe=True)
+    assert "    model = _ddp_wrap(model)  # TFC301: launch with" in fixed
+    assert "__name__ == '__main__':  # TFC301" not in fixed and "or __name__" not in fixed
+
+
+def test_a_main_block_wrap_whose_epochs_run_outside_it_is_reported() -> None:
+    """The process group is left at the end of the block: epochs run after it (at module level)
+    would run without one. Trap: left as written."""
+    body = ("if __name__ == '__main__':\n    model = nn.DataParallel(nn.Linear(2, 2))\n"
+            "loader = DataLoader(torch.utils.data.TensorDataset(torch.ones(8, 2)), batch_size=4)\n"
+            "for epoch in range(2):\n    for (x,) in loader:\n        model(x).sum().backward()\n")
+    assert not _migrates(body)
+    assert "the epoch loop is not" in _message(body)

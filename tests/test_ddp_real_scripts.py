@@ -18,6 +18,9 @@ own, records whether a process group is still initialised.
   files as the original, rank 1 none.
 - conditional_module.py wraps under ``opt.isTrain and len(opt.gpu_ids) and not opt.fp16`` and
   uses ``model.module`` afterwards: it must still work as plain python.
+- main_guard_yolo.py (pytorch-YOLOv4's train.py) wraps under a GPU count inside
+  ``if __name__ == "__main__":`` and trains in a function that builds its own loaders, makes
+  the checkpoint folder, saves per epoch and removes the oldest checkpoint (issue 24 item 2).
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from test_ddp_migration import _env, _run, _torchrun, _wait
 
 REAL = Path(__file__).parent / "ddp_real"
 SCRIPTS = ("pickled_checkpoint.py", "early_exit.py", "conditional_module.py",
-           "checkpoint_log.py")
+           "checkpoint_log.py", "main_guard_yolo.py")
 FAKE_GPUS = {"pickled_checkpoint.py": "2"}
 """What ``torch.cuda.device_count()`` reports to a script (its batch scales with it)."""
 
@@ -103,6 +106,11 @@ def test_the_scripts_are_migrated_as_the_issue_asks(
     conditional = (migrated / "conditional_module.py").read_text()
     assert ("    if opt.isTrain and (_ddp_setup()[2] > 1 or len(opt.gpu_ids)) and not opt.fp16:"
             in conditional)
+    # The process group is joined at the top of the __main__ block, not on import.
+    yolo = (migrated / "main_guard_yolo.py").read_text()
+    assert 'if __name__ == "__main__":\n    _ddp_setup()  # TFC301: join' in yolo
+    assert "\n_ddp_setup()\n" not in yolo
+    assert "    if _ddp_setup()[2] > 1 or torch.cuda.device_count() > 1:" in yolo
 
 
 def test_every_run_reaches_the_original_weights(
@@ -145,6 +153,12 @@ def test_rank_one_writes_nothing_and_prints_nothing(
         for name in ("log.csv", "summary.json"):
             assert (files / name).read_text() == (original / name).read_text(), (run, name)
     assert (original / "log.csv").read_text().splitlines() == ["0,done", "1,done", "2,done"]
+    # The checkpoint folder, with the two newest checkpoints (the oldest is removed).
+    yolo = out / "main_guard_yolo.original.files" / "checkpoints"
+    assert sorted(p.name for p in yolo.iterdir()) == ["Yolov4_epoch2.pth", "Yolov4_epoch3.pth"]
+    for run in ("plain", "torchrun.rank0"):
+        files = out / f"main_guard_yolo.{run}.files" / "checkpoints"
+        assert sorted(p.name for p in files.iterdir()) == sorted(p.name for p in yolo.iterdir())
 
 
 def test_no_process_group_is_left_at_exit(runs: tuple[Path, dict[str, str], str]) -> None:

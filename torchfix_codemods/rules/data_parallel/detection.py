@@ -154,6 +154,12 @@ class DataParallelToDDP(Rule):
     the guard): a migrated file reports each one not under a rank condition.
     Prints made by functions of other modules are not seen.
 
+    A wrap inside `if __name__ == "__main__":` (directly, or under a condition
+    there) is migrated as one at module level is, since every process runs the
+    block; `_ddp_setup()` goes at the top of the block and, when the epochs run
+    in it, `_ddp_cleanup()` at its end, so importing the file starts no process
+    group. Where the epochs run outside the block, it is reported.
+
     Several models are migrated together when their wraps are in one function
     (or all at module level): a GAN's `netG = DataParallel(netG)` and `netD =
     DataParallel(netD)`, under one condition or each under its own (each run
@@ -232,14 +238,16 @@ class DataParallelToDDP(Rule):
     migrated: where the data side is not sharded, every process reads the whole
     data and DDP averages identical gradients. With `shuffle=True` each rank reads exactly
     `randperm(64, seed=epoch)[rank::2]`, a new order each epoch, with the
-    loader built in the same file or by another module's function. Four
+    loader built in the same file or by another module's function. Five
     reduced real scripts, each run in a process of its own (a checkpoint that
     pickles the wrapper and scales its batch by the GPU count, run with
     `device_count()` reporting 2; a `sys.exit()` inside the epoch loop; a
     pix2pixHD-shaped wrap under `opt.isTrain and len(opt.gpu_ids) and not
     opt.fp16` used through `.module`; a `save_checkpoint` helper that copies
-    the best checkpoint, beside a CSV log and a JSON summary) reach the
-    original weights plain and under torchrun (2 processes); rank 1 writes no
+    the best checkpoint, beside a CSV log and a JSON summary; pytorch-YOLOv4's
+    wrap under a GPU count inside `if __name__ == "__main__":`, with a
+    training function that keeps the newest checkpoints and removes the
+    oldest) reach the original weights plain and under torchrun (2 processes); rank 1 writes no
     file and prints nothing, rank 0 writes the original's files, the pickled
     model loads in a process without a process group, and no process group is
     left at exit.

@@ -30,10 +30,7 @@ from torchfix_codemods.analysis.names import NameIndex, Scope
 from torchfix_codemods.analysis.positions import positions_of
 from torchfix_codemods.analysis.project import LoaderShard
 from torchfix_codemods.analysis.statements import statement_line
-from torchfix_codemods.analysis.syntax import (
-    code_of,
-    is_docstring,
-)
+from torchfix_codemods.analysis.syntax import code_of, is_docstring, is_main_guard
 from torchfix_codemods.analysis.usage import assigned_name
 from torchfix_codemods.analysis.walk import walk_local
 from torchfix_codemods.edits.arguments import add_keyword, keyword
@@ -99,6 +96,10 @@ class _Migration:
         self.wrap: cst.Call | None = None
         self.loader_name: str | None = None
         """The name the epoch loop reads the loader by, when only that is known."""
+        self.main_block: cst.If | None = None
+        """The ``if __name__ == "__main__":`` block the wraps are in, when they are in one:
+        the process group is joined at its top and left at its end, not when the file is
+        imported."""
         self.shard: LoaderShard | None = None
         """The training DataLoader's shard in the file that builds it, when that is another
         file of the run (the project index pairs the two)."""
@@ -114,6 +115,12 @@ class _Migration:
         if len(scopes) != 1:
             raise _Irregular("the models are wrapped in different functions")
         scope = self.names.scope_of(placed[0][0])
+        if scope.kind == "module":
+            blocks = {id(self._main_block_around(unit)) for unit, _, _ in placed}
+            if len(blocks) != 1:
+                raise _Irregular("some models are wrapped in the `if __name__ == \"__main__\":` "
+                                 "block and some outside it")
+            self.main_block = self._main_block_around(placed[0][0])
         self._check_helper_names()
         self._one_backward_per_forward(placed)
         for call, (_, guard, replaced) in zip(calls, placed, strict=True):
@@ -676,10 +683,23 @@ class _Migration:
             return list(scope.node.body.body)
         raise _Irregular("the wrap or the training is not in a function or at module level")
 
+    def _main_block_around(self, node: cst.CSTNode) -> cst.If | None:
+        """The module-level ``if __name__ == "__main__":`` block (no ``else``) around ``node``."""
+        for ancestor in self.names.ancestors(node):
+            if isinstance(ancestor, cst.If) and isinstance(self.names.parent(ancestor), cst.Module):
+                if ancestor.orelse is None and is_main_guard(ancestor.test) and \
+                        isinstance(ancestor.body, cst.IndentedBlock):
+                    return ancestor
+                return None
+        return None
+
     def _setup_first(self, scope: Scope) -> None:
-        """``_ddp_setup()`` first in the wrap's function (at module level: after the helpers)."""
+        """``_ddp_setup()`` first in the wrap's function, or at the top of the ``__main__``
+        block the wraps are in (at module level: after the helpers)."""
         body = self._body_of(scope)
-        if scope.kind == "module":
+        if scope.kind == "module" and self.main_block is not None:
+            body = list(self.main_block.body.body)  # type: ignore[union-attr]
+        elif scope.kind == "module":
             return
         setup = simple_line("_ddp_setup()", "TFC301: join the process group before anything "
                             "uses a device")
@@ -687,8 +707,14 @@ class _Migration:
         self.edits.before(body[1] if is_docstring(first) and len(body) > 1 else first, setup)
 
     def _cleanup_last(self, scope: Scope) -> None:
-        """``_ddp_cleanup()`` at the end of the function (or script) that runs the epochs."""
+        """``_ddp_cleanup()`` at the end of the function (or script, or ``__main__`` block)
+        that runs the epochs."""
         body = self._body_of(scope)
+        if scope.kind == "module" and self.main_block is not None:
+            if self.loop is None or self._main_block_around(self.loop) is not self.main_block:
+                raise _Irregular("the wrap is in the `if __name__ == \"__main__\":` block and "
+                                 "the epoch loop is not")
+            body = list(self.main_block.body.body)  # type: ignore[union-attr]
         last = body[-1]
         cleanup = simple_line("_ddp_cleanup()")
         # Plain isinstance checks (from speed): libcst.matchers costs 0.3 s to import.
@@ -711,7 +737,7 @@ class _Migration:
         helpers, needs = self._helpers(anchor, template)
         self.imports.extend(needs)
         self.edits.after(anchor, *helpers)
-        if scope.kind == "module":
+        if scope.kind == "module" and self.main_block is None:
             self.edits.after(anchor, simple_line("_ddp_setup()").with_changes(
                 leading_lines=[cst.EmptyLine(), cst.EmptyLine()]))
 
@@ -751,15 +777,24 @@ class _Migration:
             unit = owner  # `for i, m in enumerate(models): models[i] = DataParallel(m)`
             block = self.names.parent(owner)
             owner = self.names.parent(block) if block is not None else None
-        if isinstance(block, cst.Module) or isinstance(owner, cst.FunctionDef):
+        if isinstance(block, cst.Module) or isinstance(owner, cst.FunctionDef) or \
+                self._in_main_block(block):
             return unit, None, replaced
         if isinstance(owner, cst.If) and owner.orelse is None and isinstance(block, cst.IndentedBlock):
             outer = self.names.parent(owner)
-            if isinstance(outer, cst.Module) or isinstance(self.names.parent(outer), cst.FunctionDef):
+            if isinstance(outer, cst.Module) or isinstance(self.names.parent(outer), cst.FunctionDef) \
+                    or self._in_main_block(outer):
                 return unit, owner, replaced
         raise _Irregular(f"the wrap is inside {self._blocks_around(statement)} (DDP must wrap "
                          "in every process, and the rule moves a wrap only out of one `if` "
                          "without `else`)")
+
+    def _in_main_block(self, block: cst.CSTNode | None) -> bool:
+        """``block`` is the body of the module-level ``if __name__ == "__main__":`` block: as
+        module level, since every process runs it."""
+        owner = self.names.parent(block) if block is not None else None
+        return isinstance(block, cst.IndentedBlock) and isinstance(owner, cst.If) and \
+            self._main_block_around(block) is owner
 
     def _placed(self, call: cst.Call, count: int) -> tuple[cst.BaseStatement, cst.If | None,
                                                         cst.BaseExpression]:
