@@ -440,6 +440,22 @@ def test_a_pickled_wrapper_is_saved_unwrapped_only_where_it_is_the_wrapped_name(
     assert "_ddp_unwrap" not in plain and "_ddp_wrap(net)" in plain
 
 
+def test_a_pickled_wrapper_in_a_dict_bound_to_a_name_is_saved_unwrapped() -> None:
+    """mixup-cifar10's `checkpoint()`: `state = {'net': net, ...}` then `torch.save(state, p)`
+    (executed: tests/test_ddp_real_scripts.py, mixup_csv_log.py). Trap: a name that one of
+    two branches binds to the dict is not followed (the other branch may save something
+    else), and neither is a dict whose `net` is another function's parameter."""
+    body = ("def main(ds, flag):\n    loader = DataLoader(ds, batch_size=8)\n"
+            "    net = nn.DataParallel(nn.Linear(2, 2))\n"
+            "    for epoch in range(2):\n        for x in loader:\n            net(x)\n"
+            "    state = {'net': net, 'epoch': 2}\n    torch.save(state, 'ckpt.pt')\n"
+            "    if flag:\n        other = {'net': net}\n    else:\n        other = None\n"
+            "    torch.save(other, 'other.pt')\n")
+    fixed = fixed_text(PREFIX + body, ["TFC301"], unsafe=True)
+    assert "    state = {'net': _ddp_unwrap(net), 'epoch': 2}\n" in fixed
+    assert "        other = {'net': net}\n" in fixed
+
+
 @pytest.mark.parametrize(("condition", "expected"), [
     ("torch.cuda.device_count() > 1", "_ddp_setup()[2] > 1 or torch.cuda.device_count() > 1"),
     ("args.train and torch.cuda.is_available()",

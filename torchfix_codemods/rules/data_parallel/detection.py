@@ -121,7 +121,8 @@ class DataParallelToDDP(Rule):
     condition.
 
     A save of the wrapper itself (`torch.save(net, path)`, `torch.save({"net":
-    net, "epoch": epoch}, path)`) saves `_ddp_unwrap(net)`, the model: a pickled
+    net, "epoch": epoch}, path)`, or `state = {"net": net, ...}` saved as
+    `torch.save(state, path)`) saves `_ddp_unwrap(net)`, the model: a pickled
     DataParallel loaded anywhere, a pickled DistributedDataParallel only in a
     process that has a process group ("Default process group has not been
     initialized", measured on torch 2.13); code that loads such a file gets the

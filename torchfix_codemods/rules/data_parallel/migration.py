@@ -648,11 +648,20 @@ class _Migration:
             saved = argument(output, "obj", 0)
             if saved is None:
                 continue
-            for node in _saved_objects(saved.value):
+            for node in _saved_objects(self._literal_behind(saved.value)):
                 if any(self._same_object(node, target) for target in targets):
                     self.unwraps = True
                     self.edits.rewrite(node, lambda old: cst.Call(
                         cst.Name("_ddp_unwrap"), [cst.Arg(old)]))  # type: ignore[arg-type]
+
+    def _literal_behind(self, node: cst.BaseExpression) -> cst.BaseExpression:
+        """``state`` of ``state = {"net": net, ...}; torch.save(state, path)`` (mixup-cifar10's
+        ``checkpoint()``): the one dict, list or tuple literal that reaches the save."""
+        if not isinstance(node, cst.Name):
+            return node
+        bindings = reaching_bindings(self.names, node)
+        value = bindings[0].value if len(bindings) == 1 else None
+        return value if isinstance(value, cst.Dict | cst.List | cst.Tuple) else node
 
     def _same_object(self, node: cst.BaseExpression, target: cst.BaseExpression) -> bool:
         """``net`` (or ``self.net``) here is the name the wrap assigned: the same code, and its
