@@ -206,3 +206,174 @@ def test_score_says_which_mirror_is_missing(tmp_path):
     assert result.returncode == 2
     assert "no git mirror of someone/tiny under" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+# --- the held-out (test) set: tests/realcode/heldout/ -----------------------------------------
+
+HELDOUT = Path(__file__).parent / "realcode" / "heldout"
+
+
+def test_heldout_set_loads_with_unique_keys_and_shares_no_repository_with_dev(repos):
+    heldout = catalog.load_set("heldout", CODES)
+    assert heldout.repos, "no held-out repositories"
+    assert not set(heldout.repos) & set(repos)
+    assert len({label.key for label in heldout.labels}) == len(heldout.labels)
+    assert {label.verdict for label in heldout.labels} <= set(catalog.VERDICTS)
+    assert len({review.key for review in heldout.reviews}) == len(heldout.reviews)
+
+
+def test_dev_set_is_what_the_ecosystem_files_hold(repos, labels):
+    dev = catalog.load_set("dev", CODES)
+    assert dev.repos == repos and dev.labels == labels and dev.reviews == []
+
+
+def _heldout_folder(tmp_path: Path, repos_a: str, labels_a: str = "", **extra: str) -> Path:
+    folder = tmp_path / "heldout"
+    folder.mkdir(parents=True)
+    (folder / "repos-a.toml").write_text(repos_a)
+    (folder / "labels-a.toml").write_text(labels_a)
+    for name, text in extra.items():
+        (folder / f"{name.replace('_', '-')}.toml").write_text(text)
+    return folder
+
+
+_HELD_REPO = '[[repo]]\nname = "someone/held"\ncommit = "{}"\npaths = ["."]\nkind = "k"\n'.format("b" * 40)
+_HELD_LABEL = _GOOD_LABEL.replace('repo = "karpathy/nanoGPT"', 'repo = "someone/held"')
+
+
+def test_a_repository_in_both_sets_is_rejected(tmp_path):
+    dev_repo = '[[repo]]\nname = "karpathy/nanoGPT"\ncommit = "{}"\npaths = ["."]\nkind = "k"\n'
+    folder = _heldout_folder(tmp_path, _HELD_REPO + dev_repo.format("c" * 40))
+    with pytest.raises(catalog.CatalogError, match="karpathy/nanoGPT is in both the dev set"):
+        catalog.load_set("heldout", CODES, folder=folder)
+    folder = _heldout_folder(tmp_path / "ok", _HELD_REPO, _HELD_LABEL)
+    assert [label.repo for label in catalog.load_set("heldout", CODES, folder=folder).labels] == [
+        "someone/held"]
+
+
+def test_heldout_files_of_two_labellers_may_not_overlap(tmp_path):
+    folder = _heldout_folder(tmp_path, _HELD_REPO, _HELD_LABEL, repos_b=_HELD_REPO)
+    with pytest.raises(catalog.CatalogError, match="repos-b.toml: someone/held is already listed in "
+                                                  "repos-a.toml"):
+        catalog.load_set("heldout", CODES, folder=folder)
+    folder = _heldout_folder(tmp_path / "two", _HELD_REPO, _HELD_LABEL, labels_b=_HELD_LABEL)
+    with pytest.raises(catalog.CatalogError, match="labels-b.toml: someone/held train.py:3 TFC001 "
+                                                  "is also labelled in labels-a.toml"):
+        catalog.load_set("heldout", CODES, folder=folder)
+
+
+_DIFF = """--- a/train.py
++++ b/train.py
+@@ -2,5 +2,5 @@ TFC001 (unsafe), TFC102 (safe)
+ import torch
+-net.load_state_dict(torch.load(p))
++net.load_state_dict(torch.load(p, weights_only=True))
+ -- not a header: a context line
+--- x
++++ y
+@@ -40 +40 @@ TFC102 (safe)
+-print(loss.data[0])
++print(loss.item())
+--- a/nb.ipynb
++++ b/nb.ipynb
+@@ -7,3 +7,3 @@ cell 4: TFC001 (unsafe)
+   "a",
+-  "torch.load(p)"
++  "torch.load(p, weights_only=True)"
+\\ No newline at end of file
+"""
+
+
+def test_parse_diff_reads_path_old_start_codes_cell_and_hash_of_each_hunk():
+    hunks = catalog.parse_diff(_DIFF)
+    assert [(h.path, h.line, h.codes, h.cell) for h in hunks] == [
+        ("train.py", 2, ("TFC001", "TFC102"), None),
+        ("train.py", 40, ("TFC102",), None),
+        ("nb.ipynb", 7, ("TFC001",), 4),
+    ]
+    # the hash names the edit: context lines and the header do not enter it
+    assert hunks[1].text_hash == catalog.hunk_hash(["-print(loss.data[0])", "+print(loss.item())"])
+    assert hunks[0].text_hash == catalog.hunk_hash(
+        ["-net.load_state_dict(torch.load(p))", "+net.load_state_dict(torch.load(p, weights_only=True))",
+         "--- x", "+++ y"])
+    assert hunks[0].text_hash != catalog.hunk_hash(["-net.load_state_dict(torch.load(p))"])
+
+
+_REVIEW = """
+[[hunk]]
+repo = "someone/held"
+path = "train.py"
+line = 2
+codes = ["TFC001"]
+verdict = "wrong"
+reason = "why"
+hash = "0123abcd"
+"""
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (('codes = ["TFC001"]', 'codes = ["TFC999"]'), "unknown rule code 'TFC999'"),
+    (('codes = ["TFC001"]', 'codes = []'), "codes must be a non-empty list"),
+    (('verdict = "wrong"', 'verdict = "bad"'), "verdict 'bad' is not one of correct, noise, wrong"),
+    (('hash = "0123abcd"', 'hash = "xyz"'), "hash must be 8 lowercase hex digits"),
+    (('repo = "someone/held"', 'repo = "karpathy/nanoGPT"'), "repo 'karpathy/nanoGPT' is not in"),
+    (('line = 2', 'line = 2\ncell = 3'), "cell must be a positive integer, for .ipynb paths only"),
+    (('reason = "why"', 'reason = " "'), "reason must be a non-empty string"),
+])
+def test_a_malformed_hunk_review_is_rejected_with_its_position(tmp_path, change, message):
+    folder = _heldout_folder(tmp_path, _HELD_REPO, review_a=_REVIEW.replace(*change))
+    with pytest.raises(catalog.CatalogError, match="review-a.toml: hunk #1") as error:
+        catalog.load_set("heldout", CODES, folder=folder)
+    assert message in str(error.value)
+
+
+def test_a_hunk_reviewed_twice_is_rejected(tmp_path):
+    folder = _heldout_folder(tmp_path, _HELD_REPO, review_a=_REVIEW + _REVIEW)
+    with pytest.raises(catalog.CatalogError, match="hunk #2: same repo, path, line and hash"):
+        catalog.load_set("heldout", CODES, folder=folder)
+    folder = _heldout_folder(tmp_path / "ok", _HELD_REPO, review_a=_REVIEW)
+    assert catalog.load_set("heldout", CODES, folder=folder).reviews[0].verdict == "wrong"
+
+
+def _score_heldout(tmp_path: Path, mirrors: Path, commit: str, review: str):
+    dev = tmp_path / "dev-repos.toml"
+    dev.write_text('[[repo]]\nname = "karpathy/nanoGPT"\ncommit = "{}"\npaths = ["."]\nkind = "k"\n'
+                   .format("a" * 40))
+    folder = tmp_path / "heldout"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir()
+    (folder / "repos-a.toml").write_text(
+        f'[[repo]]\nname = "someone/tiny"\ncommit = "{commit}"\npaths = ["."]\nkind = "test"\n')
+    (folder / "labels-a.toml").write_text(
+        f'[[label]]\nrepo = "someone/tiny"\npath = "train.py"\nline = 4\ncode = "TFC001"\n'
+        f'verdict = "must-fix"\nreason = "test"\nhash = "{catalog.line_hash(_TRAIN.splitlines()[3])}"\n')
+    (folder / "review-a.toml").write_text(review)
+    return subprocess.run(
+        [sys.executable, str(ECOSYSTEM / "score.py"), "--set", "heldout", "--heldout-dir", str(folder),
+         "--repos-file", str(dev), "--mirrors", str(mirrors), "--cache", str(tmp_path / "cache"),
+         "--jobs", "1"],
+        capture_output=True, text=True, timeout=300)
+
+
+@_needs_git_and_ruff
+def test_score_heldout_tallies_the_review_and_lists_new_and_gone_hunks(tmp_path):
+    mirrors, commit = _mirror(tmp_path)
+    stale = _REVIEW.replace("someone/held", "someone/tiny").replace('"wrong"', '"correct"')
+    first = _score_heldout(tmp_path, mirrors, commit, stale)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert "recall: 1 of 1 real mistakes reported (100%)" in first.stdout
+    assert "hunk review (fix --unsafe-fixes --diff): 1 hunks: correct 0, noise 0, wrong 0, unjudged 1" \
+        in first.stdout
+    new = first.stdout.split("hunks new or changed since the last review (unjudged): 1\n")[1]
+    where, _, text_hash = new.splitlines()[0].strip().rpartition(" hash ")
+    assert where.startswith("someone/tiny train.py:") and "TFC001" in where
+    assert "reviewed hunks no longer produced: 1" in first.stdout
+    line = int(where.split(":")[1].split()[0])
+    judged = stale.replace("line = 2", f"line = {line}").replace("0123abcd", text_hash)
+    second = _score_heldout(tmp_path, mirrors, commit, judged.replace('"correct"', '"wrong"'))
+    assert second.returncode == 1
+    assert "wrong 1, unjudged 0" in second.stdout
+    assert "hunks judged wrong still produced: 1" in second.stdout
+    assert "reviewed hunks no longer produced: 0" in second.stdout
+    third = _score_heldout(tmp_path, mirrors, commit, judged)
+    assert third.returncode == 0 and "correct 1, noise 0, wrong 0, unjudged 0" in third.stdout

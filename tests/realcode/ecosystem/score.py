@@ -36,15 +36,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from catalog import (
+    HELDOUT,
     LABELS_FILE,
     REPOS_FILE,
     REVIEWS,
+    SETS,
     CatalogError,
+    Hunk,
+    HunkReview,
     Label,
     Repo,
     line_hash,
     load_labels,
     load_repos,
+    load_set,
+    parse_diff,
 )
 
 SOURCE_SUFFIXES = (".py", ".ipynb")
@@ -62,7 +68,8 @@ class UsageError(Exception):
 
 def mirror_dir(mirrors: Path, repo: Repo) -> Path:
     """The bare git directory holding ``repo``: ``<slug>/repo`` (the fetch tool's layout) or ``<slug>``."""
-    for candidate in (mirrors / repo.slug / "repo", mirrors / repo.slug):
+    for candidate in (mirrors / repo.slug / "repo", mirrors / repo.slug / "repo" / ".git",
+                      mirrors / repo.slug):
         if (candidate / "HEAD").is_file() and (candidate / "objects").is_dir():
             return candidate
     raise UsageError(
@@ -267,6 +274,8 @@ class RepoResult:
     drifted: list[str] = field(default_factory=list)
     changed: int = 0
     seconds: float = 0.0
+    hunks: list[Hunk] | None = None
+    """The hunks of ``fix --unsafe-fixes --diff`` (held-out set only: it has a hunk review)."""
 
 
 def covers(finding: dict, label: Label) -> bool:
@@ -277,7 +286,8 @@ def covers(finding: dict, label: Label) -> bool:
 
 
 def score_repo(repo: Repo, labels: list[Label], source: Path, scratch: Path, tool: Sequence[str],
-               ruff: Sequence[str], codes: Sequence[str], jobs: int) -> RepoResult:
+               ruff: Sequence[str], codes: Sequence[str], jobs: int,
+               diff: bool = False) -> RepoResult:
     result = RepoResult(repo)
     result.files = len(tree_hashes(source))
     for label in labels:
@@ -306,6 +316,9 @@ def score_repo(repo: Repo, labels: list[Label], source: Path, scratch: Path, too
     after_second = tree_hashes(scratch)
     result.non_idempotent = sorted(p for p in after_first if after_second.get(p) != after_first[p])
     result.seconds = check.seconds + fix.seconds + again.seconds
+    if diff:
+        result.hunks, seconds = diff_hunks(tool, source, repo.paths, codes, jobs)
+        result.seconds += seconds
 
     applied = [f for f in fix.findings if f["fix"] and f["fix"]["applied"]]
     for label in labels:
@@ -323,6 +336,16 @@ def score_repo(repo: Repo, labels: list[Label], source: Path, scratch: Path, too
             result.unlabelled.append((finding, text))
     result.unlabelled_fixed = sum(1 for f in applied if not any(covers(f, label) for label in labels))
     return result
+
+
+def diff_hunks(tool: Sequence[str], source: Path, paths: Sequence[str], codes: Sequence[str],
+               jobs: int) -> tuple[list[Hunk], float]:
+    """The hunks ``fix --unsafe-fixes --diff`` shows on the pristine copy (it writes nothing)."""
+    args = [*tool, "fix", "--unsafe-fixes", "--diff", "--select", ",".join(codes), "--jobs",
+            str(jobs), "--", *paths]
+    started = time.perf_counter()
+    process = subprocess.run(args, cwd=source, capture_output=True, text=True)
+    return parse_diff(process.stdout), time.perf_counter() - started
 
 
 def _collect_crashes(result: RepoResult, run: ToolRun, what: str) -> None:
@@ -351,7 +374,8 @@ def _count(outcomes: Iterable[Outcome]) -> dict[str, int]:
     return dict(counts)
 
 
-def render(results: list[RepoResult], tool_desc: str) -> str:
+def render(results: list[RepoResult], tool_desc: str,
+           reviews: Sequence[HunkReview] | None = None) -> str:
     out = [f"tool: {tool_desc}", ""]
     out.append(f"{'repository':42} {'files':>5} {'changed':>7} {'labels':>6} {'unlabelled':>10} {'sec':>6}")
     for r in results:
@@ -406,6 +430,8 @@ def render(results: list[RepoResult], tool_desc: str) -> str:
     out.append(f"wrong fixes and noise on labelled lines: {len(failures)}")
     out += [f"  {line}" for line in failures]
     out += _review_summary(outcomes)
+    if reviews is not None:
+        out += hunk_review_report(results, reviews)
     misses = [o for o in outcomes if o.label.verdict != "must-not-touch" and not o.found]
     out.append(f"missed real mistakes: {len(misses)}")
     out += [f"  {o.label.where()} {o.label.code} ({o.label.verdict}): {o.label.reason}" for o in misses]
@@ -434,6 +460,47 @@ def _review_summary(outcomes: Iterable[Outcome]) -> list[str]:
     return lines
 
 
+def match_reviews(results: Sequence[RepoResult], reviews: Sequence[HunkReview]
+                  ) -> tuple[list[tuple[str, Hunk, HunkReview | None]], list[HunkReview]]:
+    """Each produced hunk with its review (``None``: new or changed since the last review),
+    and the reviewed hunks this tool no longer produces."""
+    by_key = {review.key: review for review in reviews}
+    produced: list[tuple[str, Hunk, HunkReview | None]] = []
+    matched: set[tuple[str, str, int, str]] = set()
+    scored = {r.repo.name for r in results if r.hunks is not None}
+    for r in results:
+        for hunk in r.hunks or []:
+            review = by_key.get((r.repo.name, *hunk.key_tail))
+            if review is not None:
+                matched.add(review.key)
+            produced.append((r.repo.name, hunk, review))
+    gone = [review for review in reviews if review.repo in scored and review.key not in matched]
+    return produced, gone
+
+
+def hunk_review_report(results: Sequence[RepoResult], reviews: Sequence[HunkReview]) -> list[str]:
+    """The review tally of this run's ``--diff`` hunks, and what changed since the review."""
+    produced, gone = match_reviews(results, reviews)
+    tally = Counter(review.verdict if review else "unjudged" for _, _, review in produced)
+    lines = [f"hunk review (fix --unsafe-fixes --diff): {len(produced)} hunks: "
+             + ", ".join(f"{key} {tally[key]}" for key in (*REVIEWS, "unjudged"))]
+    wrong = [(repo, hunk, review) for repo, hunk, review in produced
+             if review and review.verdict == "wrong"]
+    lines.append(f"hunks judged wrong still produced: {len(wrong)}")
+    lines += [f"  {review.where()} {','.join(hunk.codes)} [{hunk.text_hash}]: {review.reason}"
+              for _, hunk, review in wrong]
+    new = [(repo, hunk) for repo, hunk, review in produced if review is None]
+    lines.append(f"hunks new or changed since the last review (unjudged): {len(new)}")
+    for repo, hunk in new:
+        cell = f" cell {hunk.cell}" if hunk.cell is not None else ""
+        lines.append(f"  {repo} {hunk.path}:{hunk.line}{cell} {','.join(hunk.codes) or '-'} "
+                     f"hash {hunk.text_hash}")
+    lines.append(f"reviewed hunks no longer produced: {len(gone)}")
+    lines += [f"  {review.where()} {','.join(review.codes)} ({review.verdict}) [{review.text_hash}]"
+              for review in gone]
+    return lines
+
+
 def _label_failures(outcomes: Iterable[Outcome]) -> list[str]:
     lines = []
     for o in outcomes:
@@ -447,7 +514,10 @@ def _label_failures(outcomes: Iterable[Outcome]) -> list[str]:
     return lines
 
 
-def failed(results: list[RepoResult]) -> bool:
+def failed(results: list[RepoResult], reviews: Sequence[HunkReview] = ()) -> bool:
+    produced, _ = match_reviews(results, reviews)
+    if any(review and review.verdict == "wrong" for _, _, review in produced):
+        return True
     for r in results:
         if r.crashes or r.broken or r.new_undefined or r.non_idempotent or r.drifted:
             return True
@@ -456,8 +526,8 @@ def failed(results: list[RepoResult]) -> bool:
     return False
 
 
-def as_json(results: list[RepoResult]) -> dict:
-    return {
+def as_json(results: list[RepoResult], reviews: Sequence[HunkReview] | None = None) -> dict:
+    document = {
         "repos": [{
             "name": r.repo.name, "commit": r.repo.commit, "files": r.files, "changed": r.changed,
             "missing": r.missing, "crashes": r.crashes, "broken": r.broken,
@@ -469,8 +539,17 @@ def as_json(results: list[RepoResult]) -> dict:
             "unlabelled": [{**f, "text": text} for f, text in r.unlabelled],
         } for r in results],
         "totals": _count(o for r in results for o in r.outcomes),
-        "failed": failed(results),
+        "failed": failed(results, reviews or ()),
     }
+    if reviews is not None:  # the held-out set's hunk review
+        produced, gone = match_reviews(results, reviews)
+        document["hunks"] = [{"repo": repo, "path": hunk.path, "line": hunk.line, "cell": hunk.cell,
+                              "codes": list(hunk.codes), "hash": hunk.text_hash,
+                              "review": review.verdict if review else None}
+                             for repo, hunk, review in produced]
+        document["reviewed_hunks_gone"] = [{"repo": r.repo, "path": r.path, "line": r.line,
+                                            "hash": r.text_hash, "verdict": r.verdict} for r in gone]
+    return document
 
 
 # --- command line -------------------------------------------------------------------------------
@@ -504,7 +583,15 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
                         help="command that runs ruff, for the undefined-name check")
     parser.add_argument("--jobs", type=int, default=2, help="worker processes for the tool")
     parser.add_argument("--json", type=Path, help="also write the full results here as JSON")
-    parser.add_argument("--repos-file", type=Path, default=REPOS_FILE, help="default: %(default)s")
+    parser.add_argument("--set", choices=SETS, default="dev", dest="label_set",
+                        help="dev: repos.toml and labels.toml (tuned on); heldout: the test set in "
+                             f"{HELDOUT.name}/ (repos-*.toml, labels-*.toml and the hunk review "
+                             "review-*.toml). Default %(default)s")
+    parser.add_argument("--heldout-dir", type=Path, default=HELDOUT,
+                        help="folder of the held-out set's files (default: %(default)s)")
+    parser.add_argument("--repos-file", type=Path, default=REPOS_FILE,
+                        help="the dev set's repositories (the held-out set may share none); "
+                             "default: %(default)s")
     parser.add_argument("--labels-file", type=Path, default=LABELS_FILE, help="default: %(default)s")
     return parser.parse_args(argv)
 
@@ -516,9 +603,9 @@ def show(argv: Sequence[str], options: argparse.Namespace) -> int:
     parser.add_argument("line", type=int)
     parser.add_argument("--cell", type=int)
     args = parser.parse_args(argv)
-    repos = load_repos(options.repos_file)
+    repos = load_selected(options, all_codes()).repos
     if args.repo not in repos:
-        raise UsageError(f"{args.repo} is not in repos.toml")
+        raise UsageError(f"{args.repo} is not in the {options.label_set} set's repos files")
     source, _ = materialise(repos[args.repo], options.mirrors, options.cache)
     lines = code_lines(source / args.path, args.cell)
     if lines is None or not 1 <= args.line <= len(lines):
@@ -528,6 +615,23 @@ def show(argv: Sequence[str], options: argparse.Namespace) -> int:
     return 0
 
 
+@dataclass
+class Selected:
+    repos: dict[str, Repo]
+    labels: list[Label]
+    reviews: list[HunkReview] | None
+    """``None`` for the dev set: its review lives in labels.toml's ``review`` fields."""
+
+
+def load_selected(options: argparse.Namespace, codes: Sequence[str]) -> Selected:
+    if options.label_set == "heldout":
+        chosen = load_set("heldout", codes, folder=options.heldout_dir,
+                          dev_repos_file=options.repos_file)
+        return Selected(chosen.repos, chosen.labels, chosen.reviews)
+    repos = load_repos(options.repos_file)
+    return Selected(repos, load_labels(repos, codes, options.labels_file), None)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
@@ -535,12 +639,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             at = argv.index("show")
             return show(argv[at + 1:], parse_args(argv[:at]))
         options = parse_args(argv)
-        repos = load_repos(options.repos_file)
         codes = all_codes()
-        labels = load_labels(repos, codes, options.labels_file)
+        selected = load_selected(options, codes)
+        repos, labels, reviews = selected.repos, selected.labels, selected.reviews
         unknown = [name for name in options.repo if name not in repos]
         if unknown:
-            raise UsageError(f"{unknown[0]} is not in repos.toml")
+            raise UsageError(f"{unknown[0]} is not in the {options.label_set} set's repos files")
         chosen = [repos[name] for name in (options.repo or repos)]
         tool = shlex.split(options.tool)
         ruff = shlex.split(options.ruff)
@@ -563,7 +667,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 ruff_checked = True
             scratch = options.cache / repo.slug / repo.commit / "scratch"
             result = score_repo(repo, by_repo[repo.name], source, scratch, tool, ruff, codes,
-                                options.jobs)
+                                options.jobs, diff=reviews is not None)
             result.missing = missing
             results.append(result)
         # from the cache folder, as the tool runs do: a -c or -m run puts its cwd on sys.path first
@@ -573,10 +677,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             [sys.executable, "-c", "import torchfix_codemods, os; "
              "print(os.path.dirname(torchfix_codemods.__file__))"],
             capture_output=True, text=True, cwd=options.cache).stdout.strip()
-        print(render(results, f"{description} from {where}"))
+        print(render(results, f"{description} from {where}", reviews))
         if options.json:
-            options.json.write_text(json.dumps(as_json(results), indent=1))
-        return 1 if failed(results) else 0
+            options.json.write_text(json.dumps(as_json(results, reviews), indent=1))
+        return 1 if failed(results, reviews or ()) else 0
     except (UsageError, CatalogError) as error:
         print(f"score.py: {error}", file=sys.stderr)
         return 2
