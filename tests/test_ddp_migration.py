@@ -700,3 +700,20 @@ def test_a_main_block_wrap_whose_epochs_run_outside_it_is_reported() -> None:
             "for epoch in range(2):\n    for (x,) in loader:\n        model(x).sum().backward()\n")
     assert not _migrates(body)
     assert "the epoch loop is not" in _message(body)
+
+
+def test_a_log_file_configured_by_basic_config_is_rank_zeros() -> None:
+    """`logging.basicConfig(filename=...)` made every process append to one log file. Traps:
+    a configuration without a file, and a file named for the rank, stay on every process."""
+    body = ("import logging\n\n\ndef main(ds, rank):\n"
+            "    logging.basicConfig(filename='train.log', level=logging.INFO)\n"
+            "    logging.basicConfig(level=logging.INFO)\n"
+            "    logging.basicConfig(filename=f'train.{rank}.log')\n"
+            "    loader = DataLoader(ds, batch_size=8)\n"
+            "    net = nn.DataParallel(nn.Linear(2, 2))\n"
+            "    for epoch in range(2):\n        for x in loader:\n            net(x)\n")
+    fixed = fixed_text(PREFIX + body, ["TFC301"], unsafe=True)
+    assert ("    if _ddp_is_main():  # TFC301: rank 0 only\n"
+            "        logging.basicConfig(filename='train.log', level=logging.INFO)\n"
+            "    logging.basicConfig(level=logging.INFO)\n"
+            "    logging.basicConfig(filename=f'train.{rank}.log')\n") in fixed

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchfix_codemods.analysis.calls import (
-    argument,
-)
+from torchfix_codemods.analysis.calls import argument, keyword_arg
 from torchfix_codemods.analysis.dataloaders import DATALOADERS
 from torchfix_codemods.analysis.imports import ImportUnavailable
 from torchfix_codemods.analysis.positions import positions_of
@@ -143,9 +141,11 @@ class DataParallelToDDP(Rule):
     process's device) and `"cuda:0"` becomes `"cuda"` (this process's GPU after
     `set_device(local_rank)`; GPU 0 in a one-process run, as before).
     `os.mkdir`/`os.makedirs`, `shutil` copies and moves, `os.remove`/`rename`/
-    `replace`, `plt.savefig` and `json.dump`/`pickle.dump` on a line of their
-    own run on rank 0 with the saves (a guarded save followed by an unguarded
-    copy of the file made rank 1 copy a file rank 0 was still writing), and a
+    `replace`, `plt.savefig`, `json.dump`/`pickle.dump` and
+    `logging.basicConfig(filename=...)` on a line of their own run on rank 0
+    with the saves (a guarded save followed by an unguarded copy of the file
+    made rank 1 copy a file rank 0 was still writing; the other processes'
+    logging, left unconfigured, writes no file), and a
     `with open(path, "a")` block (or `"w"`, `"x"`) runs on rank 0 as a whole
     when nothing it binds is read after it: a CSV log appended every epoch
     gets each line once, not once per process. A write to a path that names
@@ -433,7 +433,8 @@ class DataParallelToDDP(Rule):
                     self._writers.append(node)
         elif qualified in EVERY_RANK_WRITERS:
             self._writers.append(node)
-        elif qualified in RANK_ZERO or self._is_builtin(node.func, "print"):
+        elif qualified in RANK_ZERO or self._is_builtin(node.func, "print") or (
+                qualified == "logging.basicConfig" and keyword_arg(node, "filename") is not None):
             self._outputs.append(node)
             self._saved = self._saved or qualified == "torch.save"
         elif qualified == "torch.load" and self._saved:
