@@ -18,6 +18,17 @@ own, records whether a process group is still initialised.
   files as the original, rank 1 none.
 - conditional_module.py wraps under ``opt.isTrain and len(opt.gpu_ids) and not opt.fp16`` and
   uses ``model.module`` afterwards: it must still work as plain python.
+- main_guard_yolo.py (pytorch-YOLOv4's train.py) wraps under a GPU count inside
+  ``if __name__ == "__main__":`` and trains in a function that builds its own loaders, makes
+  the checkpoint folder, saves per epoch and removes the oldest checkpoint (issue 24 item 2).
+- mixup_csv_log.py (mixup-cifar10's train.py): module level, `os.mkdir` of its folders, a CSV
+  header in a `with open(..., "w")` block and a row per epoch in a `with open(..., "a")` block,
+  and `state = {"net": net, ...}; torch.save(state, ...)`, which pickles the wrapper.
+- resnet_cifar_trainer.py (pytorch_resnet_cifar10's trainer.py): an unconditional wrap in
+  `main()`, the loader passed to `train(...)` each epoch, a `save_checkpoint()` helper.
+- classification_best_copy.py (pytorch-classification's cifar.py): the same loop shape with
+  a helper that copies the best checkpoint right after saving it.
+The reductions, each with its repository, commit and path, are described in their docstrings.
 """
 
 from __future__ import annotations
@@ -35,7 +46,8 @@ from test_ddp_migration import _env, _run, _torchrun, _wait
 
 REAL = Path(__file__).parent / "ddp_real"
 SCRIPTS = ("pickled_checkpoint.py", "early_exit.py", "conditional_module.py",
-           "checkpoint_log.py")
+           "checkpoint_log.py", "main_guard_yolo.py", "mixup_csv_log.py",
+           "resnet_cifar_trainer.py", "classification_best_copy.py")
 FAKE_GPUS = {"pickled_checkpoint.py": "2"}
 """What ``torch.cuda.device_count()`` reports to a script (its batch scales with it)."""
 
@@ -103,6 +115,11 @@ def test_the_scripts_are_migrated_as_the_issue_asks(
     conditional = (migrated / "conditional_module.py").read_text()
     assert ("    if opt.isTrain and (_ddp_setup()[2] > 1 or len(opt.gpu_ids)) and not opt.fp16:"
             in conditional)
+    # The process group is joined at the top of the __main__ block, not on import.
+    yolo = (migrated / "main_guard_yolo.py").read_text()
+    assert 'if __name__ == "__main__":\n    _ddp_setup()  # TFC301: join' in yolo
+    assert "\n_ddp_setup()\n" not in yolo
+    assert "    if _ddp_setup()[2] > 1 or torch.cuda.device_count() > 1:" in yolo
 
 
 def test_every_run_reaches_the_original_weights(
@@ -145,6 +162,37 @@ def test_rank_one_writes_nothing_and_prints_nothing(
         for name in ("log.csv", "summary.json"):
             assert (files / name).read_text() == (original / name).read_text(), (run, name)
     assert (original / "log.csv").read_text().splitlines() == ["0,done", "1,done", "2,done"]
+    # The checkpoint folder, with the two newest checkpoints (the oldest is removed).
+    yolo = out / "main_guard_yolo.original.files" / "checkpoints"
+    assert sorted(p.name for p in yolo.iterdir()) == ["Yolov4_epoch2.pth", "Yolov4_epoch3.pth"]
+    for run in ("plain", "torchrun.rank0"):
+        files = out / f"main_guard_yolo.{run}.files" / "checkpoints"
+        assert sorted(p.name for p in files.iterdir()) == sorted(p.name for p in yolo.iterdir())
+
+
+def _files(folder: Path) -> list[str]:
+    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+
+
+def test_rank_zero_writes_the_files_the_original_writes(
+        runs: tuple[Path, dict[str, str], str]) -> None:
+    out, _, _ = runs
+    for name in ("mixup_csv_log.py", "resnet_cifar_trainer.py", "classification_best_copy.py"):
+        stem = Path(name).stem
+        original = _files(out / f"{stem}.original.files")
+        assert original, name
+        for run in ("plain", "torchrun.rank0"):
+            assert _files(out / f"{stem}.{run}.files") == original, (name, run)
+    # The CSV: a header and a row per epoch, written once.
+    for run in ("original", "plain", "torchrun.rank0"):
+        rows = (out / f"mixup_csv_log.{run}.files" / "results" / "log_Sequential_0_1.csv"
+                ).read_text().splitlines()
+        assert [row.split(",")[0] for row in rows] == ["epoch", "0", "1", "2"], run
+        # The pickled model: no wrapper (this process has no process group to load one).
+        assert not dist.is_initialized()
+        state = torch.load(out / f"mixup_csv_log.{run}.files" / "checkpoint" / "ckpt.t70_1",
+                           map_location="cpu", weights_only=False)
+        assert type(state["net"]) is torch.nn.Sequential, (run, type(state["net"]))
 
 
 def test_no_process_group_is_left_at_exit(runs: tuple[Path, dict[str, str], str]) -> None:

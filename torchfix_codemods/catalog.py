@@ -26,7 +26,8 @@ class RuleEntry:
     code: str
     name: str
     module: str
-    """The module of ``torchfix_codemods.rules`` that defines it."""
+    """The module of ``torchfix_codemods.rules`` that defines it (or the package, for a rule
+    split into modules: it lists the class in ``RULES``)."""
     default_enabled: bool = True
     project_facts: tuple[str, ...] = ()
     """Cross-file facts the rule reads (its ``Rule.project_facts``): a run where such a rule

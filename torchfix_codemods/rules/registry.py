@@ -38,7 +38,8 @@ def all_rules() -> tuple[type[Rule], ...]:
 
 
 def _entry_of(rule: type[Rule]) -> RuleEntry:
-    module = rule.__module__.rsplit(".", 1)[-1]
+    # The module (or package: a rule split into modules) of ``rules`` that lists it in RULES.
+    module = rule.__module__.removeprefix(rules_package.__name__ + ".").split(".", 1)[0]
     return RuleEntry(rule.code, rule.name, module, rule.default_enabled, rule.project_facts)
 
 

@@ -165,3 +165,19 @@ NEWER_KEYWORDS = {
 """Keywords older releases of a function reject with ``TypeError``, by function prefix."""
 VERSION_SOURCES = ("torch.__version__", "torch.version.__version__")
 """Where a program reads the torch release it runs on."""
+
+# Distributed training: what a migration to one process per device must keep on rank 0.
+RANK_ZERO = frozenset({
+    "torch.save", "os.mkdir", "os.makedirs", "os.remove", "os.rename", "os.replace",
+    "shutil.copy", "shutil.copy2", "shutil.copyfile", "shutil.move", "shutil.rmtree",
+    "matplotlib.pyplot.savefig", "json.dump", "pickle.dump",
+})
+"""Calls that run on rank 0 only once migrated: two processes writing one file (or making
+one directory after both saw it missing) race, and a copy of a file rank 0 is still writing
+crashes (``torch.save(state, path)`` then ``shutil.copyfile(path, best)``)."""
+EVERY_RANK_WRITERS = frozenset({
+    "torch.utils.tensorboard.SummaryWriter", "torch.utils.tensorboard.writer.SummaryWriter",
+    "tensorboardX.SummaryWriter", "logging.FileHandler", "logging.handlers.RotatingFileHandler",
+})
+"""Objects that write files for as long as they live: the migration cannot guard them (every
+later use would need the guard too), so a migrated file reports them."""

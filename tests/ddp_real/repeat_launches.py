@@ -1,0 +1,89 @@
+"""Launches migrated scripts of this folder again and again under torchrun, to show there is no
+race (issue 24: "across 20 repeated torchrun launches of each"). Not a test: run by hand.
+
+Usage: python tests/ddp_real/repeat_launches.py N SCRIPT... (from the repository root). For each
+script: the original runs once as plain python, the script is migrated by TFC301 into a
+temporary folder, then N launches of ``torchrun --standalone --nproc_per_node=2`` (gloo, CPU),
+one at a time. A launch passes when it exits 0, rank 0's weights match the original's
+(rtol 1e-5), rank 1 wrote no file and printed nothing, and neither rank left a process group
+at exit. Prints one line per script: passes out of N, and the first failure's reason.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import torch
+
+HERE = Path(__file__).resolve().parent
+ENV = {k: v for k, v in os.environ.items()
+       if k not in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")}
+ENV.update(CUDA_VISIBLE_DEVICES="", OMP_NUM_THREADS="1")
+
+
+def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, *args], cwd=cwd, env=ENV, text=True,
+                          capture_output=True, timeout=300, check=False)
+
+
+def _check(out: Path, stem: str, label: str, reference: dict[str, torch.Tensor]) -> str | None:
+    weights = out / f"{stem}.{label}.rank0.pt"
+    if not weights.exists():
+        return "rank 0 wrote no weights"
+    got = torch.load(weights, map_location="cpu", weights_only=True)
+    if set(got) != set(reference):
+        return f"keys differ: {sorted(got)}"
+    for key, value in reference.items():
+        if not torch.allclose(got[key], value, rtol=1e-5, atol=1e-6):
+            return f"{key} differs by {(got[key] - value).abs().max().item():.3g}"
+    if (out / f"{stem}.{label}.rank1.pt").exists() or \
+            any((out / f"{stem}.{label}.rank1.files").iterdir()):
+        return "rank 1 wrote a file"
+    if (out / f"{stem}.{label}.rank1.stdout").read_text():
+        return "rank 1 printed"
+    for rank in (0, 1):
+        record = json.loads((out / f"{stem}.{label}.rank{rank}.exit").read_text())
+        if record != {"initialized": False}:
+            return f"rank {rank} left a process group"
+    return None
+
+
+def main() -> None:
+    count, scripts = int(sys.argv[1]), sys.argv[2:]
+    for name in scripts:
+        stem = Path(name).stem
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp)
+            migrated, out = root / "migrated", root / "out"
+            shutil.copytree(HERE, migrated)
+            out.mkdir()
+            fixed = _run(["-m", "torchfix_codemods", "fix", "--select", "TFC301",
+                          "--unsafe-fixes", str(migrated / name)], Path.cwd())
+            original = _run([str(HERE / "run_one.py"), str(HERE / name), str(out), "original"],
+                            root)
+            if original.returncode != 0 or "_ddp_wrap(" not in (migrated / name).read_text():
+                print(f"{name}: not run ({fixed.stdout}{original.stdout}{original.stderr})")
+                continue
+            reference = torch.load(out / f"{stem}.original.pt", map_location="cpu",
+                                   weights_only=True)
+            passes, first = 0, None
+            for index in range(count):
+                label = f"launch{index}"
+                launch = _run(["-m", "torch.distributed.run", "--standalone",
+                               "--nproc_per_node=2", str(migrated / "run_one.py"),
+                               str(migrated / name), str(out), label], root)
+                why = (f"exit {launch.returncode}: {launch.stdout[-300:]}{launch.stderr[-300:]}"
+                       if launch.returncode != 0 else _check(out, stem, label, reference))
+                passes += why is None
+                first = first or why
+            print(f"{name}: {passes}/{count} launches passed" + (f"; first failure: {first}"
+                                                                 if first else ""), flush=True)
+
+
+if __name__ == "__main__":
+    main()
