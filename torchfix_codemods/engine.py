@@ -264,7 +264,7 @@ def _process(unit: SourceUnit, options: FileOptions, *, apply_fixes: bool,
                 result.findings.append(_syntax_finding(unit.path, *error))
             return result
     try:
-        module = cst.parse_module(unit.text)
+        module = parse_unchecked(unit.text) if selection.parses else cst.parse_module(unit.text)
     except cst.ParserSyntaxError as error:
         if SYNTAX_ERROR_CODE in codes:
             located = syntax_error(unit.text, unit.path)
@@ -284,6 +284,26 @@ def _process(unit: SourceUnit, options: FileOptions, *, apply_fixes: bool,
                                        withheld=unverifiable)
         return result
     return _fix(unit, module, runnable, options, project, first, result, locate_edits, only)
+
+
+def parse_unchecked(text: str) -> cst.Module:
+    """``cst.parse_module(text)`` without LibCST's per-node validation, for a text that
+    Python's own parser has accepted.
+
+    Every node LibCST builds checks its own fields in ``__post_init__`` (parentheses paired,
+    whitespace where a keyword needs it); for a tree its parser built from valid Python
+    those checks cannot fail, yet they were 15% of the parse (2.69 against 2.25 CPU s over
+    187 files). Nodes built later (fixes) are validated as always."""
+    post_init = cst.CSTNode.__post_init__
+    cst.CSTNode.__post_init__ = _unvalidated  # type: ignore[method-assign]
+    try:
+        return cst.parse_module(text)
+    finally:
+        cst.CSTNode.__post_init__ = post_init  # type: ignore[method-assign]
+
+
+def _unvalidated(node: cst.CSTNode) -> None:
+    """A node's ``__post_init__`` while :func:`parse_unchecked` runs: nothing to check."""
 
 
 def _has_fix(located: Sequence[Located]) -> bool:
