@@ -108,7 +108,8 @@ def test_fix_is_idempotent(rule, index, example) -> None:
 
 
 def _aliased(text: str) -> str | None:
-    """``import torch`` -> ``import torch as T`` and ``torch.x`` -> ``T.x`` outside imports."""
+    """``import torch`` -> ``import torch as T`` and ``torch.x`` -> ``T.x`` outside imports and
+    string literals (``import_module("torch._dynamo")`` names a module, not the alias)."""
     if not re.search(r"(?m)^import torch$", text):
         return None
     lines = []
@@ -118,7 +119,9 @@ def _aliased(text: str) -> str | None:
         elif line.startswith(("import ", "from ")):
             lines.append(line)
         else:
-            lines.append(re.sub(r"\btorch\.", "T.", line))
+            parts = re.split(r"(\"[^\"]*\"|'[^']*')", line)
+            lines.append("".join(part if part[:1] in "\"'" else re.sub(r"\btorch\.", "T.", part)
+                                 for part in parts))
     return "".join(lines)
 
 

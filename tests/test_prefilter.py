@@ -138,3 +138,63 @@ def test_unparsable_python_keeps_every_candidate_rule() -> None:
     selection = could_match(rules, text)
     assert selection.rules == [rule for rule in rules if rule.code == "TFC001"]
     assert selection.parses is False
+
+
+_SUMMARISED = ("import torch\nfrom torch.utils import data\n\ndef eval_epoch(model, loader):\n"
+               "    total = 0\n    for x in loader:\n        total += model(x)[0]\n"
+               "    return torch.load('m.pt', map_location='cpu')\n")
+
+
+def test_the_summary_pass_gives_the_prefilter_the_facts_of_its_own_parse() -> None:
+    from torchfix_codemods.indexing import _summarize_with_facts, summarize_bytes
+
+    summary, known = _summarize_with_facts("a.py", _SUMMARISED.encode())
+    assert summary == summarize_bytes("a.py", _SUMMARISED.encode())
+    assert known is not None
+    length, digest, facts = known
+    assert (length, digest) == (len(_SUMMARISED), hash(_SUMMARISED))
+    assert facts == file_facts(_SUMMARISED)
+    assert _summarize_with_facts("b.py", b"def f(:\n")[1] is None
+
+
+def test_known_facts_are_used_only_for_the_text_they_were_read_from(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from torchfix_codemods import prefilter
+
+    facts = file_facts(_SUMMARISED)
+    assert facts is not None
+    monkeypatch.setitem(prefilter.KNOWN_FACTS, "a.py",
+                        (len(_SUMMARISED), hash(_SUMMARISED), facts))
+    assert prefilter.known_facts("a.py", _SUMMARISED) is facts
+    changed = _SUMMARISED.replace("total", "count")  # same length, another text
+    assert len(changed) == len(_SUMMARISED)
+    assert prefilter.known_facts("a.py", changed) is None
+    assert prefilter.known_facts("b.py", _SUMMARISED) is None
+    rules = list(all_rules())
+    assert could_match(rules, _SUMMARISED, known=facts) == could_match(rules, _SUMMARISED)
+
+
+def test_a_run_hands_its_facts_to_the_analysis_and_leaves_none_behind(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from torchfix_codemods import prefilter, runner
+    from torchfix_codemods.configuration import Configuration
+    from torchfix_codemods.settings import Overrides
+
+    paths = []
+    for index in range(3):
+        path = tmp_path / f"m{index}.py"
+        path.write_text(_SUMMARISED)
+        paths.append(str(path))
+    known_at_analysis: list[set[str]] = []
+    compute = runner._compute
+
+    def spy(*args, **kwargs):  # type: ignore[no-untyped-def]
+        known_at_analysis.append(set(prefilter.KNOWN_FACTS))
+        yield from compute(*args, **kwargs)
+
+    monkeypatch.setattr(runner, "_compute", spy)
+    configuration = Configuration(Overrides(select=("ALL",)), cwd=str(tmp_path))
+    results = runner.run_paths(paths, configuration, runner.Mode.CHECK)
+    assert all(result.findings for result in results)
+    assert known_at_analysis == [set(paths)]
+    assert prefilter.KNOWN_FACTS == {}

@@ -134,3 +134,34 @@ def test_every_fast_option_is_an_option_of_typer_check_with_the_same_name() -> N
     parameters = set(commands.check_command.__code__.co_varnames[
         :commands.check_command.__code__.co_argcount])
     assert {param.name for param in check.params} == parameters
+
+
+_UNCHECKED_SOURCES = [
+    "import torch\nstate = torch.load('m.pt')  # trailing\n",
+    "x = (a if not(b) else[c])\nlambda:0\n@d\nclass C(B, metaclass=M): pass\n",
+    "async def f():\n    async with a as (b, c):\n        yield [i async for i in j]\n",
+    "def f(a, /, b=1, *c, d, **e) -> 'T':\n    return f'{a!r:>{b}}' + r'\\n'\n",
+]
+
+
+@pytest.mark.parametrize("source", _UNCHECKED_SOURCES)
+def test_the_unvalidated_parse_builds_the_same_tree(source: str) -> None:
+    import libcst as cst
+
+    from torchfix_codemods.engine import parse_unchecked
+
+    unchecked = parse_unchecked(source)
+    assert unchecked.deep_equals(cst.parse_module(source))
+    assert unchecked.code == source
+
+
+def test_the_unvalidated_parse_restores_validation_even_when_it_fails() -> None:
+    import libcst as cst
+
+    from torchfix_codemods.engine import parse_unchecked
+
+    with pytest.raises(cst.ParserSyntaxError):
+        parse_unchecked("def f(:\n")
+    # Nodes built after it (a fix's) are validated again: a Name cannot be empty.
+    with pytest.raises(cst.CSTValidationError):
+        cst.Name("")

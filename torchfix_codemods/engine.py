@@ -45,7 +45,7 @@ from torchfix_codemods.edits.references import ImportRemoval, Imports
 from torchfix_codemods.findings import FileResult, Finding, FixInfo, Safety
 from torchfix_codemods.noqa import is_silenced, noqa_lines
 from torchfix_codemods.options import FileOptions
-from torchfix_codemods.prefilter import Selection, could_match
+from torchfix_codemods.prefilter import KNOWN_FACTS, Selection, could_match, known_facts
 from torchfix_codemods.rules.base import Fix, NodeFinding, Rule, RuleContext
 from torchfix_codemods.rules.registry import rule_by_code
 from torchfix_codemods.source import SourceUnit, UndecodableSource, load_source
@@ -200,14 +200,15 @@ USE_AST_PREFILTER = True
 to prove it changes no finding."""
 
 
-def _prefilter(rules: Sequence[type[Rule]], text: str) -> Selection:
+def _prefilter(rules: Sequence[type[Rule]], text: str, path: str = "") -> Selection:
     """Rules that could match this text; the file is parsed only if there is one.
 
     See :mod:`torchfix_codemods.prefilter`: a rule's ``triggers`` (substrings, and
     ``torch`` for rules that match torch names), then its ``needs`` (words of the code).
     """
     candidates = [rule for rule in rules if rule.code not in PARSE_CODES]
-    return could_match(candidates, text, use_ast=USE_AST_PREFILTER)
+    return could_match(candidates, text, use_ast=USE_AST_PREFILTER,
+                       known=known_facts(path, text) if KNOWN_FACTS else None)
 
 
 def process(unit: SourceUnit, options: FileOptions, *, apply_fixes: bool,
@@ -239,7 +240,7 @@ def _process(unit: SourceUnit, options: FileOptions, *, apply_fixes: bool,
     rules = active_rules(options)
     result = FileResult(unit.path, original=unit.text)
     codes = {rule.code for rule in rules}
-    selection = _prefilter(rules, unit.text)
+    selection = _prefilter(rules, unit.text, unit.path)
     runnable: list[type[Rule]] = selection.rules  # type: ignore[assignment]
     if project is not NO_PROJECT:
         # The other side of an edit made in two files (a loader sharded where it is built):
@@ -264,7 +265,7 @@ def _process(unit: SourceUnit, options: FileOptions, *, apply_fixes: bool,
                 result.findings.append(_syntax_finding(unit.path, *error))
             return result
     try:
-        module = cst.parse_module(unit.text)
+        module = parse_unchecked(unit.text) if selection.parses else cst.parse_module(unit.text)
     except cst.ParserSyntaxError as error:
         if SYNTAX_ERROR_CODE in codes:
             located = syntax_error(unit.text, unit.path)
@@ -284,6 +285,26 @@ def _process(unit: SourceUnit, options: FileOptions, *, apply_fixes: bool,
                                        withheld=unverifiable)
         return result
     return _fix(unit, module, runnable, options, project, first, result, locate_edits, only)
+
+
+def parse_unchecked(text: str) -> cst.Module:
+    """``cst.parse_module(text)`` without LibCST's per-node validation, for a text that
+    Python's own parser has accepted.
+
+    Every node LibCST builds checks its own fields in ``__post_init__`` (parentheses paired,
+    whitespace where a keyword needs it); for a tree its parser built from valid Python
+    those checks cannot fail, yet they were 15% of the parse (2.69 against 2.25 CPU s over
+    187 files). Nodes built later (fixes) are validated as always."""
+    post_init = cst.CSTNode.__post_init__
+    cst.CSTNode.__post_init__ = _unvalidated  # type: ignore[method-assign]
+    try:
+        return cst.parse_module(text)
+    finally:
+        cst.CSTNode.__post_init__ = post_init  # type: ignore[method-assign]
+
+
+def _unvalidated(node: cst.CSTNode) -> None:
+    """A node's ``__post_init__`` while :func:`parse_unchecked` runs: nothing to check."""
 
 
 def _has_fix(located: Sequence[Located]) -> bool:

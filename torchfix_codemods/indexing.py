@@ -10,6 +10,7 @@ of the LibCST parse the rules need). Neither path imports LibCST.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
@@ -18,6 +19,7 @@ from pathlib import Path
 from torchfix_codemods.analysis.project_index import ProjectIndex
 from torchfix_codemods.analysis.project_summary import FileSummary, summarize
 from torchfix_codemods.catalog import entries_by_code, reads_project
+from torchfix_codemods.prefilter import FileFacts
 from torchfix_codemods.settings import Settings
 
 PAIRS_FACT = "checkpoint-pairs"
@@ -25,6 +27,8 @@ PAIRS_FACT = "checkpoint-pairs"
 SHARDS_FACT = "loader-shards"
 """The fact of rules that shard a loader in one file for a training loop in another."""
 _MAX_ENTRIES = 20000
+KnownFacts = tuple[int, int, FileFacts]
+"""A text's length, its ``hash`` and its prefilter facts (``prefilter.KNOWN_FACTS``)."""
 
 
 def index_needed(work: Iterable[tuple[str, Settings]]) -> bool:
@@ -42,7 +46,8 @@ def index_needed(work: Iterable[tuple[str, Settings]]) -> bool:
 def build_project(work: list[tuple[str, Settings]], run: Settings, jobs: int = 1,
                   contents: Mapping[str, tuple[bytes, str]] | None = None,
                   too_complex: dict[str, str] | None = None,
-                  spent: dict[str, float] | None = None) -> ProjectIndex:
+                  spent: dict[str, float] | None = None,
+                  facts: dict[str, KnownFacts] | None = None) -> ProjectIndex:
     """Summarise every file of the run (from the cache where its content was seen) and
     combine the summaries. ``run``: the run-wide settings (where the cache lives);
     ``jobs``: processes for the files not in the cache, when there are enough of them;
@@ -50,7 +55,9 @@ def build_project(work: list[tuple[str, Settings]], run: Settings, jobs: int = 1
     once (a path missing from it is read here; one that cannot be read is left out);
     ``too_complex``: filled with the files whose summary crashed its worker or ran past
     ``run.file_timeout`` (path -> why), which the analysis would not finish either;
-    ``spent``: filled with the seconds each file's summary took, out of its time budget."""
+    ``spent``: filled with the seconds each file's summary took, out of its time budget;
+    ``facts``: filled with the prefilter's facts of each file summarised here (not those
+    from the cache), read from the same ``ast`` tree (see ``prefilter.KNOWN_FACTS``)."""
     store = SummaryStore(run) if run.cache else None
     summaries: dict[str, FileSummary] = {}
     missing: list[tuple[str, bytes, str]] = []
@@ -72,7 +79,7 @@ def build_project(work: list[tuple[str, Settings]], run: Settings, jobs: int = 1
             summaries[path] = summary
     failed: dict[str, str] = {} if too_complex is None else too_complex
     summarized = _summarize_all(missing, jobs, run.file_timeout, failed,
-                                {} if spent is None else spent)
+                                {} if spent is None else spent, {} if facts is None else facts)
     for (path, _, digest), summary in zip(missing, summarized, strict=True):
         summaries[path] = summary
         if store is not None and path not in failed:
@@ -94,7 +101,8 @@ POOL_MIN_FILES = 32
 
 
 def _summarize_all(missing: list[tuple[str, bytes, str]], jobs: int, timeout: float,
-                   failed: dict[str, str], spent: dict[str, float]) -> list[FileSummary]:
+                   failed: dict[str, str], spent: dict[str, float],
+                   facts: dict[str, KnownFacts]) -> list[FileSummary]:
     """The summaries, each computed in a worker process under the per-file time budget
     (a 5 MB generated file took about a minute here): a file whose summary crashes or runs
     late gets an empty one and is recorded in ``failed``."""
@@ -113,19 +121,44 @@ def _summarize_all(missing: list[tuple[str, bytes, str]], jobs: int, timeout: fl
                             else outcome.detail)
             found[path] = FileSummary(parsed=False)
         else:
-            found[path], spent[path] = outcome
+            found[path], spent[path], known = outcome
+            if known is not None:
+                facts[path] = known
     return [found[path] for path, _, _ in missing]
 
 
-def _summarize_item(item: tuple[str, bytes]) -> tuple[FileSummary, float]:
-    """The summary and the seconds it took (the file's analysis gets the rest of its budget)."""
+def _summarize_item(item: tuple[str, bytes]) -> tuple[FileSummary, float, KnownFacts | None]:
+    """The summary, the seconds it took (the file's analysis gets the rest of its budget) and
+    the prefilter's facts of the file, read from the same ``ast`` tree."""
     import time
 
     from torchfix_codemods.isolation import call_deep
 
     started = time.monotonic()
-    summary = call_deep(lambda: summarize_bytes(*item))
-    return summary, time.monotonic() - started
+    summary, known = call_deep(lambda: _summarize_with_facts(*item))
+    return summary, time.monotonic() - started, known
+
+
+def _summarize_with_facts(path: str, data: bytes) -> tuple[FileSummary, KnownFacts | None]:
+    """:func:`summarize_bytes` and the prefilter's facts of the same text from one parse
+    (None where the text cannot be parsed: the analysis finds out itself)."""
+    from torchfix_codemods.notebooks import NotebookError
+    from torchfix_codemods.prefilter import tree_facts
+    from torchfix_codemods.source import UndecodableSource, load_source
+
+    try:
+        text = load_source(path, data).text
+    except (NotebookError, UndecodableSource):
+        return FileSummary(parsed=False), None
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return FileSummary(parsed=False), None
+    try:
+        summary = summarize(text, tree)
+    except (RecursionError, MemoryError):  # deeper than the summary's walk: no facts from it
+        return FileSummary(parsed=False), None
+    return summary, (len(text), hash(text), tree_facts(tree))
 
 
 def project_of_bytes(files: Mapping[str, bytes]) -> ProjectIndex:

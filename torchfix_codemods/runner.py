@@ -258,13 +258,18 @@ def run_paths(
     emitted = _Emitter(results, on_result)
     emitted.advance()
     computed = _compute(tasks, mode, jobs, project, configuration.run.file_timeout, spent)
-    for task, result, cacheable in _progress(computed, len(paths), done, show_progress):
-        results[task.index] = result
-        if (store is not None and task.key is not None and result.error is None
-                and cacheable and result.note is None):
-            store.put(task.path, task.settings, task.settings.options_for(task.path), task.key,
-                      result.findings)
-        emitted.advance()
+    try:
+        for task, result, cacheable in _progress(computed, len(paths), done, show_progress):
+            results[task.index] = result
+            if (store is not None and task.key is not None and result.error is None
+                    and cacheable and result.note is None):
+                store.put(task.path, task.settings, task.settings.options_for(task.path),
+                          task.key, result.findings)
+            emitted.advance()
+    finally:
+        from torchfix_codemods.prefilter import KNOWN_FACTS
+
+        KNOWN_FACTS.clear()
     if store is not None:
         store.save()
     return results  # type: ignore[return-value]
@@ -301,7 +306,12 @@ def _project(work: list[tuple[str, Settings]], contents: dict[str, tuple[bytes, 
     readable = [(path, settings) for path, settings in work if path in contents]
     listed = {path for path, _ in readable}
     readable += [(path, configuration.settings_for(path)) for path in also if path not in listed]
-    return build_project(readable, configuration.run, jobs, contents, too_complex_files, spent)
+    from torchfix_codemods.prefilter import KNOWN_FACTS
+
+    # The summaries' ast trees give the prefilter its facts too; the analysis workers, forked
+    # after this, inherit them (cleared when the run ends: run_paths).
+    return build_project(readable, configuration.run, jobs, contents, too_complex_files, spent,
+                         KNOWN_FACTS)
 
 
 def _reads_project(options: FileOptions, project: ProjectIndex | None) -> bool:

@@ -204,6 +204,7 @@ def _serve(connection: Connection, work: Callable[[T], R], parent: int,
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     _die_with(parent)
     _limit_memory(memory)
+    _collect_less()
     from torchfix_codemods.isolation import call_deep
 
     def serve() -> None:
@@ -219,6 +220,26 @@ def _serve(connection: Connection, work: Callable[[T], R], parent: int,
 
     # Every item in one deep-stack thread (see isolation.call_deep), reserved once.
     call_deep(serve)
+
+
+GC_THRESHOLDS = (10000, 50, 50)
+"""The garbage collector's thresholds in a worker (CPython's default: 700, 10, 10)."""
+
+
+def _collect_less() -> None:
+    """Let the cyclic garbage collector run less often in a worker.
+
+    Parsing a file allocates hundreds of thousands of LibCST nodes, none of them garbage
+    until the file is done (the trees hold no cycles, reference counting frees them), yet at
+    the default thresholds every 700 allocations started a collection and every hundredth of
+    those scanned the whole heap, inherited modules included: 6 to 12% of a cold check's
+    CPU time (in one process over the 187 benchmark files, medians of interleaved runs).
+    What the worker inherited is moved out of the collector's sight (``gc.freeze``): it
+    lives as long as the worker, and is then not touched (nor copied) by every collection."""
+    import gc
+
+    gc.freeze()
+    gc.set_threshold(*GC_THRESHOLDS)
 
 
 WORKER_FAILED = 70

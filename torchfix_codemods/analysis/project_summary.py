@@ -305,12 +305,14 @@ def _distinct(values: Iterable[Value]) -> list[Value]:
     return kept
 
 
-def summarize(text: str) -> FileSummary:
-    """The summary of one file's source text (a notebook's joined code cells too)."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return FileSummary(parsed=False)
+def summarize(text: str, tree: ast.Module | None = None) -> FileSummary:
+    """The summary of one file's source text (a notebook's joined code cells too); ``tree``:
+    ``ast.parse(text)`` when the caller parsed it already."""
+    if tree is None:
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return FileSummary(parsed=False)
     return _Summarizer(tree, text).summary
 
 

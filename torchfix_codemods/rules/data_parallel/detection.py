@@ -339,7 +339,7 @@ class DataParallelToDDP(Rule):
             "    for epoch in range(2):\n        for x, y in loader:\n"
             "            model(x).sum().backward()\n"
             "    torch.save(model.module.state_dict(), 'm.pt')\n",
-            "import torch\nfrom torch import nn\nimport atexit\nimport os\nimport importlib\n"
+            "import torch\nfrom torch import nn\nimport atexit\nimport importlib\nimport os\n"
             "import weakref\n\n"
             + _HELPER_TEMPLATE.format(
                 script="case.py", environ="os.environ", torch="torch", dist="torch.distributed",

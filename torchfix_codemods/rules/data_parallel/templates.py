@@ -43,8 +43,8 @@ def _ddp_setup():
     else:
         device = {torch}.device("cpu")
     if not {dist}.is_initialized():
-        # DDP imports torch._dynamo when it wraps a model; imported after the group is made,
-        # it keeps the group alive past destroy_process_group(), so it is imported first.
+        # DDP imports dynamo (torch's compiler) when it wraps a model; imported after the
+        # group is made, it keeps the group alive past destroy_process_group(): imported first.
         try:
             {import_module}("torch._dynamo")
         except ImportError:  # torch < 2.0
