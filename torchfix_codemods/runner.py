@@ -42,7 +42,7 @@ from torchfix_codemods.options import FileOptions
 from torchfix_codemods.settings import Settings
 
 if TYPE_CHECKING:
-    from torchfix_codemods.analysis.project_index import ProjectIndex
+    from torchfix_codemods.analysis.project.index import ProjectIndex
 
 POOL_MIN_FILES = 8
 """Below this many files to analyse, a pool costs more (forking, shipping results) than it

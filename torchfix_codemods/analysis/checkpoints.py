@@ -19,7 +19,7 @@ from torchfix_codemods.analysis.definite import runs_before
 from torchfix_codemods.analysis.flow import reaching_bindings
 from torchfix_codemods.analysis.names import NameIndex
 from torchfix_codemods.analysis.project import ModulePair, SavedContent
-from torchfix_codemods.analysis.project_summary import site_of_text
+from torchfix_codemods.analysis.project.summary import site_of_text
 from torchfix_codemods.analysis.statements import statement_line
 from torchfix_codemods.analysis.syntax import code_of, literal_bool
 from torchfix_codemods.analysis.usage import Use, assigned_name, describe_use, reads_of_assigned

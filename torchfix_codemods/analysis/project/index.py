@@ -1,7 +1,7 @@
 """The project index: every file's summary, combined, answering :class:`ProjectFacts`.
 
 Built by the runner in a first pass over the run's files, before any rule runs:
-each file is summarised on its own (:mod:`.project_summary`, cached per content),
+each file is summarised on its own (:mod:`.summary`, cached per content),
 then the summaries are combined here. Combining is cheap: it maps module names to
 files and resolves names lazily, only when a rule asks, with every answer
 memoised. Nothing here opens a file except to ask whether a directory holds an
@@ -36,7 +36,7 @@ from torchfix_codemods.analysis.project import (
     ReturnFacts,
     SavedContent,
 )
-from torchfix_codemods.analysis.project_summary import (
+from torchfix_codemods.analysis.project.summary import (
     CallSite,
     DataParallelUse,
     FileSummary,

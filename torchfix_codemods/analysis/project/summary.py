@@ -1,6 +1,6 @@
 """What one file tells the rest of the project: a summary read off the standard ``ast``.
 
-The project index (:mod:`.project_index`) is built in a first pass over every
+The project index (:mod:`.index`) is built in a first pass over every
 file of a run, before any rule runs, so it must cost little: this module parses
 with the standard library's ``ast`` (several times faster than LibCST, and
 LibCST is never imported on this path) and keeps only what another file may ask:

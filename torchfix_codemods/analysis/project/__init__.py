@@ -11,7 +11,7 @@ Rules never build or open anything themselves. A rule that reads project
 facts names them in :attr:`Rule.project_facts` (so the runner knows to build
 the index, and the cache knows a result depends on other files), and reads
 them through ``self.context.project``, which satisfies :class:`ProjectFacts`:
-the index of :mod:`.project_index` as seen from the file being analysed. A run
+the index of :mod:`.index` as seen from the file being analysed. A run
 with no such rule, or a unit analysed on its own, gets :data:`NO_PROJECT`, which
 knows nothing: "unknown" is always a valid answer, and every rule treats it
 conservatively.
@@ -174,7 +174,7 @@ class ProjectFacts(Protocol):
         """What the run saves to the file that this file's ``torch.load`` at ``site`` reads.
 
         ``function`` is the name of the innermost function around the load ("" at module
-        level), ``site`` the :func:`~torchfix_codemods.analysis.project_summary.site_of_text`
+        level), ``site`` the :func:`~torchfix_codemods.analysis.project.summary.site_of_text`
         of its path argument. None when no save of the run is known to write that file.
         """
 
