@@ -44,6 +44,8 @@ class Binding:
     qualified: str | None = None
     value: cst.BaseExpression | None = None
     annotation: cst.BaseExpression | None = None
+    star: bool = False
+    """Bound by ``from module import *`` (what the project index says that binds)."""
 
 
 @dataclass(eq=False)
@@ -241,6 +243,11 @@ class NameIndex:
         module = _import_module_name(node)
         if isinstance(node.names, cst.ImportStar):
             self._scope.has_star_import = True
+            # What the project index knows the star binds (a file of the run: its
+            # ``__all__`` or public names); a module outside the run binds nothing known.
+            for local, qualified in (self.project.star_names(module) or {}).items():
+                self._bind(Binding(local, "import" if qualified else "other", node,
+                                   qualified=qualified, star=True))
             return False
         for alias in node.names:
             imported = dotted_name(alias.name) or ""
@@ -385,6 +392,10 @@ class NameIndex:
             return False
         bindings = found[1]
         return all(b.kind == "import" and b.qualified == qualified for b in bindings)
+
+    def module_reads(self, name: str) -> bool:
+        """Whether any scope of the module reads the bare ``name``."""
+        return any(scope.loads.get(name) for scope in self.all_scopes)
 
     def is_read(self, name: cst.Name) -> bool:
         """Whether ``name`` reads a variable (not an attribute name, keyword, import or target)."""

@@ -20,7 +20,9 @@ conservatively.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
+
+from torchfix_codemods.analysis.project.registry import unknown_answer
 
 ProjectFact = Literal["module-classes", "checkpoints", "checkpoint-pairs", "callers",
                       "version-flags", "loader-shards"]
@@ -204,7 +206,17 @@ class ProjectFacts(Protocol):
 
 
 class NoProject:
-    """The project of a run without an index: every question is answered "unknown"."""
+    """The project of a run without an index: every question is answered "unknown".
+
+    The questions of :class:`ProjectFacts` are answered here one by one; a fact module
+    of this package that registers more (:mod:`.registry`) is answered "unknown" through
+    ``__getattr__``, so neither this class nor a test fake built on it changes with it.
+    """
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return unknown_answer(name)
 
     def module_name(self, path: str) -> str | None:
         return None
@@ -241,3 +253,7 @@ class NoProject:
 
 
 NO_PROJECT: ProjectFacts = NoProject()
+
+
+# The fact modules register their questions when the package is imported.
+from torchfix_codemods.analysis.project import stars  # noqa: E402, F401

@@ -28,6 +28,7 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 from torchfix_codemods.analysis.project import (
     ClassFacts,
@@ -36,6 +37,7 @@ from torchfix_codemods.analysis.project import (
     ReturnFacts,
     SavedContent,
 )
+from torchfix_codemods.analysis.project.registry import QUESTIONS
 from torchfix_codemods.analysis.project.summary import (
     CallSite,
     DataParallelUse,
@@ -150,6 +152,12 @@ class ProjectIndex:
                                   path.endswith(".ipynb"))
         return FileFacts(self, indexed)
 
+    def star_importing(self, path: str) -> bool:
+        """``path`` is a file of the run with a star import (whose names the index binds)."""
+        indexed = self.files.get(os.path.abspath(path))
+        return indexed is not None and bool(
+            (indexed.summary.facts.get("stars") or {}).get("stars"))
+
     # ------------------------------------------------------------ fingerprints
     @cached_property
     def exports_digest(self) -> str:
@@ -162,7 +170,7 @@ class ProjectIndex:
             digest.update(json.dumps([
                 key, indexed.module, indexed.root, summary.imports, summary.classes,
                 {name: [f.params, f.returns, f.trains] for name, f in summary.functions.items()},
-                summary.names,
+                summary.names, summary.facts,
             ], sort_keys=True, default=str).encode())
         return digest.hexdigest()
 
@@ -858,6 +866,14 @@ class FileFacts:
     def __init__(self, index: ProjectIndex, file: IndexedFile) -> None:
         self.index = index
         self.file = file
+
+    def __getattr__(self, name: str) -> Any:
+        """A question a fact module registered (:mod:`.registry`), asked from this file."""
+        question = QUESTIONS.get(name) if not name.startswith("__") else None
+        if question is None:
+            raise AttributeError(name)
+        answer = question.answer
+        return lambda *args: answer(self.index, self.file, *args)
 
     def module_name(self, path: str) -> str | None:
         indexed = self.index.files.get(os.path.abspath(path))

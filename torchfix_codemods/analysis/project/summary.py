@@ -45,6 +45,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from torchfix_codemods.analysis.project.registry import summarize_facts
 from torchfix_codemods.analysis.torch_classes import (
     CHAINABLE_METHODS,
     DATA_PARALLEL_CLASSES,
@@ -239,6 +240,8 @@ class FileSummary:
     callees: dict[str, int] = field(default_factory=dict)
     """How many times the file calls each function of another module (dotted as the file
     spells it, like ``CallSite.callee``) or of its own module level (``@.name``)."""
+    facts: dict[str, Any] = field(default_factory=dict)
+    """Each registered fact module's part (:mod:`.registry`), by the fact's name."""
     parsed: bool = True
 
     def to_json(self) -> dict[str, Any]:
@@ -260,6 +263,7 @@ class FileSummary:
             data_parallel=_data_parallel_use(data.get("data_parallel")),
             passed_loaders=[PassedLoader(**p) for p in data.get("passed_loaders", [])],
             callees=dict(data.get("callees", {})),
+            facts=dict(data.get("facts", {})),
             parsed=bool(data["parsed"]),
         )
 
@@ -311,7 +315,9 @@ def summarize(text: str) -> FileSummary:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return FileSummary(parsed=False)
-    return _Summarizer(tree, text).summary
+    summary = _Summarizer(tree, text).summary
+    summary.facts = summarize_facts(tree)
+    return summary
 
 
 @dataclass
