@@ -85,6 +85,9 @@ class SavedContent:
     whole_module: bool = False
     transport: bool = False
     """An in-memory buffer written and read in the same file (objects sent between processes)."""
+    named: bool = False
+    """Matched by a file name both sides spell (a literal, a module constant, an argparse
+    default), not only by the same expression text: the run itself writes that file."""
 
 
 @dataclass(frozen=True)

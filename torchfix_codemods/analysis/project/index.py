@@ -557,8 +557,9 @@ class ProjectIndex:
         decisive = next((o for o, c in contents if c.allow is False),
                         next((o for o, c in contents if c.allow is None), contents[0][0]))
         transport = load.key is not None and load.key[0] == "buffer"
+        named = matched_by == "path" and (self.normal_key(load.key, file) or ("",))[0] == "file"
         return SavedContent(combined.allow, combined.cpu, combined.what, decisive.display,
-                            matched_by, combined.module is not None, transport)
+                            matched_by, combined.module is not None, transport, named)
 
     def module_pair(self, file: IndexedFile, function: str, site: str) -> ModulePair | None:
         for save in file.summary.saves:

@@ -338,6 +338,9 @@ class _Scope:
     """Methods called directly in the scope (``backward``, ``step``...)."""
     returns: list[ast.Return] = field(default_factory=list)
     generator: bool = False
+    items: dict[str, list[ast.expr]] = field(default_factory=dict)
+    """Values stored into a name's items (``state["args"] = args``): a checkpoint dict
+    filled after it is built holds them too."""
 
     def bind(self, name: str, value: ast.expr | None) -> None:
         self.bindings.setdefault(name, []).append(value)
@@ -415,6 +418,9 @@ class _Summarizer:
                 single = len(node.targets) == 1
                 if not quiet:
                     for target in node.targets:
+                        if isinstance(target, ast.Subscript) and \
+                                isinstance(target.value, ast.Name):
+                            scope.items.setdefault(target.value.id, []).append(node.value)
                         plain = single and isinstance(target, ast.Name)
                         for name in _target_names(target):
                             scope.bind(name, node.value if plain else None)
@@ -944,18 +950,27 @@ class _Summarizer:
         if not scope.module_level and name in scope.bindings:
             values = scope.bindings[name]
             if len(values) == 1 and values[0] is not None:
-                return self.value(values[0], scope, depth + 1)
+                return self._filled(name, self.value(values[0], scope, depth + 1), scope, depth)
             return UNKNOWN
         if name in self.module.bindings:
             values = self.module.bindings[name]
             if len(values) == 1 and values[0] is not None:
-                return self.value(values[0], self.module, depth + 1)
+                return self._filled(name, self.value(values[0], self.module, depth + 1),
+                                    self.module, depth)
             return UNKNOWN
         if name in self.summary.imports:
             return ["ref", self.summary.imports[name]]
         if name in ("True", "False", "None"):
             return ["lit"]
         return UNKNOWN
+
+    def _filled(self, name: str, value: Value, scope: _Scope, depth: int) -> Value:
+        """A dict bound once, with what the scope stores into its items afterwards."""
+        stored = scope.items.get(name)
+        if value[0] != "dict" or not stored:
+            return value
+        return ["dict", _distinct([*value[1],
+                                   *(self.value(v, scope, depth + 1) for v in stored)])]
 
     def _call_value(self, call: ast.Call, scope: _Scope, depth: int) -> Value:
         func = call.func
