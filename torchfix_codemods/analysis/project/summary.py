@@ -362,6 +362,7 @@ class _Summarizer:
         for scope in (self.module, *self._functions.values()):
             scope.trains = _trains(scope.methods)
         self._collect_module(tree)
+        self._save_helpers = self._pass_through_saves(tree)
         for call, scope, target, statement in self._calls:
             self._call(call, scope, target, statement)
         # TFC301's data side across files; the substring tests keep the cost out of the
@@ -622,7 +623,8 @@ class _Summarizer:
         if isinstance(call.func, ast.Attribute) and call.func.attr == "apply" and \
                 len(call.args) == 1 and not call.keywords:
             self._apply(call, scope)
-        if dotted == "torch.save":
+        if dotted == "torch.save" or (dotted is not None and dotted.startswith("@.")
+                                      and dotted[2:] in self._save_helpers):
             self._save(call, scope)
         elif dotted == "torch.load":
             self._load(call, scope, target, statement)
@@ -760,6 +762,26 @@ class _Summarizer:
         if owner is None or len(values) < 2 or any(v is None for v in values):
             return None
         return ["any", [self.value(v, owner, 1) for v in values if v is not None]]
+
+    def _pass_through_saves(self, tree: ast.Module) -> set[str]:
+        """Module-level functions that hand all their arguments to ``torch.save``:
+        ``def save_on_master(*args, **kwargs): ... torch.save(*args, **kwargs)``
+        (ConvNeXt's, DeiT's): a call of one is a save of what it is given."""
+        found: set[str] = set()
+        for node in tree.body:
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            args = node.args
+            if args.vararg is None or args.args or args.posonlyargs or args.kwonlyargs:
+                continue
+            scope = self._functions[id(node)]
+            for call in ast.walk(node):
+                if isinstance(call, ast.Call) and self.dotted(call.func, scope) == "torch.save" \
+                        and [type(a) for a in call.args] == [ast.Starred] \
+                        and isinstance(call.args[0].value, ast.Name) \
+                        and call.args[0].value.id == args.vararg.arg:
+                    found.add(node.name)
+        return found
 
     def _save(self, call: ast.Call, scope: _Scope) -> None:
         obj = _argument(call, "obj", 0)
