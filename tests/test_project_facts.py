@@ -229,3 +229,75 @@ def test_a_fix_that_would_first_read_a_star_bound_torch_imports_it(
                         "main.py": "from utils import *\nnet = Net()\ny = net\n"}, "main.py")
     assert found.code == "torch.no_grad"
     assert found.needs is not None and found.needs.module == "torch"
+
+
+# --- checkpoint contents through a trainer's save() method ----------------------------------
+
+TRAINER = """\
+    import torch
+
+    class Trainer:
+        def __init__(self, model, optimizer):
+            self.model = model
+            self.optimizer = optimizer
+
+        def save(self, save_optimizer=False, save_path='checkpoints/model.pth', **kwargs):
+            save_dict = dict()
+            save_dict['model'] = self.model.state_dict()
+            save_dict['other_info'] = kwargs
+            torch.save(save_dict, save_path)
+"""
+
+
+def _saved(tmp_path: Path, train: str):
+    index = project(tmp_path, {"trainer.py": TRAINER, "train.py": train})
+    facts = index.view(str(tmp_path / "train.py"))
+    load = index.files[str(tmp_path / "train.py")].summary.loads[0]
+    return facts.saved_content(load.function, load.site)
+
+
+def test_keyword_arguments_of_a_trainers_save_are_in_the_file(tmp_path: Path) -> None:
+    """The shape issue 21 describes (a trainer's `save(**kwargs)` given `best_map =
+    np.nanmean(ap)`): the path is the method's default, the numpy scalar is in the file."""
+    saved = _saved(tmp_path, """\
+        import numpy as np
+        import torch
+        from trainer import Trainer
+
+        def train(model, optimizer, ap):
+            trainer = Trainer(model, optimizer)
+            best_map = np.nanmean(ap)
+            trainer.save(best_map=best_map)
+            return torch.load('checkpoints/model.pth')
+    """)
+    assert saved is not None and saved.allow_listed is False and saved.named
+    assert "numpy" in saved.what
+
+
+def test_plain_numbers_through_a_trainers_save_are_no_reason_to_refuse(tmp_path: Path) -> None:
+    """Calls passing only numbers are not recorded (summaries stay small), so what the
+    `**kwargs` hold is unknown here: never a refusal, at most an unsafe `True`."""
+    saved = _saved(tmp_path, """\
+        import torch
+        from trainer import Trainer
+
+        def train(model, optimizer, ap):
+            trainer = Trainer(model, optimizer)
+            trainer.save(best_map=float(ap))
+            return torch.load('checkpoints/model.pth')
+    """)
+    assert saved is not None and saved.allow_listed is not False
+
+
+def test_a_save_path_given_by_every_call_replaces_the_default(tmp_path: Path) -> None:
+    saved = _saved(tmp_path, """\
+        import numpy as np
+        import torch
+        from trainer import Trainer
+
+        def train(model, optimizer, ap):
+            trainer = Trainer(model, optimizer)
+            trainer.save(save_path='other.pth', best_map=np.nanmean(ap))
+            return torch.load('checkpoints/model.pth')
+    """)
+    assert saved is None  # nothing of the run writes checkpoints/model.pth

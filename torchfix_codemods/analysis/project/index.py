@@ -170,6 +170,7 @@ class ProjectIndex:
             digest.update(json.dumps([
                 key, indexed.module, indexed.root, summary.imports, summary.classes,
                 {name: [f.params, f.returns, f.trains] for name, f in summary.functions.items()},
+                {name: f.params for name, f in summary.methods.items()},
                 summary.names, summary.facts,
             ], sort_keys=True, default=str).encode())
         return digest.hexdigest()
@@ -261,6 +262,9 @@ class ProjectIndex:
                 found = _own_definition(owner, name)
                 if found is not None:
                     return found
+            if len(rest) == 2 and name in summary.classes and \
+                    f"{name}.{rest[1]}" in summary.methods:
+                return _Definition(owner, "method", f"{name}.{rest[1]}")
             target = summary.imports.get(name)
             if target is not None:
                 return self.definition(".".join([target, *rest[1:]]), owner, depth + 1)
@@ -431,6 +435,14 @@ class ProjectIndex:
                      name: str) -> list[tuple[IndexedFile, Value]]:
         """What every recorded call of ``file``'s ``function`` passes for one parameter."""
         found: list[tuple[IndexedFile, Value]] = []
+        if index == -1:
+            # ``**kwargs``: every keyword argument of a call that names no other parameter.
+            summary = file.summary.functions.get(function) or file.summary.methods.get(function)
+            named = set(summary.params) if summary is not None else set()
+            for caller, call in self.callers.get((file.path, function), []):
+                found.extend((caller, value) for key, value in call.args.items()
+                             if not key.isdigit() and key not in named)
+            return found
         for caller, call in self.callers.get((file.path, function), []):
             value = call.args.get(str(index), call.args.get(name))
             if value is not None:
@@ -444,7 +456,7 @@ class ProjectIndex:
         for indexed in self.files.values():
             for call in indexed.summary.calls:
                 found = self.definition(call.callee, indexed)
-                if found is not None and found.kind == "function":
+                if found is not None and found.kind in ("function", "method"):
                     table.setdefault((found.file.path, found.name), []).append((indexed, call))
         return table
 
@@ -500,8 +512,11 @@ class ProjectIndex:
         if key[0] == "param":
             # A helper's path parameter: the file every caller names, if they agree;
             # else the parameter's name, which matches the same name in the same file.
-            passed = {_file_of(value) for _, value in
-                      self.arguments_of(file, key[1], int(key[2]), key[3])}
+            calls = self.callers.get((file.path, key[1]), [])
+            arguments = self.arguments_of(file, key[1], int(key[2]), key[3])
+            passed = {_file_of(value) for _, value in arguments}
+            if len(key) > 4 and (not calls or len(arguments) < len(calls)):
+                passed.add(_file_of(["str", key[4]]))  # a call that leaves the default
             if len(passed) == 1 and None not in passed:
                 return passed.pop()
             return ("expr", file.path, key[3])

@@ -240,6 +240,9 @@ class FileSummary:
     callees: dict[str, int] = field(default_factory=dict)
     """How many times the file calls each function of another module (dotted as the file
     spells it, like ``CallSite.callee``) or of its own module level (``@.name``)."""
+    methods: dict[str, FunctionSummary] = field(default_factory=dict)
+    """Plain methods of module-level classes (``Class.method``): their parameters other than
+    ``self`` and ``**kwargs``, for what calls on instances pass (a trainer's ``save``)."""
     facts: dict[str, Any] = field(default_factory=dict)
     """Each registered fact module's part (:mod:`.registry`), by the fact's name."""
     parsed: bool = True
@@ -263,6 +266,7 @@ class FileSummary:
             data_parallel=_data_parallel_use(data.get("data_parallel")),
             passed_loaders=[PassedLoader(**p) for p in data.get("passed_loaders", [])],
             callees=dict(data.get("callees", {})),
+            methods={k: FunctionSummary(**v) for k, v in data.get("methods", {}).items()},
             facts=dict(data.get("facts", {})),
             parsed=bool(data["parsed"]),
         )
@@ -338,6 +342,12 @@ class _Scope:
     """Methods called directly in the scope (``backward``, ``step``...)."""
     returns: list[ast.Return] = field(default_factory=list)
     generator: bool = False
+    method: str | None = None
+    """``Class.method`` for a method of a module-level class (its parameters, ``self``
+    aside, are followed through the calls of that method on instances of the class)."""
+    kwarg: str | None = None
+    """The name of the ``**kwargs`` parameter, whose value is every keyword argument that
+    names no other parameter."""
     items: dict[str, list[ast.expr]] = field(default_factory=dict)
     """Values stored into a name's items (``state["args"] = args``): a checkpoint dict
     filled after it is built holds them too."""
@@ -358,6 +368,11 @@ class _Summarizer:
         self._crowded: set[int] = set()
         self._functions: dict[int, _Scope] = {}
         self._calls: list[tuple[ast.Call, _Scope, str | None, ast.stmt | None]] = []
+        self._methods = {id(item): f"{node.name}.{item.name}" for node in tree.body
+                         if isinstance(node, ast.ClassDef) for item in node.body
+                         if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
+                         and item.args.args and not item.decorator_list}
+        """Plain methods (no decorator: not static or class methods) of module-level classes."""
         self._scan(tree)
         for scope in (self.module, *self._functions.values()):
             scope.trains = _trains(scope.methods)
@@ -397,6 +412,7 @@ class _Summarizer:
                 if not quiet:
                     scope.bind(node.name, None)
                 inner = self._function_scope(node, scope.module_level and not quiet)
+                inner.method = self._methods.get(id(node))
                 self._functions[id(node)] = inner
                 outer = [*node.decorator_list, *node.args.defaults,
                          *[d for d in node.args.kw_defaults if d is not None]]
@@ -514,6 +530,10 @@ class _Summarizer:
                     returns[0] if all(r == returns[0] for r in returns) else ["any", returns])
                 self.summary.functions[node.name] = FunctionSummary(
                     scope.params, value, scope.trains)
+        for scope in self._functions.values():
+            if scope.method is not None:
+                self.summary.methods[scope.method] = FunctionSummary(
+                    [p for p in scope.params[1:] if p != scope.kwarg], UNKNOWN, scope.trains)
         for name, values in self.module.bindings.items():
             if len(values) == 1 and values[0] is not None and name not in self.summary.imports:
                 self.summary.names[name] = self.value(values[0], self.module)
@@ -596,7 +616,8 @@ class _Summarizer:
         args = node.args
         params = [a.arg for a in (*args.posonlyargs, *args.args)]
         extra = [a.arg for a in args.kwonlyargs] + [a.arg for a in (args.vararg, args.kwarg) if a]
-        return _Scope(node.name, node, params + extra, {}, top_function=top)
+        return _Scope(node.name, node, params + extra, {}, top_function=top,
+                      kwarg=args.kwarg.arg if args.kwarg else None)
 
     def _argparse(self, node: ast.Call) -> None:
         """``parser.add_argument('--save', default='model.pt')``: ``args.save`` is that file."""
@@ -628,9 +649,12 @@ class _Summarizer:
             self._save(call, scope)
         elif dotted == "torch.load":
             self._load(call, scope, target, statement)
-        elif dotted is not None and not dotted.startswith(("torch.", "numpy.")) \
-                and dotted.split(".")[0] not in _STDLIB_HINTS and \
-                (call.args or call.keywords):
+        else:
+            if dotted is None:
+                dotted = self._instance_method(call, scope)
+            if dotted is None or dotted.startswith(("torch.", "numpy.")) or \
+                    dotted.split(".")[0] in _STDLIB_HINTS or not (call.args or call.keywords):
+                return
             passed = {str(i): a for i, a in enumerate(call.args) if not isinstance(a, ast.Starred)}
             passed.update({k.arg: k.value for k in call.keywords if k.arg})
             args = {key: self.value(a, scope) for key, a in passed.items()}
@@ -763,6 +787,22 @@ class _Summarizer:
             return None
         return ["any", [self.value(v, owner, 1) for v in values if v is not None]]
 
+    def _instance_method(self, call: ast.Call, scope: _Scope) -> str | None:
+        """``Trainer.save`` (as the file spells the class) for ``trainer.save(...)`` where
+        ``trainer`` is bound once to ``Trainer(...)``, or ``self.save(...)`` in a method of
+        ``Trainer``."""
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
+            return None
+        receiver = func.value.id
+        if scope.method is not None and scope.params and receiver == scope.params[0]:
+            return f"@.{scope.method.split('.')[0]}.{func.attr}"
+        bound = self._plain_binding(receiver, scope)
+        if bound is None or not isinstance(bound[0], ast.Call):
+            return None
+        built = self.dotted(bound[0].func, bound[1])
+        return f"{built}.{func.attr}" if built is not None else None
+
     def _pass_through_saves(self, tree: ast.Module) -> set[str]:
         """Module-level functions that hand all their arguments to ``torch.save``:
         ``def save_on_master(*args, **kwargs): ... torch.save(*args, **kwargs)``
@@ -883,9 +923,11 @@ class _Summarizer:
             return None
         if isinstance(expr, ast.Name):
             if expr.id in scope.params and not scope.module_level:
-                if scope.top_function:
-                    return ["param", scope.name, scope.params.index(expr.id), expr.id]
-                return ["expr", expr.id]
+                param = self._param(expr.id, scope)
+                if param[0] != "param" or param[2] == -1:
+                    return ["expr", expr.id]
+                default = _string_default(scope.node, expr.id)
+                return [*param, default] if default is not None else param
             bound = self._plain_binding(expr.id, scope)
             if bound is not None:
                 return self.key(bound[0], bound[1], depth + 1)
@@ -966,9 +1008,7 @@ class _Summarizer:
     def _name_value(self, expr: ast.Name, scope: _Scope, depth: int) -> Value:
         name = expr.id
         if name in scope.params and not scope.module_level:
-            if scope.top_function:
-                return ["param", scope.name, scope.params.index(name), name]
-            return UNKNOWN
+            return self._param(name, scope)
         if not scope.module_level and name in scope.bindings:
             values = scope.bindings[name]
             if len(values) == 1 and values[0] is not None:
@@ -985,6 +1025,19 @@ class _Summarizer:
         if name in ("True", "False", "None"):
             return ["lit"]
         return UNKNOWN
+
+    def _param(self, name: str, scope: _Scope) -> Value:
+        """A parameter of a module-level function or of a method, resolved later through the
+        calls of it (``-1``: the ``**kwargs`` of it, every keyword no other parameter takes)."""
+        function = scope.name if scope.top_function else scope.method
+        if function is None:
+            return UNKNOWN
+        params = scope.params if scope.top_function else scope.params[1:]
+        if name == scope.kwarg:
+            return ["param", function, -1, name]
+        if name not in params:
+            return UNKNOWN  # `self`
+        return ["param", function, params.index(name), name]
 
     def _filled(self, name: str, value: Value, scope: _Scope, depth: int) -> Value:
         """A dict bound once, with what the scope stores into its items afterwards."""
@@ -1130,6 +1183,23 @@ class _Summarizer:
         if values and len(values) == 1 and values[0] is not None:
             return values[0], self.module
         return None
+
+
+def _string_default(function: ast.AST, name: str) -> str | None:
+    """The literal string default of a function's parameter (``save_path='model.pth'``)."""
+    args = getattr(function, "args", None)
+    if not isinstance(args, ast.arguments):
+        return None
+    positional = [*args.posonlyargs, *args.args]
+    pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults,
+                     strict=True))
+    pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True)
+              if d is not None]
+    for arg, default in pairs:
+        if arg.arg == name and isinstance(default, ast.Constant) and \
+                isinstance(default.value, str):
+            return default.value
+    return None
 
 
 def _loader_problem(call: ast.Call) -> str | None:
@@ -1320,7 +1390,8 @@ def _comprehension(scope: _Scope, node: ast.AST) -> _Scope:
     for name in shadowed:
         bindings[name] = [None]
     return _Scope(scope.name, scope.node, [p for p in scope.params if p not in shadowed],
-                  bindings, scope.imported - shadowed, scope.trains, False, scope.top_function)
+                  bindings, scope.imported - shadowed, scope.trains, False, scope.top_function,
+                  method=scope.method, kwarg=scope.kwarg if scope.kwarg not in shadowed else None)
 
 
 def _argument(call: ast.Call, keyword: str, position: int) -> ast.expr | None:
