@@ -301,3 +301,43 @@ def test_a_save_path_given_by_every_call_replaces_the_default(tmp_path: Path) ->
             return torch.load('checkpoints/model.pth')
     """)
     assert saved is None  # nothing of the run writes checkpoints/model.pth
+
+
+# --- the tagged value language and its cache format ------------------------------------------
+
+def test_every_value_kind_round_trips_through_the_cache_format() -> None:
+    import json
+
+    from torchfix_codemods.analysis.project import values as v
+
+    kinds = [v.LIT, v.Str("m.pt"), v.Tensor(True, False), v.Tensor(False, True),
+             v.StateDict(True), v.StateDict(False), v.NUMPY, v.NAMESPACE,
+             v.Dict((v.LIT, v.NUMPY)), v.Seq((v.Str("a"),)), v.AnyOf((v.LIT, v.UNKNOWN)),
+             v.Call("models.Net"), v.Param("Trainer.save", -1, "kwargs"), v.Ref("cfg.PATH"),
+             v.SUBMODULE, v.VERSION, v.FLAG, v.Cmp((v.Ref("a.b"),)),
+             v.Flagged((v.Ref("x"), v.FLAG)), v.UNKNOWN]
+    for value in kinds:
+        assert v.decode(json.loads(json.dumps(v.encode(value)))) == value
+
+
+def test_a_summary_with_values_survives_the_cache() -> None:
+    import json
+
+    text = textwrap.dedent("""\
+        import argparse
+        import numpy as np
+        import torch
+        from cfg import PATH
+
+        LEGACY = torch.__version__ < "2.0"
+        args = argparse.ArgumentParser().parse_args()
+
+        def save(model, ap, **kwargs):
+            state = {"model": model.state_dict(), "map": np.nanmean(ap), **kwargs}
+            state["args"] = args
+            torch.save(state, PATH)
+            return torch.zeros(2).cpu().detach()
+    """)
+    summary = summarize(text)
+    again = FileSummary.from_json(json.loads(json.dumps(summary.to_json())))
+    assert again == summary

@@ -47,8 +47,29 @@ from torchfix_codemods.analysis.project.summary import (
     LoadSite,
     PassedLoader,
     SaveSite,
-    Value,
     module_path_parts,
+)
+from torchfix_codemods.analysis.project.values import (
+    SUBMODULE,
+    VERSION,
+    AnyOf,
+    Call,
+    Cmp,
+    Dict,
+    Flag,
+    Flagged,
+    Lit,
+    Namespace,
+    Numpy,
+    Param,
+    Ref,
+    Seq,
+    StateDict,
+    Str,
+    Submodule,
+    Tensor,
+    Value,
+    Version,
 )
 from torchfix_codemods.analysis.torch_classes import (
     is_dataloader_class,
@@ -362,30 +383,33 @@ class ProjectIndex:
         """What a summary's symbolic value is, resolved across the run."""
         if depth > _MAX_DEPTH:
             return _UNKNOWN
-        kind = value[0]
-        if kind in ("lit", "str", "flag", "version", "cmp", "flagged"):
-            return _Content(True, True, "numbers and strings")
-        if kind == "tensor":
-            return _Content(True, True if value[1] == "cpu" else None, "a tensor")
-        if kind == "sd":
-            return _Content(True, True if value[1] == "scaler" else None, "a state_dict")
-        if kind == "numpy":
-            return _Content(False, True, "a numpy array")
-        if kind == "namespace":
-            return _Content(False, True, "an `argparse.Namespace`")
-        if kind == "submodule":
-            return _Content(False, None, "a submodule", "torch.nn.Module")
-        if kind in ("dict", "seq", "any"):
-            return self._combine([self.content(v, file, depth + 1) for v in value[1]],
-                                 "a dict" if kind == "dict" else "a list or tuple")
-        if kind == "call":
-            return self._call_content(value[1], file, depth)
-        if kind == "param":
-            return self._param_content(file, value[1], value[2], value[3], depth)
-        if kind == "ref":
-            found = self.definition(value[1], file)
-            if found is not None and found.kind == "name":
-                return self.content(found.file.summary.names[found.name], found.file, depth + 1)
+        match value:
+            case Lit() | Str() | Flag() | Version() | Cmp() | Flagged():
+                return _Content(True, True, "numbers and strings")
+            case Tensor(cpu=cpu):
+                return _Content(True, True if cpu else None, "a tensor")
+            case StateDict(scaler=scaler):
+                return _Content(True, True if scaler else None, "a state_dict")
+            case Numpy():
+                return _Content(False, True, "a numpy array")
+            case Namespace():
+                return _Content(False, True, "an `argparse.Namespace`")
+            case Submodule():
+                return _Content(False, None, "a submodule", "torch.nn.Module")
+            case Dict(values=parts):
+                return self._combine([self.content(v, file, depth + 1) for v in parts], "a dict")
+            case Seq(items=parts) | AnyOf(options=parts):
+                return self._combine([self.content(v, file, depth + 1) for v in parts],
+                                     "a list or tuple")
+            case Call(dotted=dotted):
+                return self._call_content(dotted, file, depth)
+            case Param(function=function, index=index, name=name):
+                return self._param_content(file, function, index, name, depth)
+            case Ref(dotted=dotted):
+                found = self.definition(dotted, file)
+                if found is not None and found.kind == "name":
+                    return self.content(found.file.summary.names[found.name], found.file,
+                                        depth + 1)
         return _UNKNOWN
 
     @staticmethod
@@ -464,19 +488,16 @@ class ProjectIndex:
     def is_flag(self, value: Value, file: IndexedFile, depth: int = 0) -> bool:
         if depth > _MAX_DEPTH:
             return False
-        kind = value[0]
-        if kind == "flag":
-            return True
-        if kind in ("cmp", "flagged"):
-            parts = value[1]
-            if kind == "cmp":
-                return any(self._is_version_ref(part, file, depth) for part in parts)
-            return any(self.is_flag(part, file, depth + 1) for part in parts)
-        if kind in ("ref", "call"):
-            found = self.definition(value[1], file)
-            if found is None:
-                return False
-            return self.definition_is_flag(found, depth + 1)
+        match value:
+            case Flag():
+                return True
+            case Cmp(refs=refs):
+                return any(self._is_version_ref(part, file) for part in refs)
+            case Flagged(values=parts):
+                return any(self.is_flag(part, file, depth + 1) for part in parts)
+            case Ref(dotted=dotted) | Call(dotted=dotted):
+                found = self.definition(dotted, file)
+                return found is not None and self.definition_is_flag(found, depth + 1)
         return False
 
     def definition_is_flag(self, found: _Definition, depth: int = 0) -> bool:
@@ -485,14 +506,14 @@ class ProjectIndex:
             return self.is_flag(summary.names[found.name], found.file, depth + 1)
         if found.kind == "function":
             returns = summary.functions[found.name].returns
-            options = returns[1] if returns[0] == "any" else [returns]
+            options = returns.options if isinstance(returns, AnyOf) else (returns,)
             return bool(options) and all(self.is_flag(v, found.file, depth + 1) for v in options)
         return False
 
-    def _is_version_ref(self, part: Value, file: IndexedFile, depth: int) -> bool:
-        found = self.definition(part[1], file) if part[0] == "ref" else None
+    def _is_version_ref(self, part: Ref, file: IndexedFile) -> bool:
+        found = self.definition(part.dotted, file)
         return found is not None and found.kind == "name" and \
-            found.file.summary.names[found.name] == ["version"]
+            found.file.summary.names[found.name] == VERSION
 
     # ----------------------------------------------------------- checkpoints
     def normal_key(self, key: Key | None, file: IndexedFile) -> tuple[str, ...] | None:
@@ -516,7 +537,7 @@ class ProjectIndex:
             arguments = self.arguments_of(file, key[1], int(key[2]), key[3])
             passed = {_file_of(value) for _, value in arguments}
             if len(key) > 4 and (not calls or len(arguments) < len(calls)):
-                passed.add(_file_of(["str", key[4]]))  # a call that leaves the default
+                passed.add(_file_of(Str(key[4])))  # a call that leaves the default
             if len(passed) == 1 and None not in passed:
                 return passed.pop()
             return ("expr", file.path, key[3])
@@ -659,9 +680,9 @@ class ProjectIndex:
     def _module_passed(self, value: Value, caller: IndexedFile) -> str | None:
         """The module class an argument certainly passes (every alternative of a name bound
         several times is one); None when one alternative may be something else."""
-        if value == ["submodule"]:
+        if value == SUBMODULE:
             return "each submodule, through `.apply()`"
-        options = value[1] if value[0] == "any" else [value]
+        options = value.options if isinstance(value, AnyOf) else (value,)
         modules = [self.content(option, caller).module for option in options]
         return f"`{modules[0]}`" if modules and None not in modules else None
 
@@ -773,8 +794,8 @@ class ProjectIndex:
         for caller in self.files.values():
             for call in caller.summary.calls:
                 passed = [key for key, value in call.args.items()
-                          if value[0] == "call" and not _named_for_evaluation(key)
-                          and self._is_loader_class(value[1], caller)]
+                          if isinstance(value, Call) and not _named_for_evaluation(key)
+                          and self._is_loader_class(value.dotted, caller)]
                 if not passed:
                     continue
                 found = self.definition(call.callee, caller)
@@ -819,9 +840,9 @@ class ProjectIndex:
             return None
         returns = found.file.summary.functions[found.name].returns
         where = found.file.display
-        if returns[0] == "call":
-            absolute = self.absolute(returns[1], found.file) or ""
-            target = self.definition(returns[1], found.file)
+        if isinstance(returns, Call):
+            absolute = self.absolute(returns.dotted, found.file) or ""
+            target = self.definition(returns.dotted, found.file)
             if is_dataloader_class(absolute) or (
                     target is not None and target.kind == "class"
                     and self.class_kind(target, is_dataloader_class)):
@@ -830,8 +851,8 @@ class ProjectIndex:
         if content.module is not None:
             return ReturnFacts("module", f"`{found.qualified}` returns an instance of "
                                f"`{content.module}` ({where})", content.module)
-        if returns[:2] == ["tensor", "cpu"]:
-            detached = returns[2] == "detached"
+        if isinstance(returns, Tensor) and returns.cpu:
+            detached = returns.detached
             return ReturnFacts("detached-cpu-tensor" if detached else "cpu-tensor",
                                f"`{found.qualified}` returns a "
                                f"{'detached ' if detached else ''}CPU tensor ({where})")
@@ -870,9 +891,9 @@ def _own_definition(file: IndexedFile, name: str) -> _Definition | None:
 
 def _file_of(value: Value) -> tuple[str, ...] | None:
     """The key of a path given as a string value (its last component)."""
-    if value[0] != "str":
+    if not isinstance(value, Str):
         return None
-    base = str(value[1]).replace("\\", "/").rsplit("/", 1)[-1]
+    base = value.text.replace("\\", "/").rsplit("/", 1)[-1]
     return ("file", base) if base and base not in (".", "..") else None
 
 
