@@ -341,3 +341,21 @@ def test_a_summary_with_values_survives_the_cache() -> None:
     summary = summarize(text)
     again = FileSummary.from_json(json.loads(json.dumps(summary.to_json())))
     assert again == summary
+
+
+def test_star_imports_resolve_whatever_the_selection(tmp_path: Path) -> None:
+    """TFC101 reads no project fact; the run still builds the index for the star import,
+    so what `torch` means in main.py does not depend on `--select`."""
+    import json
+    import subprocess
+    import sys
+
+    (tmp_path / "utils.py").write_text("import torch\n", encoding="utf-8")
+    (tmp_path / "main.py").write_text(
+        "from utils import *\n\nw = torch.ones(2, requires_grad=True)\nprint((w * 2).numpy())\n",
+        encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "torchfix_codemods", "check", "--no-cache",
+                           "--format", "json", "--select", "TFC101", "."],
+                          cwd=tmp_path, capture_output=True, text=True, check=False)
+    codes = [(f["path"], f["code"]) for f in json.loads(done.stdout)["findings"]]
+    assert codes == [("main.py", "TFC101")], done.stderr
