@@ -359,3 +359,25 @@ def test_star_imports_resolve_whatever_the_selection(tmp_path: Path) -> None:
                           cwd=tmp_path, capture_output=True, text=True, check=False)
     codes = [(f["path"], f["code"]) for f in json.loads(done.stdout)["findings"]]
     assert codes == [("main.py", "TFC101")], done.stderr
+
+
+def test_an_optimizer_object_in_a_checkpoint_is_not_allow_listed(tmp_path: Path) -> None:
+    """Measured on torch 2.13 (docs/measurements/weights_only_contents.txt): the optimizer
+    and LR scheduler objects fail under weights_only=True, their state_dict()s load."""
+    index = project(tmp_path, {"train.py": """\
+        import torch
+        model = torch.nn.Linear(2, 2)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        scheduler = torch.optim.lr_scheduler.StepLR(optimizer, 1)
+        torch.save({'model': model.state_dict(), 'optimizer': optimizer}, 'a.pt')
+        torch.save({'optimizer': optimizer.state_dict(), 'sched': scheduler.state_dict()}, 'b.pt')
+        a = torch.load('a.pt')
+        b = torch.load('b.pt')
+    """})
+    facts = index.view(str(tmp_path / "train.py"))
+    first, second = index.files[str(tmp_path / "train.py")].summary.loads
+    refused = facts.saved_content(first.function, first.site)
+    assert refused is not None and refused.allow_listed is False
+    assert "torch.optim.SGD" in refused.what
+    loaded = facts.saved_content(second.function, second.site)
+    assert loaded is not None and loaded.allow_listed is True

@@ -31,6 +31,9 @@ def main() -> None:
         "vars(argparse.Namespace)": {"args": vars(argparse.Namespace(lr=0.1))},
         "whole nn.Module": {"net": model},
         "optimizer object": {"optimizer": optimizer},
+        "lr_scheduler object": {"scheduler": torch.optim.lr_scheduler.StepLR(optimizer, 1)},
+        "scheduler.state_dict()": {"scheduler":
+                                   torch.optim.lr_scheduler.StepLR(optimizer, 1).state_dict()},
         "torch.Size": {"shape": torch.Size([2, 3])},
         "tuple/list nesting": {"pairs": [(torch.ones(1), 2)]},
     }

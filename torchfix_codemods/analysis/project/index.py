@@ -431,6 +431,10 @@ class ProjectIndex:
             return _UNKNOWN
         if is_module_class(absolute) or is_module_factory(absolute):
             return _Content(False, None, f"a whole `nn.Module` (`{absolute}`)", absolute)
+        if absolute.startswith("torch.optim.") and absolute.rsplit(".", 1)[-1][:1].isupper():
+            # An optimizer or LR scheduler object, not its state_dict() (measured on torch
+            # 2.13: weights_only=True refuses both objects, loads both state dicts).
+            return _Content(False, None, f"an optimizer or scheduler object (`{absolute}`)")
         found = self.definition(dotted, file)
         if found is None:
             return _UNKNOWN
