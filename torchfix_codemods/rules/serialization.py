@@ -80,9 +80,10 @@ class TorchLoadWithoutWeightsOnly(Rule):
     - Never `weights_only=True` when the run shows something it cannot load:
       a save of the file writes a numpy array or numpy scalar (what
       `np.nanmean` returns), an `argparse.Namespace`, a whole module, an
-      optimizer or LR scheduler object (not its `state_dict()`) or another object (through dict literals, items stored
-      later, variables and the arguments of a save helper such as
-      `save_checkpoint(state, filename)`); the loaded object, or a part of it
+      optimizer or LR scheduler object (not its `state_dict()`) or another
+      object (through dict literals, items stored later, variables, the
+      arguments of a save helper such as `save_checkpoint(state, filename)`
+      and the keyword arguments of a trainer's `save(**kwargs)`); the loaded object, or a part of it
       (`decoder = checkpoint["decoder"]`), is used as a whole `nn.Module`
       (called, `.eval()`, `.parameters()`, ...), an optimizer (`.step()`) or
       a namespace (`args = checkpoint["args"]` read as `args.lr`), or is
