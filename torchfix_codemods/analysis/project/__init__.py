@@ -153,6 +153,11 @@ class ProjectFacts(Protocol):
 
     Qualified names may be relative (``.models.Net``, as ``from .models import Net`` binds
     them): they are resolved against the asking file. Every answer may be None (unknown).
+
+    A fact module of this package answers its questions through :mod:`.registry`
+    (``version_flag`` in :mod:`.version_flags`, ``star_names(module)`` in :mod:`.stars`):
+    ``NoProject``, the index's ``FileFacts`` and the test fakes answer them without a
+    method of their own. Those listed here are for readers and type checkers.
     """
 
     def module_name(self, path: str) -> str | None:
@@ -165,7 +170,7 @@ class ProjectFacts(Protocol):
         """What the function ``qualified`` returns, when a file of the run defines it and shows it."""
 
     def version_flag(self, qualified: str) -> bool | None:
-        """Is this module-level name a torch-version flag?
+        """Is this module-level name a torch-version flag? (:mod:`.version_flags`)
 
         True for a name bound to a comparison of torch's version (``torch.__version__``,
         ``packaging.version``, ``lightning_utilities``' ``compare_version("torch", ...)``,
@@ -207,6 +212,9 @@ class ProjectFacts(Protocol):
         """The training loader another file builds, hands to this file's class
         ``class_name`` and shards itself (sampler and ``set_epoch``), or why it does not."""
 
+    def star_names(self, module: str) -> dict[str, str | None] | None:
+        """What ``from <module> import *`` binds in this file (:mod:`.stars`)."""
+
 
 class NoProject:
     """The project of a run without an index: every question is answered "unknown".
@@ -228,9 +236,6 @@ class NoProject:
         return None
 
     def returns(self, qualified: str) -> ReturnFacts | None:
-        return None
-
-    def version_flag(self, qualified: str) -> bool | None:
         return None
 
     def saved_content(self, function: str, site: str) -> SavedContent | None:
@@ -259,4 +264,4 @@ NO_PROJECT: ProjectFacts = NoProject()
 
 
 # The fact modules register their questions when the package is imported.
-from torchfix_codemods.analysis.project import stars  # noqa: E402, F401
+from torchfix_codemods.analysis.project import stars, version_flags  # noqa: E402, F401

@@ -51,7 +51,6 @@ from torchfix_codemods.analysis.project.summary import (
 )
 from torchfix_codemods.analysis.project.values import (
     SUBMODULE,
-    VERSION,
     AnyOf,
     Call,
     Cmp,
@@ -488,37 +487,6 @@ class ProjectIndex:
                     table.setdefault((found.file.path, found.name), []).append((indexed, call))
         return table
 
-    # ----------------------------------------------------------------- flags
-    def is_flag(self, value: Value, file: IndexedFile, depth: int = 0) -> bool:
-        if depth > _MAX_DEPTH:
-            return False
-        match value:
-            case Flag():
-                return True
-            case Cmp(refs=refs):
-                return any(self._is_version_ref(part, file) for part in refs)
-            case Flagged(values=parts):
-                return any(self.is_flag(part, file, depth + 1) for part in parts)
-            case Ref(dotted=dotted) | Call(dotted=dotted):
-                found = self.definition(dotted, file)
-                return found is not None and self.definition_is_flag(found, depth + 1)
-        return False
-
-    def definition_is_flag(self, found: _Definition, depth: int = 0) -> bool:
-        summary = found.file.summary
-        if found.kind == "name":
-            return self.is_flag(summary.names[found.name], found.file, depth + 1)
-        if found.kind == "function":
-            returns = summary.functions[found.name].returns
-            options = returns.options if isinstance(returns, AnyOf) else (returns,)
-            return bool(options) and all(self.is_flag(v, found.file, depth + 1) for v in options)
-        return False
-
-    def _is_version_ref(self, part: Ref, file: IndexedFile) -> bool:
-        found = self.definition(part.dotted, file)
-        return found is not None and found.kind == "name" and \
-            found.file.summary.names[found.name] == VERSION
-
     # ----------------------------------------------------------- checkpoints
     def normal_key(self, key: Key | None, file: IndexedFile) -> tuple[str, ...] | None:
         """A key two sites can be compared by: a file name, or a same-file expression."""
@@ -925,12 +893,6 @@ class FileFacts:
 
     def returns(self, qualified: str) -> ReturnFacts | None:
         return self.index.returns(qualified, self.file)
-
-    def version_flag(self, qualified: str) -> bool | None:
-        found = self.index.definition(qualified, self.file)
-        if found is None:
-            return None
-        return self.index.definition_is_flag(found)
 
     def saved_content(self, function: str, site: str) -> SavedContent | None:
         for load in self.file.summary.loads:
