@@ -155,7 +155,8 @@ class ProjectFacts(Protocol):
     them): they are resolved against the asking file. Every answer may be None (unknown).
 
     A fact module of this package answers its questions through :mod:`.registry`
-    (``version_flag`` in :mod:`.version_flags`, ``star_names(module)`` in :mod:`.stars`):
+    (``version_flag`` in :mod:`.version_flags`, ``star_names(module)`` in :mod:`.stars`,
+    ``saved_content`` and ``module_pair`` in :mod:`.checkpoints`):
     ``NoProject``, the index's ``FileFacts`` and the test fakes answer them without a
     method of their own. Those listed here are for readers and type checkers.
     """
@@ -238,12 +239,6 @@ class NoProject:
     def returns(self, qualified: str) -> ReturnFacts | None:
         return None
 
-    def saved_content(self, function: str, site: str) -> SavedContent | None:
-        return None
-
-    def module_pair(self, function: str, site: str) -> ModulePair | None:
-        return None
-
     def module_arguments(self, function: str) -> dict[str, str] | None:
         return None
 
@@ -264,4 +259,8 @@ NO_PROJECT: ProjectFacts = NoProject()
 
 
 # The fact modules register their questions when the package is imported.
-from torchfix_codemods.analysis.project import stars, version_flags  # noqa: E402, F401
+from torchfix_codemods.analysis.project import (  # noqa: E402, F401
+    checkpoints,
+    stars,
+    version_flags,
+)

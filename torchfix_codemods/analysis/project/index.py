@@ -33,20 +33,15 @@ from typing import Any
 from torchfix_codemods.analysis.project import (
     ClassFacts,
     LoaderShard,
-    ModulePair,
     ReturnFacts,
-    SavedContent,
 )
 from torchfix_codemods.analysis.project.registry import QUESTIONS
 from torchfix_codemods.analysis.project.summary import (
     CallSite,
     DataParallelUse,
     FileSummary,
-    Key,
     LoaderCall,
-    LoadSite,
     PassedLoader,
-    SaveSite,
     module_path_parts,
 )
 from torchfix_codemods.analysis.project.values import (
@@ -487,146 +482,6 @@ class ProjectIndex:
                     table.setdefault((found.file.path, found.name), []).append((indexed, call))
         return table
 
-    # ----------------------------------------------------------- checkpoints
-    def normal_key(self, key: Key | None, file: IndexedFile) -> tuple[str, ...] | None:
-        """A key two sites can be compared by: a file name, or a same-file expression."""
-        if key is None:
-            return None
-        if key[0] == "file":
-            return ("file", key[1])
-        if key[0] == "buffer":
-            return ("buffer", file.path)
-        if key[0] == "expr":
-            return ("expr", file.path, key[1])
-        if key[0] == "ref":
-            found = self.definition(key[1], file)
-            if found is not None and found.kind == "name":
-                return _file_of(found.file.summary.names[found.name])
-        if key[0] == "param":
-            # A helper's path parameter: the file every caller names, if they agree;
-            # else the parameter's name, which matches the same name in the same file.
-            calls = self.callers.get((file.path, key[1]), [])
-            arguments = self.arguments_of(file, key[1], int(key[2]), key[3])
-            passed = {_file_of(value) for _, value in arguments}
-            if len(key) > 4 and (not calls or len(arguments) < len(calls)):
-                passed.add(_file_of(Str(key[4])))  # a call that leaves the default
-            if len(passed) == 1 and None not in passed:
-                return passed.pop()
-            return ("expr", file.path, key[3])
-        return None
-
-    def related(self, first: IndexedFile, second: IndexedFile) -> bool:
-        """Could these two files be one program's (so a file name means the same file)?
-        Same import root, or one root above the other; not two sibling example folders."""
-        a, b = first.root, second.root
-        return a == b or a.startswith(b + os.sep) or b.startswith(a + os.sep)
-
-    @cached_property
-    def _saves_by_key(self) -> dict[tuple[str, ...], list[tuple[IndexedFile, SaveSite]]]:
-        return self._by_key(lambda summary: summary.saves)  # type: ignore[return-value]
-
-    @cached_property
-    def _loads_by_key(self) -> dict[tuple[str, ...], list[tuple[IndexedFile, LoadSite]]]:
-        return self._by_key(lambda summary: summary.loads)  # type: ignore[return-value]
-
-    def _by_key(self, sites: Callable[[FileSummary], list[SaveSite] | list[LoadSite]],
-                ) -> dict[tuple[str, ...], list[tuple[IndexedFile, SaveSite | LoadSite]]]:
-        """Every save (or load) of the run by the file it names."""
-        table: dict[tuple[str, ...], list[tuple[IndexedFile, SaveSite | LoadSite]]] = {}
-        for indexed in self.files.values():
-            for site in sites(indexed.summary):
-                key = self.normal_key(site.key, indexed)
-                if key is not None:
-                    table.setdefault(key, []).append((indexed, site))
-        return table
-
-    def _pairable(self, saving: IndexedFile, loading: IndexedFile) -> bool:
-        return _same_policy(self.pairable, saving, loading)
-
-    def saves_for(self, load: LoadSite, file: IndexedFile) -> list[tuple[IndexedFile, SaveSite]]:
-        key = self.normal_key(load.key, file)
-        if key is None:
-            return []
-        return [(other, save) for other, save in self._saves_by_key.get(key, [])
-                if self.related(file, other)]
-
-    def saved_content(self, load: LoadSite, file: IndexedFile) -> SavedContent | None:
-        matched = self.saves_for(load, file)
-        matched_by = "path"
-        if not matched and (self.normal_key(load.key, file) or ("expr",))[0] == "expr":
-            # The path is not known: the saves of the same file are what it most likely
-            # reads (a script resuming from its own checkpoints), as weak evidence.
-            matched = [(file, save) for save in file.summary.saves]
-            matched_by = "file"
-        if not matched:
-            return None
-        contents = [(other, self.content(save.content, other)) for other, save in matched]
-        combined = self._combine([c for _, c in contents], "state dicts, tensors and primitives")
-        decisive = next((o for o, c in contents if c.allow is False),
-                        next((o for o, c in contents if c.allow is None), contents[0][0]))
-        transport = load.key is not None and load.key[0] == "buffer"
-        named = matched_by == "path" and (self.normal_key(load.key, file) or ("",))[0] == "file"
-        return SavedContent(combined.allow, combined.cpu, combined.what, decisive.display,
-                            matched_by, combined.module is not None, transport, named)
-
-    def module_pair(self, file: IndexedFile, function: str, site: str) -> ModulePair | None:
-        for save in file.summary.saves:
-            if save.function == function and save.site == site:
-                pair = self._pair(file, save)
-                return None if pair is None else pair[0]
-        for load in file.summary.loads:
-            if load.function == function and load.site == site:
-                key = self.normal_key(load.key, file)
-                saves = self._saves_by_key.get(key, []) if key and key[0] == "file" else []
-                if len(saves) == 1:
-                    pair = self._pair(*saves[0])
-                    if pair is not None and pair[1] is load:
-                        return pair[2]
-        return None
-
-    def _pair(self, file: IndexedFile,
-              save: SaveSite) -> tuple[ModulePair, LoadSite, ModulePair] | None:
-        """(the save side, the load site, the load side) of a rewritable whole-module pair."""
-        key = self.normal_key(save.key, file)
-        if key is None or key[0] != "file" or save.noqa or save.built is None or \
-                save.built_args is None or save.obj is None:
-            return None
-        saves = self._saves_by_key.get(key, [])
-        loads = [(other, load) for other, load in self._loads_by_key.get(key, [])
-                 if self.related(file, other)]
-        if len(saves) != 1 or len(loads) != 1:
-            return None
-        other, load = loads[0]
-        if other is file or load.target is None or load.noqa or not load.alone or \
-                other.notebook or not self._pairable(file, other):
-            return None
-        content = self.content(save.content, file)
-        built = self.definition(save.built, file)
-        absolute = self.absolute(save.built, file)
-        if content.module is None or absolute is None or built is None or \
-                built.kind != "class" or built.file is file:
-            return None  # a class of the saving script itself cannot be imported elsewhere
-        module, _, class_name = absolute.rpartition(".")
-        if not module or class_name in load.bound or not self._free_or_same(
-                other, class_name, built):
-            return None
-        saving = ModulePair("save", other.path, module, class_name, save.built_args,
-                            load.target)
-        loading = ModulePair("load", file.path, module, class_name, save.built_args,
-                             load.target)
-        return saving, load, loading
-
-    def _free_or_same(self, file: IndexedFile, name: str, wanted: _Definition) -> bool:
-        """``name`` means nothing in ``file`` at module level, or imports ``wanted``."""
-        summary = file.summary
-        if name in summary.names or name in summary.functions or name in summary.classes:
-            return False
-        imported = summary.imports.get(name)
-        if imported is None:
-            return True
-        found = self.definition(imported, file)
-        return found is not None and found.file is wanted.file and found.name == wanted.name
-
     # -------------------------------------------------------------- callers
     def module_arguments(self, file: IndexedFile, function: str) -> dict[str, str] | None:
         summary = file.summary.functions.get(function)
@@ -861,14 +716,6 @@ def _own_definition(file: IndexedFile, name: str) -> _Definition | None:
     return None
 
 
-def _file_of(value: Value) -> tuple[str, ...] | None:
-    """The key of a path given as a string value (its last component)."""
-    if not isinstance(value, Str):
-        return None
-    base = value.text.replace("\\", "/").rsplit("/", 1)[-1]
-    return ("file", base) if base and base not in (".", "..") else None
-
-
 class FileFacts:
     """The index as one file sees it: satisfies :class:`ProjectFacts`."""
 
@@ -893,15 +740,6 @@ class FileFacts:
 
     def returns(self, qualified: str) -> ReturnFacts | None:
         return self.index.returns(qualified, self.file)
-
-    def saved_content(self, function: str, site: str) -> SavedContent | None:
-        for load in self.file.summary.loads:
-            if load.function == function and load.site == site:
-                return self.index.saved_content(load, self.file)
-        return None
-
-    def module_pair(self, function: str, site: str) -> ModulePair | None:
-        return self.index.module_pair(self.file, function, site)
 
     def module_arguments(self, function: str) -> dict[str, str] | None:
         return self.index.module_arguments(self.file, function)
