@@ -185,14 +185,16 @@ def test_the_name_index_sees_torch_through_a_star_import(tmp_path: Path,
     assert _qualified(files, "main.py", "torch.load") == "torch.load"
 
 
-def test_a_later_binding_in_the_importer_makes_the_name_unknown(tmp_path: Path,
+def test_the_importers_own_binding_wins_over_the_star(tmp_path: Path,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     files = {"utils.py": "from torch import load\n",
              "main.py": "from utils import *\ndef load(p):\n    return p\nload('m.pt')\n"}
-    # Python's last binding wins at run time; the index, like for any name bound two ways,
-    # resolves it to nothing, so `load('m.pt')` is never taken for `torch.load`.
+    # The file's own `def load` is what `load` means after it: never `torch.load`.
     assert _qualified(files, "main.py", "load") is None
+    files["main.py"] = "from utils import *\nimport torch\nx = torch.load('m.pt')\n"
+    files["utils.py"] = "torch = None\n"
+    assert _qualified(files, "main.py", "torch.load") == "torch.load"  # the explicit import
 
 
 def test_without_an_index_a_star_import_binds_nothing() -> None:

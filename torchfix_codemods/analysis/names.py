@@ -118,7 +118,20 @@ class NameIndex:
     def build(cls, module: cst.Module, project: ProjectFacts = NO_PROJECT) -> NameIndex:
         index = cls(project)
         walk(module, index._enter_node, index._leave_node)
+        index._drop_shadowed_stars()
         return index
+
+    def _drop_shadowed_stars(self) -> None:
+        """A name the module binds itself (``def test``, ``import torch``) means that binding,
+        not what a star import also binds (pytorch-cifar's ``from models import *`` brings
+        each model file's own ``test`` beside the script's ``def test``): only names the
+        module binds through star imports alone keep those bindings."""
+        scope = self.module_scope
+        if scope is None or not scope.has_star_import:
+            return
+        for bindings in scope.bindings.values():
+            if any(b.star for b in bindings) and not all(b.star for b in bindings):
+                bindings[:] = [b for b in bindings if not b.star]
 
     @property
     def _scope(self) -> Scope:
