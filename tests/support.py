@@ -12,11 +12,8 @@ import libcst as cst
 
 from torchfix_codemods.analysis.core.names import NameIndex
 from torchfix_codemods.analysis.project import (
-    ClassFacts,
-    ModulePair,
     NoProject,
     ReturnFacts,
-    SavedContent,
 )
 from torchfix_codemods.engine import process
 from torchfix_codemods.findings import FileResult, Finding
@@ -78,30 +75,16 @@ def probe(source: str) -> tuple[NameIndex, cst.BaseExpression]:
 
 class FakeProject(NoProject):
     """A project index that knows only what a test tells it (``ProjectFacts``; every question
-    it is not told about is answered "unknown", as :class:`NoProject` does)."""
+    it is not told about is answered "unknown" by :class:`NoProject`, including the questions
+    fact modules register later: nothing here changes when one is added)."""
 
     def __init__(self, *, version_flags: dict[str, bool] | None = None,
                  returns: dict[str, ReturnFacts] | None = None) -> None:
         self.version_flags = version_flags or {}
         self.returned = returns or {}
 
-    def module_name(self, path: str) -> str | None:
-        return None
-
-    def class_facts(self, qualified: str) -> ClassFacts | None:
-        return None
-
     def returns(self, qualified: str) -> ReturnFacts | None:
         return self.returned.get(qualified)
 
     def version_flag(self, qualified: str) -> bool | None:
         return self.version_flags.get(qualified)
-
-    def saved_content(self, function: str, site: str) -> SavedContent | None:
-        return None
-
-    def module_pair(self, function: str, site: str) -> ModulePair | None:
-        return None
-
-    def module_arguments(self, function: str) -> dict[str, str] | None:
-        return None

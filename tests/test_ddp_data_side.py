@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from torchfix_codemods.analysis.project_summary import summarize
+from torchfix_codemods.analysis.project.summary import summarize
 from torchfix_codemods.cli import app
 from torchfix_codemods.indexing import project_of_bytes
 
@@ -166,7 +166,7 @@ def test_the_data_file_alone_is_not_edited(tmp_path: Path) -> None:
 
 
 def test_the_index_needs_the_same_fix_policy_on_both_files(tmp_path: Path) -> None:
-    from torchfix_codemods.analysis.project_index import ProjectIndex
+    from torchfix_codemods.analysis.project.index import ProjectIndex
 
     paths = {name: str(tmp_path / name) for name in ("data.py", "train.py")}
     summaries = {paths["data.py"]: summarize(DATA), paths["train.py"]: summarize(TRAIN)}

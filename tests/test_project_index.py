@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from torchfix_codemods.analysis.project_index import FileFacts, ProjectIndex
-from torchfix_codemods.analysis.project_summary import (
+from torchfix_codemods.analysis.project.index import FileFacts, ProjectIndex
+from torchfix_codemods.analysis.project.summary import (
     FileSummary,
     site_of_text,
     summarize,

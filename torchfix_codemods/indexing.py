@@ -16,8 +16,8 @@ import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from torchfix_codemods.analysis.project_index import ProjectIndex
-from torchfix_codemods.analysis.project_summary import FileSummary, summarize
+from torchfix_codemods.analysis.project.index import ProjectIndex
+from torchfix_codemods.analysis.project.summary import FileSummary, summarize
 from torchfix_codemods.catalog import entries_by_code, reads_project
 from torchfix_codemods.prefilter import FileFacts
 from torchfix_codemods.settings import Settings

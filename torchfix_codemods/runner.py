@@ -28,6 +28,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import os
+import re
 import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator
@@ -42,7 +43,7 @@ from torchfix_codemods.options import FileOptions
 from torchfix_codemods.settings import Settings
 
 if TYPE_CHECKING:
-    from torchfix_codemods.analysis.project_index import ProjectIndex
+    from torchfix_codemods.analysis.project.index import ProjectIndex
 
 POOL_MIN_FILES = 8
 """Below this many files to analyse, a pool costs more (forking, shipping results) than it
@@ -293,6 +294,9 @@ class _Emitter:
             self._next += 1
 
 
+_STAR_IMPORT = re.compile(rb"\bimport[ \t]+\*")
+
+
 def _project(work: list[tuple[str, Settings]], contents: dict[str, tuple[bytes, str]],
              configuration: Configuration, jobs: int,
              too_complex_files: dict[str, str], spent: dict[str, float],
@@ -301,7 +305,10 @@ def _project(work: list[tuple[str, Settings]], contents: dict[str, tuple[bytes, 
     files of the run and ``also`` (read by the index builder, each under its own settings)."""
     from torchfix_codemods.indexing import build_project, index_needed
 
-    if not index_needed(work):
+    if not index_needed(work) and not any(
+            _STAR_IMPORT.search(data) for data, _ in contents.values()):
+        # Star imports are resolved through the index for every rule (what a name means
+        # must not depend on the selection), so a run with one builds it.
         return None
     readable = [(path, settings) for path, settings in work if path in contents]
     listed = {path for path, _ in readable}
@@ -314,13 +321,15 @@ def _project(work: list[tuple[str, Settings]], contents: dict[str, tuple[bytes, 
                          KNOWN_FACTS)
 
 
-def _reads_project(options: FileOptions, project: ProjectIndex | None) -> bool:
-    return project is not None and reads_project(options.codes)
+def _reads_project(path: str, options: FileOptions, project: ProjectIndex | None) -> bool:
+    return project is not None and (reads_project(options.codes) or
+                                     project.star_importing(path))
 
 
 def _facts(path: str, settings: Settings, project: ProjectIndex | None) -> ProjectFacts:
-    """What the rules of this file may know of the others (nothing unless one asks)."""
-    if project is None or not _reads_project(settings.options_for(path), project):
+    """What the rules of this file may know of the others (nothing unless one asks, or the
+    file star-imports another: what its names mean comes from the index)."""
+    if project is None or not _reads_project(path, settings.options_for(path), project):
         return NO_PROJECT
     return project.view(path)
 
@@ -331,7 +340,7 @@ def _key(path: str, digest: str, settings: Settings, project: ProjectIndex | Non
 
     options = settings.options_for(path)
     facts = project.fingerprint(path) if project is not None and _reads_project(
-        options, project) else ""
+        path, options, project) else ""
     return entry_key(digest, options, facts)
 
 

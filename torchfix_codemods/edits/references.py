@@ -4,6 +4,9 @@ A fix that needs ``torch.no_grad`` must write ``T.no_grad`` where the file says
 ``import torch as T``, ``no_grad`` where it says ``from torch import no_grad``,
 and add ``import torch`` only where no usable name exists. Writing ``torch.``
 into a file with no ``torch`` name is the bug peers ship (NameError at import).
+A name that only ``from utils import *`` binds is reused where the file already reads
+it (the file depends on the star import for it anyway); a fix that would be the first
+to read it adds its own import instead of depending on what ``utils`` imports today.
 The same holds one level down: a name imported inside a function is reused
 there, and a package the module imports only lazily (``import torchvision``
 inside the branch that needs it) never becomes a module-level import, which
@@ -83,6 +86,8 @@ class Imports:
         module = module or parts[0]
         top = module.split(".")[0]
         found = self._names.lookup(top, self._names.scope_of(at))
+        if found is not None and all(b.star for b in found[1]):
+            found = None  # only a star import binds it: an explicit import names it for sure
         if found is not None:
             if all(b.kind == "import" for b in found[1]):
                 raise ImportUnavailable(
@@ -115,7 +120,10 @@ class Imports:
                         continue  # shadowed by an inner scope's binding
                     seen.add(local)
                     target = _single_import(bindings)
-                    if target is None:
+                    if target is None or (bindings[0].star and
+                                          not self._names.module_reads(local)):
+                        # A name only a star import binds is reused where the file already
+                        # relies on it; elsewhere the fix imports what it needs itself.
                         continue
                     target_parts = target.split(".")
                     if parts[: len(target_parts)] != target_parts or \

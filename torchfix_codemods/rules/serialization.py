@@ -25,6 +25,7 @@ from torchfix_codemods.analysis.facts.checkpoints import (
     explicitly_whole,
     load_use,
     module_pair,
+    object_part,
     saved_back,
     saved_before,
     saved_content,
@@ -76,11 +77,20 @@ class TorchLoadWithoutWeightsOnly(Rule):
       user-given path, saved by another program): on torch 1.13-2.5 a file
       holding other objects would stop loading. Unsafe too with `encoding=`
       (ignored with a warning under `weights_only=True`).
-    - No fix, only a report, when the run shows something `weights_only=True`
-      cannot load: a save of the file writes a numpy array, a whole module or
-      another object; the loaded object is used as a whole `nn.Module`
-      (called, `.eval()`, `.parameters()`, ...) or assigned to a model-like
-      name; the file saves a whole module; the load reads an in-memory buffer
+    - Never `weights_only=True` when the run shows something it cannot load:
+      a save of the file writes a numpy array or numpy scalar (what
+      `np.nanmean` returns), an `argparse.Namespace`, a whole module, an
+      optimizer or LR scheduler object (not its `state_dict()`) or another
+      object (through dict literals, items stored later, variables, the
+      arguments of a save helper such as `save_checkpoint(state, filename)`
+      and the keyword arguments of a trainer's `save(**kwargs)`); the loaded object, or a part of it
+      (`decoder = checkpoint["decoder"]`), is used as a whole `nn.Module`
+      (called, `.eval()`, `.parameters()`, ...), an optimizer (`.step()`) or
+      a namespace (`args = checkpoint["args"]` read as `args.lr`), or is
+      assigned to a model-like name. Where the run itself writes that file
+      (it is trusted), the fix is `weights_only=False`, unsafe: it keeps the
+      file loading on torch >= 2.6, as torch's own error message proposes.
+      Elsewhere, no fix, only a report: the file saves a whole module; the load reads an in-memory buffer
       that carries arbitrary objects between processes (a broadcast); the
       loaded object is saved back (a tool that rewrites checkpoints, which must
       load whatever a file holds); `pickle_module=` is passed (combining it
@@ -177,6 +187,18 @@ class TorchLoadWithoutWeightsOnly(Rule):
         saved = saved_content(self.names, call)
         refusal = self._refusal(use, saved)
         if refusal is not None:
+            if saved is not None and saved.named and saved.allow_listed is not True:
+                # The run itself writes the file (trusted), and what it writes or how the
+                # result is used cannot load with `weights_only=True`: `False` keeps it
+                # loading on torch >= 2.6, as torch's own error message proposes.
+                self.report(call, f"`torch.load` without `weights_only`, but {refusal}, "
+                            "which `weights_only=True` cannot load; the run writes this file "
+                            f"({saved.where}), so pass `weights_only=False` (or save and load "
+                            "a `state_dict()`)", reason=refusal, fix=Fix(
+                                Safety.UNSAFE, "add `weights_only=False` (a file the run writes)",
+                                [(call, add_keyword(call, "weights_only", cst.Name("False")))],
+                                min_torch=(1, 13)))
+                return
             self.report(call, f"`torch.load` without `weights_only`, but {refusal}, which "
                         "`weights_only=True` cannot load: pass `weights_only=False` for trusted "
                         "files, or save and load a `state_dict()`", reason=refusal)
@@ -237,6 +259,9 @@ class TorchLoadWithoutWeightsOnly(Rule):
             return "the loaded object is used as a whole `nn.Module`"
         if saved is not None and saved.allow_listed is False:
             return f"{saved.where} saves {saved.what} to that file"
+        part = object_part(self.names, use)
+        if part is not None:
+            return part
         if saved is not None and saved.transport and saved.allow_listed is not True:
             return ("it reads an in-memory buffer that carries arbitrary objects between "
                     "processes")

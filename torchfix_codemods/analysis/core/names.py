@@ -45,6 +45,8 @@ class Binding:
     qualified: str | None = None
     value: cst.BaseExpression | None = None
     annotation: cst.BaseExpression | None = None
+    star: bool = False
+    """Bound by ``from module import *`` (what the project index says that binds)."""
 
 
 @dataclass(eq=False)
@@ -117,7 +119,20 @@ class NameIndex:
     def build(cls, module: cst.Module, project: ProjectFacts = NO_PROJECT) -> NameIndex:
         index = cls(project)
         walk(module, index._enter_node, index._leave_node)
+        index._drop_shadowed_stars()
         return index
+
+    def _drop_shadowed_stars(self) -> None:
+        """A name the module binds itself (``def test``, ``import torch``) means that binding,
+        not what a star import also binds (pytorch-cifar's ``from models import *`` brings
+        each model file's own ``test`` beside the script's ``def test``): only names the
+        module binds through star imports alone keep those bindings."""
+        scope = self.module_scope
+        if scope is None or not scope.has_star_import:
+            return
+        for bindings in scope.bindings.values():
+            if any(b.star for b in bindings) and not all(b.star for b in bindings):
+                bindings[:] = [b for b in bindings if not b.star]
 
     @property
     def _scope(self) -> Scope:
@@ -242,6 +257,11 @@ class NameIndex:
         module = _import_module_name(node)
         if isinstance(node.names, cst.ImportStar):
             self._scope.has_star_import = True
+            # What the project index knows the star binds (a file of the run: its
+            # ``__all__`` or public names); a module outside the run binds nothing known.
+            for local, qualified in (self.project.star_names(module) or {}).items():
+                self._bind(Binding(local, "import" if qualified else "other", node,
+                                   qualified=qualified, star=True))
             return False
         for alias in node.names:
             imported = dotted_name(alias.name) or ""
@@ -386,6 +406,10 @@ class NameIndex:
             return False
         bindings = found[1]
         return all(b.kind == "import" and b.qualified == qualified for b in bindings)
+
+    def module_reads(self, name: str) -> bool:
+        """Whether any scope of the module reads the bare ``name``."""
+        return any(scope.loads.get(name) for scope in self.all_scopes)
 
     def is_read(self, name: cst.Name) -> bool:
         """Whether ``name`` reads a variable (not an attribute name, keyword, import or target)."""

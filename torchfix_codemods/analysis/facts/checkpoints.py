@@ -23,7 +23,7 @@ from torchfix_codemods.analysis.core.syntax import code_of, literal_bool
 from torchfix_codemods.analysis.core.usage import Use, assigned_name, describe_use, reads_of_assigned
 from torchfix_codemods.analysis.core.walk import walk_local
 from torchfix_codemods.analysis.project import ModulePair, SavedContent
-from torchfix_codemods.analysis.project_summary import site_of_text
+from torchfix_codemods.analysis.project.summary import site_of_text
 
 TORCH_LOAD = "torch.load"
 TORCH_SAVE = "torch.save"
@@ -36,6 +36,17 @@ MODULE_ONLY_METHODS = frozenset({
 """Methods only an ``nn.Module`` has: a loaded object used like this is a whole pickled model."""
 
 _SCALER_WORDS = ("scaler",)
+
+OBJECT_ONLY_METHODS = MODULE_ONLY_METHODS | {"step", "add_param_group"}
+"""Methods neither a tensor nor a dict has: an optimizer's, a scheduler's, a module's."""
+_FOLLOWED_METHODS = frozenset({"to", "cuda", "cpu", "float", "half", "double", "train", "eval"})
+"""Methods that return the object itself (a module) or one like it: its use is followed."""
+_TENSOR_ATTRIBUTES = frozenset({
+    "shape", "dtype", "device", "data", "grad", "T", "mT", "H", "mH", "ndim", "requires_grad",
+    "is_cuda", "is_leaf", "real", "imag", "layout", "names", "grad_fn", "itemsize", "nbytes",
+    "is_sparse", "is_quantized", "is_meta",
+})
+_MAX_FOLLOW = 4
 
 
 @dataclass(frozen=True)
@@ -82,6 +93,52 @@ def load_use(names: NameIndex, call: cst.Call) -> LoadUse:
             return LoadUse(target, None, [])
         uses = [describe_use(names, read) for read in reads]
     return LoadUse(target, uses, [_state_dict_sink(names, use) for use in uses])
+
+
+def object_part(names: NameIndex, use: LoadUse) -> str | None:
+    """A part of the loaded object used as something ``weights_only=True`` cannot load:
+    ``checkpoint["decoder"]`` assigned, then called or ``.eval()``-ed (a whole module),
+    ``checkpoint["optimizer"].step()`` (an optimizer object), ``args = checkpoint["args"]``
+    read as ``args.lr`` (an ``argparse.Namespace``). None when no part is used that way."""
+    for item in use.uses or ():
+        if item.kind != "subscript":
+            continue
+        shown = f'`[{item.key!r}]`' if item.key is not None else "a part of it"
+        verdict = _object_use(names, item.node, 0)
+        if verdict is not None:
+            return f"{shown} of the loaded object is {verdict}"
+    return None
+
+
+def _object_use(names: NameIndex, node: cst.CSTNode, depth: int) -> str | None:
+    """How the value at ``node`` is used as an object (one of its uses suffices)."""
+    if depth > _MAX_FOLLOW:
+        return None
+    use = describe_use(names, node)
+    if use.kind == "called":
+        return "called (a whole `nn.Module`)"
+    if use.kind == "method" and use.attr is not None and use.call is not None:
+        if use.attr in OBJECT_ONLY_METHODS:
+            return f"given `.{use.attr}()` (a whole module or optimizer object)"
+        if use.attr in _FOLLOWED_METHODS:
+            return _object_use(names, use.call, depth + 1)
+        return None
+    if use.kind == "attribute" and use.attr is not None:
+        if use.attr == "param_groups":
+            return "an optimizer object (`.param_groups`)"
+        if use.attr not in _TENSOR_ATTRIBUTES and not use.attr.startswith("_") and \
+                not isinstance(names.parent(use.node), cst.Call):
+            return f"read as an object with attributes (`.{use.attr}`: an `argparse.Namespace`?)"
+        return None
+    target = assigned_name(names, node) if use.kind == "other" else None
+    if target is None:
+        return None
+    reads = reads_of_assigned(names, target)
+    for read in reads or ():
+        verdict = _object_use(names, read, depth + 1)
+        if verdict is not None:
+            return verdict
+    return None
 
 
 def saved_back(names: NameIndex, use: LoadUse) -> bool:

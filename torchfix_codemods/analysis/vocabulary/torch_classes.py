@@ -1,7 +1,7 @@
 """Which classes of torch (and of the libraries built on it) are modules, datasets, loaders.
 
 One vocabulary, read by the per-file analysis (:mod:`~torchfix_codemods.analysis.facts.modules`,
-on LibCST) and by the project index (:mod:`~torchfix_codemods.analysis.project_index`,
+on LibCST) and by the project index (:mod:`~torchfix_codemods.analysis.project.index`,
 on the standard library's ``ast``, so that building the index imports no LibCST).
 Everything here is a question about a *qualified name* (``torch.nn.Linear``), never
 about syntax.

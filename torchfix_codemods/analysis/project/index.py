@@ -1,7 +1,7 @@
 """The project index: every file's summary, combined, answering :class:`ProjectFacts`.
 
 Built by the runner in a first pass over the run's files, before any rule runs:
-each file is summarised on its own (:mod:`.project_summary`, cached per content),
+each file is summarised on its own (:mod:`.summary`, cached per content),
 then the summaries are combined here. Combining is cheap: it maps module names to
 files and resolves names lazily, only when a rule asks, with every answer
 memoised. Nothing here opens a file except to ask whether a directory holds an
@@ -28,25 +28,42 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 from torchfix_codemods.analysis.project import (
     ClassFacts,
     LoaderShard,
-    ModulePair,
     ReturnFacts,
-    SavedContent,
 )
-from torchfix_codemods.analysis.project_summary import (
+from torchfix_codemods.analysis.project.registry import QUESTIONS
+from torchfix_codemods.analysis.project.summary import (
     CallSite,
     DataParallelUse,
     FileSummary,
-    Key,
     LoaderCall,
-    LoadSite,
     PassedLoader,
-    SaveSite,
-    Value,
     module_path_parts,
+)
+from torchfix_codemods.analysis.project.values import (
+    SUBMODULE,
+    AnyOf,
+    Call,
+    Cmp,
+    Dict,
+    Flag,
+    Flagged,
+    Lit,
+    Namespace,
+    Numpy,
+    Param,
+    Ref,
+    Seq,
+    StateDict,
+    Str,
+    Submodule,
+    Tensor,
+    Value,
+    Version,
 )
 from torchfix_codemods.analysis.vocabulary.torch_classes import (
     is_dataloader_class,
@@ -150,6 +167,12 @@ class ProjectIndex:
                                   path.endswith(".ipynb"))
         return FileFacts(self, indexed)
 
+    def star_importing(self, path: str) -> bool:
+        """``path`` is a file of the run with a star import (whose names the index binds)."""
+        indexed = self.files.get(os.path.abspath(path))
+        return indexed is not None and bool(
+            (indexed.summary.facts.get("stars") or {}).get("stars"))
+
     # ------------------------------------------------------------ fingerprints
     @cached_property
     def exports_digest(self) -> str:
@@ -162,7 +185,8 @@ class ProjectIndex:
             digest.update(json.dumps([
                 key, indexed.module, indexed.root, summary.imports, summary.classes,
                 {name: [f.params, f.returns, f.trains] for name, f in summary.functions.items()},
-                summary.names,
+                {name: f.params for name, f in summary.methods.items()},
+                summary.names, summary.facts,
             ], sort_keys=True, default=str).encode())
         return digest.hexdigest()
 
@@ -253,6 +277,9 @@ class ProjectIndex:
                 found = _own_definition(owner, name)
                 if found is not None:
                     return found
+            if len(rest) == 2 and name in summary.classes and \
+                    f"{name}.{rest[1]}" in summary.methods:
+                return _Definition(owner, "method", f"{name}.{rest[1]}")
             target = summary.imports.get(name)
             if target is not None:
                 return self.definition(".".join([target, *rest[1:]]), owner, depth + 1)
@@ -350,30 +377,33 @@ class ProjectIndex:
         """What a summary's symbolic value is, resolved across the run."""
         if depth > _MAX_DEPTH:
             return _UNKNOWN
-        kind = value[0]
-        if kind in ("lit", "str", "flag", "version", "cmp", "flagged"):
-            return _Content(True, True, "numbers and strings")
-        if kind == "tensor":
-            return _Content(True, True if value[1] == "cpu" else None, "a tensor")
-        if kind == "sd":
-            return _Content(True, True if value[1] == "scaler" else None, "a state_dict")
-        if kind == "numpy":
-            return _Content(False, True, "a numpy array")
-        if kind == "namespace":
-            return _Content(False, True, "an `argparse.Namespace`")
-        if kind == "submodule":
-            return _Content(False, None, "a submodule", "torch.nn.Module")
-        if kind in ("dict", "seq", "any"):
-            return self._combine([self.content(v, file, depth + 1) for v in value[1]],
-                                 "a dict" if kind == "dict" else "a list or tuple")
-        if kind == "call":
-            return self._call_content(value[1], file, depth)
-        if kind == "param":
-            return self._param_content(file, value[1], value[2], value[3], depth)
-        if kind == "ref":
-            found = self.definition(value[1], file)
-            if found is not None and found.kind == "name":
-                return self.content(found.file.summary.names[found.name], found.file, depth + 1)
+        match value:
+            case Lit() | Str() | Flag() | Version() | Cmp() | Flagged():
+                return _Content(True, True, "numbers and strings")
+            case Tensor(cpu=cpu):
+                return _Content(True, True if cpu else None, "a tensor")
+            case StateDict(scaler=scaler):
+                return _Content(True, True if scaler else None, "a state_dict")
+            case Numpy():
+                return _Content(False, True, "a numpy array")
+            case Namespace():
+                return _Content(False, True, "an `argparse.Namespace`")
+            case Submodule():
+                return _Content(False, None, "a submodule", "torch.nn.Module")
+            case Dict(values=parts):
+                return self._combine([self.content(v, file, depth + 1) for v in parts], "a dict")
+            case Seq(items=parts) | AnyOf(options=parts):
+                return self._combine([self.content(v, file, depth + 1) for v in parts],
+                                     "a list or tuple")
+            case Call(dotted=dotted):
+                return self._call_content(dotted, file, depth)
+            case Param(function=function, index=index, name=name):
+                return self._param_content(file, function, index, name, depth)
+            case Ref(dotted=dotted):
+                found = self.definition(dotted, file)
+                if found is not None and found.kind == "name":
+                    return self.content(found.file.summary.names[found.name], found.file,
+                                        depth + 1)
         return _UNKNOWN
 
     @staticmethod
@@ -395,6 +425,10 @@ class ProjectIndex:
             return _UNKNOWN
         if is_module_class(absolute) or is_module_factory(absolute):
             return _Content(False, None, f"a whole `nn.Module` (`{absolute}`)", absolute)
+        if absolute.startswith("torch.optim.") and absolute.rsplit(".", 1)[-1][:1].isupper():
+            # An optimizer or LR scheduler object, not its state_dict() (measured on torch
+            # 2.13: weights_only=True refuses both objects, loads both state dicts).
+            return _Content(False, None, f"an optimizer or scheduler object (`{absolute}`)")
         found = self.definition(dotted, file)
         if found is None:
             return _UNKNOWN
@@ -423,6 +457,14 @@ class ProjectIndex:
                      name: str) -> list[tuple[IndexedFile, Value]]:
         """What every recorded call of ``file``'s ``function`` passes for one parameter."""
         found: list[tuple[IndexedFile, Value]] = []
+        if index == -1:
+            # ``**kwargs``: every keyword argument of a call that names no other parameter.
+            summary = file.summary.functions.get(function) or file.summary.methods.get(function)
+            named = set(summary.params) if summary is not None else set()
+            for caller, call in self.callers.get((file.path, function), []):
+                found.extend((caller, value) for key, value in call.args.items()
+                             if not key.isdigit() and key not in named)
+            return found
         for caller, call in self.callers.get((file.path, function), []):
             value = call.args.get(str(index), call.args.get(name))
             if value is not None:
@@ -436,179 +478,9 @@ class ProjectIndex:
         for indexed in self.files.values():
             for call in indexed.summary.calls:
                 found = self.definition(call.callee, indexed)
-                if found is not None and found.kind == "function":
+                if found is not None and found.kind in ("function", "method"):
                     table.setdefault((found.file.path, found.name), []).append((indexed, call))
         return table
-
-    # ----------------------------------------------------------------- flags
-    def is_flag(self, value: Value, file: IndexedFile, depth: int = 0) -> bool:
-        if depth > _MAX_DEPTH:
-            return False
-        kind = value[0]
-        if kind == "flag":
-            return True
-        if kind in ("cmp", "flagged"):
-            parts = value[1]
-            if kind == "cmp":
-                return any(self._is_version_ref(part, file, depth) for part in parts)
-            return any(self.is_flag(part, file, depth + 1) for part in parts)
-        if kind in ("ref", "call"):
-            found = self.definition(value[1], file)
-            if found is None:
-                return False
-            return self.definition_is_flag(found, depth + 1)
-        return False
-
-    def definition_is_flag(self, found: _Definition, depth: int = 0) -> bool:
-        summary = found.file.summary
-        if found.kind == "name":
-            return self.is_flag(summary.names[found.name], found.file, depth + 1)
-        if found.kind == "function":
-            returns = summary.functions[found.name].returns
-            options = returns[1] if returns[0] == "any" else [returns]
-            return bool(options) and all(self.is_flag(v, found.file, depth + 1) for v in options)
-        return False
-
-    def _is_version_ref(self, part: Value, file: IndexedFile, depth: int) -> bool:
-        found = self.definition(part[1], file) if part[0] == "ref" else None
-        return found is not None and found.kind == "name" and \
-            found.file.summary.names[found.name] == ["version"]
-
-    # ----------------------------------------------------------- checkpoints
-    def normal_key(self, key: Key | None, file: IndexedFile) -> tuple[str, ...] | None:
-        """A key two sites can be compared by: a file name, or a same-file expression."""
-        if key is None:
-            return None
-        if key[0] == "file":
-            return ("file", key[1])
-        if key[0] == "buffer":
-            return ("buffer", file.path)
-        if key[0] == "expr":
-            return ("expr", file.path, key[1])
-        if key[0] == "ref":
-            found = self.definition(key[1], file)
-            if found is not None and found.kind == "name":
-                return _file_of(found.file.summary.names[found.name])
-        if key[0] == "param":
-            # A helper's path parameter: the file every caller names, if they agree;
-            # else the parameter's name, which matches the same name in the same file.
-            passed = {_file_of(value) for _, value in
-                      self.arguments_of(file, key[1], int(key[2]), key[3])}
-            if len(passed) == 1 and None not in passed:
-                return passed.pop()
-            return ("expr", file.path, key[3])
-        return None
-
-    def related(self, first: IndexedFile, second: IndexedFile) -> bool:
-        """Could these two files be one program's (so a file name means the same file)?
-        Same import root, or one root above the other; not two sibling example folders."""
-        a, b = first.root, second.root
-        return a == b or a.startswith(b + os.sep) or b.startswith(a + os.sep)
-
-    @cached_property
-    def _saves_by_key(self) -> dict[tuple[str, ...], list[tuple[IndexedFile, SaveSite]]]:
-        return self._by_key(lambda summary: summary.saves)  # type: ignore[return-value]
-
-    @cached_property
-    def _loads_by_key(self) -> dict[tuple[str, ...], list[tuple[IndexedFile, LoadSite]]]:
-        return self._by_key(lambda summary: summary.loads)  # type: ignore[return-value]
-
-    def _by_key(self, sites: Callable[[FileSummary], list[SaveSite] | list[LoadSite]],
-                ) -> dict[tuple[str, ...], list[tuple[IndexedFile, SaveSite | LoadSite]]]:
-        """Every save (or load) of the run by the file it names."""
-        table: dict[tuple[str, ...], list[tuple[IndexedFile, SaveSite | LoadSite]]] = {}
-        for indexed in self.files.values():
-            for site in sites(indexed.summary):
-                key = self.normal_key(site.key, indexed)
-                if key is not None:
-                    table.setdefault(key, []).append((indexed, site))
-        return table
-
-    def _pairable(self, saving: IndexedFile, loading: IndexedFile) -> bool:
-        return _same_policy(self.pairable, saving, loading)
-
-    def saves_for(self, load: LoadSite, file: IndexedFile) -> list[tuple[IndexedFile, SaveSite]]:
-        key = self.normal_key(load.key, file)
-        if key is None:
-            return []
-        return [(other, save) for other, save in self._saves_by_key.get(key, [])
-                if self.related(file, other)]
-
-    def saved_content(self, load: LoadSite, file: IndexedFile) -> SavedContent | None:
-        matched = self.saves_for(load, file)
-        matched_by = "path"
-        if not matched and (self.normal_key(load.key, file) or ("expr",))[0] == "expr":
-            # The path is not known: the saves of the same file are what it most likely
-            # reads (a script resuming from its own checkpoints), as weak evidence.
-            matched = [(file, save) for save in file.summary.saves]
-            matched_by = "file"
-        if not matched:
-            return None
-        contents = [(other, self.content(save.content, other)) for other, save in matched]
-        combined = self._combine([c for _, c in contents], "state dicts, tensors and primitives")
-        decisive = next((o for o, c in contents if c.allow is False),
-                        next((o for o, c in contents if c.allow is None), contents[0][0]))
-        transport = load.key is not None and load.key[0] == "buffer"
-        return SavedContent(combined.allow, combined.cpu, combined.what, decisive.display,
-                            matched_by, combined.module is not None, transport)
-
-    def module_pair(self, file: IndexedFile, function: str, site: str) -> ModulePair | None:
-        for save in file.summary.saves:
-            if save.function == function and save.site == site:
-                pair = self._pair(file, save)
-                return None if pair is None else pair[0]
-        for load in file.summary.loads:
-            if load.function == function and load.site == site:
-                key = self.normal_key(load.key, file)
-                saves = self._saves_by_key.get(key, []) if key and key[0] == "file" else []
-                if len(saves) == 1:
-                    pair = self._pair(*saves[0])
-                    if pair is not None and pair[1] is load:
-                        return pair[2]
-        return None
-
-    def _pair(self, file: IndexedFile,
-              save: SaveSite) -> tuple[ModulePair, LoadSite, ModulePair] | None:
-        """(the save side, the load site, the load side) of a rewritable whole-module pair."""
-        key = self.normal_key(save.key, file)
-        if key is None or key[0] != "file" or save.noqa or save.built is None or \
-                save.built_args is None or save.obj is None:
-            return None
-        saves = self._saves_by_key.get(key, [])
-        loads = [(other, load) for other, load in self._loads_by_key.get(key, [])
-                 if self.related(file, other)]
-        if len(saves) != 1 or len(loads) != 1:
-            return None
-        other, load = loads[0]
-        if other is file or load.target is None or load.noqa or not load.alone or \
-                other.notebook or not self._pairable(file, other):
-            return None
-        content = self.content(save.content, file)
-        built = self.definition(save.built, file)
-        absolute = self.absolute(save.built, file)
-        if content.module is None or absolute is None or built is None or \
-                built.kind != "class" or built.file is file:
-            return None  # a class of the saving script itself cannot be imported elsewhere
-        module, _, class_name = absolute.rpartition(".")
-        if not module or class_name in load.bound or not self._free_or_same(
-                other, class_name, built):
-            return None
-        saving = ModulePair("save", other.path, module, class_name, save.built_args,
-                            load.target)
-        loading = ModulePair("load", file.path, module, class_name, save.built_args,
-                             load.target)
-        return saving, load, loading
-
-    def _free_or_same(self, file: IndexedFile, name: str, wanted: _Definition) -> bool:
-        """``name`` means nothing in ``file`` at module level, or imports ``wanted``."""
-        summary = file.summary
-        if name in summary.names or name in summary.functions or name in summary.classes:
-            return False
-        imported = summary.imports.get(name)
-        if imported is None:
-            return True
-        found = self.definition(imported, file)
-        return found is not None and found.file is wanted.file and found.name == wanted.name
 
     # -------------------------------------------------------------- callers
     def module_arguments(self, file: IndexedFile, function: str) -> dict[str, str] | None:
@@ -635,9 +507,9 @@ class ProjectIndex:
     def _module_passed(self, value: Value, caller: IndexedFile) -> str | None:
         """The module class an argument certainly passes (every alternative of a name bound
         several times is one); None when one alternative may be something else."""
-        if value == ["submodule"]:
+        if value == SUBMODULE:
             return "each submodule, through `.apply()`"
-        options = value[1] if value[0] == "any" else [value]
+        options = value.options if isinstance(value, AnyOf) else (value,)
         modules = [self.content(option, caller).module for option in options]
         return f"`{modules[0]}`" if modules and None not in modules else None
 
@@ -749,8 +621,8 @@ class ProjectIndex:
         for caller in self.files.values():
             for call in caller.summary.calls:
                 passed = [key for key, value in call.args.items()
-                          if value[0] == "call" and not _named_for_evaluation(key)
-                          and self._is_loader_class(value[1], caller)]
+                          if isinstance(value, Call) and not _named_for_evaluation(key)
+                          and self._is_loader_class(value.dotted, caller)]
                 if not passed:
                     continue
                 found = self.definition(call.callee, caller)
@@ -795,9 +667,9 @@ class ProjectIndex:
             return None
         returns = found.file.summary.functions[found.name].returns
         where = found.file.display
-        if returns[0] == "call":
-            absolute = self.absolute(returns[1], found.file) or ""
-            target = self.definition(returns[1], found.file)
+        if isinstance(returns, Call):
+            absolute = self.absolute(returns.dotted, found.file) or ""
+            target = self.definition(returns.dotted, found.file)
             if is_dataloader_class(absolute) or (
                     target is not None and target.kind == "class"
                     and self.class_kind(target, is_dataloader_class)):
@@ -806,8 +678,8 @@ class ProjectIndex:
         if content.module is not None:
             return ReturnFacts("module", f"`{found.qualified}` returns an instance of "
                                f"`{content.module}` ({where})", content.module)
-        if returns[:2] == ["tensor", "cpu"]:
-            detached = returns[2] == "detached"
+        if isinstance(returns, Tensor) and returns.cpu:
+            detached = returns.detached
             return ReturnFacts("detached-cpu-tensor" if detached else "cpu-tensor",
                                f"`{found.qualified}` returns a "
                                f"{'detached ' if detached else ''}CPU tensor ({where})")
@@ -844,20 +716,20 @@ def _own_definition(file: IndexedFile, name: str) -> _Definition | None:
     return None
 
 
-def _file_of(value: Value) -> tuple[str, ...] | None:
-    """The key of a path given as a string value (its last component)."""
-    if value[0] != "str":
-        return None
-    base = str(value[1]).replace("\\", "/").rsplit("/", 1)[-1]
-    return ("file", base) if base and base not in (".", "..") else None
-
-
 class FileFacts:
     """The index as one file sees it: satisfies :class:`ProjectFacts`."""
 
     def __init__(self, index: ProjectIndex, file: IndexedFile) -> None:
         self.index = index
         self.file = file
+
+    def __getattr__(self, name: str) -> Any:
+        """A question a fact module registered (:mod:`.registry`), asked from this file."""
+        question = QUESTIONS.get(name) if not name.startswith("__") else None
+        if question is None:
+            raise AttributeError(name)
+        answer = question.answer
+        return lambda *args: answer(self.index, self.file, *args)
 
     def module_name(self, path: str) -> str | None:
         indexed = self.index.files.get(os.path.abspath(path))
@@ -868,21 +740,6 @@ class FileFacts:
 
     def returns(self, qualified: str) -> ReturnFacts | None:
         return self.index.returns(qualified, self.file)
-
-    def version_flag(self, qualified: str) -> bool | None:
-        found = self.index.definition(qualified, self.file)
-        if found is None:
-            return None
-        return self.index.definition_is_flag(found)
-
-    def saved_content(self, function: str, site: str) -> SavedContent | None:
-        for load in self.file.summary.loads:
-            if load.function == function and load.site == site:
-                return self.index.saved_content(load, self.file)
-        return None
-
-    def module_pair(self, function: str, site: str) -> ModulePair | None:
-        return self.index.module_pair(self.file, function, site)
 
     def module_arguments(self, function: str) -> dict[str, str] | None:
         return self.index.module_arguments(self.file, function)

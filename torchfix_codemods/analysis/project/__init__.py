@@ -11,7 +11,7 @@ Rules never build or open anything themselves. A rule that reads project
 facts names them in :attr:`Rule.project_facts` (so the runner knows to build
 the index, and the cache knows a result depends on other files), and reads
 them through ``self.context.project``, which satisfies :class:`ProjectFacts`:
-the index of :mod:`.project_index` as seen from the file being analysed. A run
+the index of :mod:`.index` as seen from the file being analysed. A run
 with no such rule, or a unit analysed on its own, gets :data:`NO_PROJECT`, which
 knows nothing: "unknown" is always a valid answer, and every rule treats it
 conservatively.
@@ -20,7 +20,9 @@ conservatively.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
+
+from torchfix_codemods.analysis.project.registry import unknown_answer
 
 ProjectFact = Literal["module-classes", "checkpoints", "checkpoint-pairs", "callers",
                       "version-flags", "loader-shards"]
@@ -83,6 +85,9 @@ class SavedContent:
     whole_module: bool = False
     transport: bool = False
     """An in-memory buffer written and read in the same file (objects sent between processes)."""
+    named: bool = False
+    """Matched by a file name both sides spell (a literal, a module constant, an argparse
+    default), not only by the same expression text: the run itself writes that file."""
 
 
 @dataclass(frozen=True)
@@ -148,6 +153,12 @@ class ProjectFacts(Protocol):
 
     Qualified names may be relative (``.models.Net``, as ``from .models import Net`` binds
     them): they are resolved against the asking file. Every answer may be None (unknown).
+
+    A fact module of this package answers its questions through :mod:`.registry`
+    (``version_flag`` in :mod:`.version_flags`, ``star_names(module)`` in :mod:`.stars`,
+    ``saved_content`` and ``module_pair`` in :mod:`.checkpoints`):
+    ``NoProject``, the index's ``FileFacts`` and the test fakes answer them without a
+    method of their own. Those listed here are for readers and type checkers.
     """
 
     def module_name(self, path: str) -> str | None:
@@ -160,7 +171,7 @@ class ProjectFacts(Protocol):
         """What the function ``qualified`` returns, when a file of the run defines it and shows it."""
 
     def version_flag(self, qualified: str) -> bool | None:
-        """Is this module-level name a torch-version flag?
+        """Is this module-level name a torch-version flag? (:mod:`.version_flags`)
 
         True for a name bound to a comparison of torch's version (``torch.__version__``,
         ``packaging.version``, ``lightning_utilities``' ``compare_version("torch", ...)``,
@@ -174,7 +185,7 @@ class ProjectFacts(Protocol):
         """What the run saves to the file that this file's ``torch.load`` at ``site`` reads.
 
         ``function`` is the name of the innermost function around the load ("" at module
-        level), ``site`` the :func:`~torchfix_codemods.analysis.project_summary.site_of_text`
+        level), ``site`` the :func:`~torchfix_codemods.analysis.project.summary.site_of_text`
         of its path argument. None when no save of the run is known to write that file.
         """
 
@@ -202,9 +213,22 @@ class ProjectFacts(Protocol):
         """The training loader another file builds, hands to this file's class
         ``class_name`` and shards itself (sampler and ``set_epoch``), or why it does not."""
 
+    def star_names(self, module: str) -> dict[str, str | None] | None:
+        """What ``from <module> import *`` binds in this file (:mod:`.stars`)."""
+
 
 class NoProject:
-    """The project of a run without an index: every question is answered "unknown"."""
+    """The project of a run without an index: every question is answered "unknown".
+
+    The questions of :class:`ProjectFacts` are answered here one by one; a fact module
+    of this package that registers more (:mod:`.registry`) is answered "unknown" through
+    ``__getattr__``, so neither this class nor a test fake built on it changes with it.
+    """
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return unknown_answer(name)
 
     def module_name(self, path: str) -> str | None:
         return None
@@ -213,15 +237,6 @@ class NoProject:
         return None
 
     def returns(self, qualified: str) -> ReturnFacts | None:
-        return None
-
-    def version_flag(self, qualified: str) -> bool | None:
-        return None
-
-    def saved_content(self, function: str, site: str) -> SavedContent | None:
-        return None
-
-    def module_pair(self, function: str, site: str) -> ModulePair | None:
         return None
 
     def module_arguments(self, function: str) -> dict[str, str] | None:
@@ -241,3 +256,11 @@ class NoProject:
 
 
 NO_PROJECT: ProjectFacts = NoProject()
+
+
+# The fact modules register their questions when the package is imported.
+from torchfix_codemods.analysis.project import (  # noqa: E402, F401
+    checkpoints,
+    stars,
+    version_flags,
+)

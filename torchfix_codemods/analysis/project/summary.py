@@ -1,6 +1,6 @@
 """What one file tells the rest of the project: a summary read off the standard ``ast``.
 
-The project index (:mod:`.project_index`) is built in a first pass over every
+The project index (:mod:`.index`) is built in a first pass over every
 file of a run, before any rule runs, so it must cost little: this module parses
 with the standard library's ``ast`` (several times faster than LibCST, and
 LibCST is never imported on this path) and keeps only what another file may ask:
@@ -20,19 +20,8 @@ holds no line-independent position other than line numbers of the sites. Values
 are symbolic and resolved only when the index combines the files: a summary never
 depends on another file, so editing one file re-summarises only that file.
 
-Values are small JSON lists, ``[kind, ...]``:
-
-``["lit"]``, ``["str", s]``: primitives; ``["tensor", "cpu" | "?", "detached" | "?"]``:
-a tensor, where it lives and whether it is known not to require grad; ``["sd", hint]``:
-a ``.state_dict()`` (``hint`` is ``"scaler"`` for a grad scaler's); ``["numpy"]``;
-``["namespace"]``: an ``argparse.Namespace``; ``["dict", [v...]]``, ``["seq", [v...]]``,
-``["any", [v...]]``: containers and alternatives; ``["call", dotted]``: what calling
-``dotted`` returns (a class: an instance of it); ``["param", function, index, name]``: a
-parameter of a module-level function; ``["ref", dotted]``: an imported name;
-``["submodule"]``: what ``nn.Module.apply`` passes to the function it is given;
-``["version"]``: a torch version value; ``["flag"]``: a torch version comparison, and
-``["cmp", [refs]]``/``["flagged", [values]]`` for one that depends on imported names;
-``["unknown"]``.
+Values are the tagged types of :mod:`.values` (``Tensor(cpu, detached)``, ``Dict``,
+``Param``...), written to the cache as the JSON lists :func:`.values.encode` makes.
 """
 
 from __future__ import annotations
@@ -45,6 +34,34 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from torchfix_codemods.analysis.project.registry import summarize_facts
+from torchfix_codemods.analysis.project.values import (
+    FLAG,
+    LIT,
+    NAMESPACE,
+    NUMPY,
+    SUBMODULE,
+    UNKNOWN,
+    VERSION,
+    AnyOf,
+    Call,
+    Cmp,
+    Dict,
+    Flag,
+    Flagged,
+    Lit,
+    Namespace,
+    Numpy,
+    Param,
+    Ref,
+    Seq,
+    StateDict,
+    Str,
+    Tensor,
+    Value,
+    decode,
+    encode,
+)
 from torchfix_codemods.analysis.vocabulary.torch_classes import (
     CHAINABLE_METHODS,
     DATA_PARALLEL_CLASSES,
@@ -57,9 +74,7 @@ from torchfix_codemods.analysis.vocabulary.torch_classes import (
 )
 from torchfix_codemods.noqa import is_silenced, noqa_lines
 
-Value = list[Any]
-Key = list[str]
-UNKNOWN: Value = ["unknown"]
+Key = list[Any]
 _MAX_MODE_DEPTH = 4
 _MAX_DEPTH = 6
 
@@ -145,7 +160,7 @@ class CallSite:
     line: int
     alternatives: dict[str, Value] = field(default_factory=dict)
     """For an argument that is a name bound several times (a notebook's ``model`` rebuilt in
-    a later cell), every plain value it may hold (``["any", [...]]``), keyed like ``args``.
+    a later cell), every plain value it may hold (``AnyOf``), keyed like ``args``.
     Only the question "does every call pass a module" reads it; ``args`` keeps ``unknown``
     for such a name, so what a save writes is not decided by the first binding alone."""
 
@@ -239,29 +254,53 @@ class FileSummary:
     callees: dict[str, int] = field(default_factory=dict)
     """How many times the file calls each function of another module (dotted as the file
     spells it, like ``CallSite.callee``) or of its own module level (``@.name``)."""
+    methods: dict[str, FunctionSummary] = field(default_factory=dict)
+    """Plain methods of module-level classes (``Class.method``): their parameters other than
+    ``self`` and ``**kwargs``, for what calls on instances pass (a trainer's ``save``)."""
+    facts: dict[str, Any] = field(default_factory=dict)
+    """Each registered fact module's part (:mod:`.registry`), by the fact's name."""
     parsed: bool = True
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        data["names"] = {k: encode(v) for k, v in self.names.items()}
+        for kind in ("functions", "methods"):
+            for name, function in getattr(self, kind).items():
+                data[kind][name]["returns"] = encode(function.returns)
+        for saved, save in zip(data["saves"], self.saves, strict=True):
+            saved["content"] = encode(save.content)
+        for called, call in zip(data["calls"], self.calls, strict=True):
+            called["args"] = {k: encode(v) for k, v in call.args.items()}
+            called["alternatives"] = {k: encode(v) for k, v in call.alternatives.items()}
+        return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> FileSummary:
         return cls(
             imports=dict(data["imports"]),
             classes={k: list(v) for k, v in data["classes"].items()},
-            functions={k: FunctionSummary(**v) for k, v in data["functions"].items()},
-            names=dict(data["names"]),
-            saves=[SaveSite(**s) for s in data["saves"]],
+            functions={k: _function(v) for k, v in data["functions"].items()},
+            names={k: decode(v) for k, v in data["names"].items()},
+            saves=[SaveSite(**{**s, "content": decode(s["content"])}) for s in data["saves"]],
             loads=[LoadSite(**s) for s in data["loads"]],
-            calls=[CallSite(**c) for c in data["calls"]],
+            calls=[CallSite(**{**c, "args": {k: decode(v) for k, v in c["args"].items()},
+                                "alternatives": {k: decode(v) for k, v in
+                                                 c.get("alternatives", {}).items()}})
+                   for c in data["calls"]],
             class_modes={k: list(v) for k, v in data.get("class_modes", {}).items()},
             loader_functions={k: LoaderFunction(**v)
                               for k, v in data.get("loader_functions", {}).items()},
             data_parallel=_data_parallel_use(data.get("data_parallel")),
             passed_loaders=[PassedLoader(**p) for p in data.get("passed_loaders", [])],
             callees=dict(data.get("callees", {})),
+            methods={k: _function(v) for k, v in data.get("methods", {}).items()},
+            facts=dict(data.get("facts", {})),
             parsed=bool(data["parsed"]),
         )
+
+
+def _function(data: dict[str, Any]) -> FunctionSummary:
+    return FunctionSummary(list(data["params"]), decode(data["returns"]), bool(data["trains"]))
 
 
 def _data_parallel_use(data: dict[str, Any] | None) -> DataParallelUse | None:
@@ -291,18 +330,11 @@ def site_of_text(text: str) -> str | None:
     return site_id(tree.body)
 
 
-def _distinct(values: Iterable[Value]) -> list[Value]:
+def _distinct(values: Iterable[Value]) -> tuple[Value, ...]:
     """A container's element values, each once, in first-seen order: what the index reads of
     a container (``ProjectIndex.content`` combines them) does not depend on repeats, and a
     generated 180,000-number list summarised to 180,000 entries (seconds of JSON per run)."""
-    seen: set[str] = set()
-    kept: list[Value] = []
-    for value in values:
-        key = repr(value)
-        if key not in seen:
-            seen.add(key)
-            kept.append(value)
-    return kept
+    return tuple(dict.fromkeys(values))
 
 
 def summarize(text: str, tree: ast.Module | None = None) -> FileSummary:
@@ -313,7 +345,9 @@ def summarize(text: str, tree: ast.Module | None = None) -> FileSummary:
             tree = ast.parse(text)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return FileSummary(parsed=False)
-    return _Summarizer(tree, text).summary
+    summary = _Summarizer(tree, text).summary
+    summary.facts = summarize_facts(tree)
+    return summary
 
 
 @dataclass
@@ -334,6 +368,15 @@ class _Scope:
     """Methods called directly in the scope (``backward``, ``step``...)."""
     returns: list[ast.Return] = field(default_factory=list)
     generator: bool = False
+    method: str | None = None
+    """``Class.method`` for a method of a module-level class (its parameters, ``self``
+    aside, are followed through the calls of that method on instances of the class)."""
+    kwarg: str | None = None
+    """The name of the ``**kwargs`` parameter, whose value is every keyword argument that
+    names no other parameter."""
+    items: dict[str, list[ast.expr]] = field(default_factory=dict)
+    """Values stored into a name's items (``state["args"] = args``): a checkpoint dict
+    filled after it is built holds them too."""
 
     def bind(self, name: str, value: ast.expr | None) -> None:
         self.bindings.setdefault(name, []).append(value)
@@ -351,10 +394,16 @@ class _Summarizer:
         self._crowded: set[int] = set()
         self._functions: dict[int, _Scope] = {}
         self._calls: list[tuple[ast.Call, _Scope, str | None, ast.stmt | None]] = []
+        self._methods = {id(item): f"{node.name}.{item.name}" for node in tree.body
+                         if isinstance(node, ast.ClassDef) for item in node.body
+                         if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
+                         and item.args.args and not item.decorator_list}
+        """Plain methods (no decorator: not static or class methods) of module-level classes."""
         self._scan(tree)
         for scope in (self.module, *self._functions.values()):
             scope.trains = _trains(scope.methods)
         self._collect_module(tree)
+        self._save_helpers = self._pass_through_saves(tree)
         for call, scope, target, statement in self._calls:
             self._call(call, scope, target, statement)
         # TFC301's data side across files; the substring tests keep the cost out of the
@@ -389,6 +438,7 @@ class _Summarizer:
                 if not quiet:
                     scope.bind(node.name, None)
                 inner = self._function_scope(node, scope.module_level and not quiet)
+                inner.method = self._methods.get(id(node))
                 self._functions[id(node)] = inner
                 outer = [*node.decorator_list, *node.args.defaults,
                          *[d for d in node.args.kw_defaults if d is not None]]
@@ -411,6 +461,9 @@ class _Summarizer:
                 single = len(node.targets) == 1
                 if not quiet:
                     for target in node.targets:
+                        if isinstance(target, ast.Subscript) and \
+                                isinstance(target.value, ast.Name):
+                            scope.items.setdefault(target.value.id, []).append(node.value)
                         plain = single and isinstance(target, ast.Name)
                         for name in _target_names(target):
                             scope.bind(name, node.value if plain else None)
@@ -497,12 +550,17 @@ class _Summarizer:
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 scope = self._functions[id(node)]
                 returns = [] if scope.generator else [
-                    self.value(r.value, scope) if r.value is not None else ["lit"]
+                    self.value(r.value, scope) if r.value is not None else LIT
                     for r in scope.returns]
                 value: Value = UNKNOWN if not returns else (
-                    returns[0] if all(r == returns[0] for r in returns) else ["any", returns])
+                    returns[0] if all(r == returns[0] for r in returns) else
+                    AnyOf(tuple(returns)))
                 self.summary.functions[node.name] = FunctionSummary(
                     scope.params, value, scope.trains)
+        for scope in self._functions.values():
+            if scope.method is not None:
+                self.summary.methods[scope.method] = FunctionSummary(
+                    [p for p in scope.params[1:] if p != scope.kwarg], UNKNOWN, scope.trains)
         for name, values in self.module.bindings.items():
             if len(values) == 1 and values[0] is not None and name not in self.summary.imports:
                 self.summary.names[name] = self.value(values[0], self.module)
@@ -585,7 +643,8 @@ class _Summarizer:
         args = node.args
         params = [a.arg for a in (*args.posonlyargs, *args.args)]
         extra = [a.arg for a in args.kwonlyargs] + [a.arg for a in (args.vararg, args.kwarg) if a]
-        return _Scope(node.name, node, params + extra, {}, top_function=top)
+        return _Scope(node.name, node, params + extra, {}, top_function=top,
+                      kwarg=args.kwarg.arg if args.kwarg else None)
 
     def _argparse(self, node: ast.Call) -> None:
         """``parser.add_argument('--save', default='model.pt')``: ``args.save`` is that file."""
@@ -612,19 +671,24 @@ class _Summarizer:
         if isinstance(call.func, ast.Attribute) and call.func.attr == "apply" and \
                 len(call.args) == 1 and not call.keywords:
             self._apply(call, scope)
-        if dotted == "torch.save":
+        if dotted == "torch.save" or (dotted is not None and dotted.startswith("@.")
+                                      and dotted[2:] in self._save_helpers):
             self._save(call, scope)
         elif dotted == "torch.load":
             self._load(call, scope, target, statement)
-        elif dotted is not None and not dotted.startswith(("torch.", "numpy.")) \
-                and dotted.split(".")[0] not in _STDLIB_HINTS and \
-                (call.args or call.keywords):
+        else:
+            if dotted is None:
+                dotted = self._instance_method(call, scope)
+            if dotted is None or dotted.startswith(("torch.", "numpy.")) or \
+                    dotted.split(".")[0] in _STDLIB_HINTS or not (call.args or call.keywords):
+                return
             passed = {str(i): a for i, a in enumerate(call.args) if not isinstance(a, ast.Starred)}
             passed.update({k.arg: k.value for k in call.keywords if k.arg})
             args = {key: self.value(a, scope) for key, a in passed.items()}
             alternatives = {key: found for key, a in passed.items()
                             if (found := self._alternatives(a, scope)) is not None}
-            if any(v[0] in _PASSED_KINDS for v in [*args.values(), *alternatives.values()]):
+            if any(isinstance(v, _PASSED_KINDS)
+                   for v in [*args.values(), *alternatives.values()]):
                 self.summary.calls.append(CallSite(dotted, args, scope.trains, call.lineno,
                                                    alternatives))
 
@@ -735,11 +799,11 @@ class _Summarizer:
         ``nn.Module.apply`` calls it with every submodule, recorded as a call passing one."""
         dotted = self.dotted(call.args[0], scope)
         if dotted is not None and not dotted.startswith(("@.", "torch.", "numpy.")):
-            self.summary.calls.append(CallSite(dotted, {"0": ["submodule"]}, scope.trains,
+            self.summary.calls.append(CallSite(dotted, {"0": SUBMODULE}, scope.trains,
                                                call.lineno))
 
     def _alternatives(self, expr: ast.expr, scope: _Scope) -> Value | None:
-        """A name bound several times, each time to a plain value: ``["any", [values]]``
+        """A name bound several times, each time to a plain value: ``AnyOf(values)``
         (None for anything else)."""
         if not isinstance(expr, ast.Name):
             return None
@@ -749,7 +813,43 @@ class _Summarizer:
         values = owner.bindings.get(expr.id, []) if owner is not None else []
         if owner is None or len(values) < 2 or any(v is None for v in values):
             return None
-        return ["any", [self.value(v, owner, 1) for v in values if v is not None]]
+        return AnyOf(tuple(self.value(v, owner, 1) for v in values if v is not None))
+
+    def _instance_method(self, call: ast.Call, scope: _Scope) -> str | None:
+        """``Trainer.save`` (as the file spells the class) for ``trainer.save(...)`` where
+        ``trainer`` is bound once to ``Trainer(...)``, or ``self.save(...)`` in a method of
+        ``Trainer``."""
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
+            return None
+        receiver = func.value.id
+        if scope.method is not None and scope.params and receiver == scope.params[0]:
+            return f"@.{scope.method.split('.')[0]}.{func.attr}"
+        bound = self._plain_binding(receiver, scope)
+        if bound is None or not isinstance(bound[0], ast.Call):
+            return None
+        built = self.dotted(bound[0].func, bound[1])
+        return f"{built}.{func.attr}" if built is not None else None
+
+    def _pass_through_saves(self, tree: ast.Module) -> set[str]:
+        """Module-level functions that hand all their arguments to ``torch.save``:
+        ``def save_on_master(*args, **kwargs): ... torch.save(*args, **kwargs)``
+        (ConvNeXt's, DeiT's): a call of one is a save of what it is given."""
+        found: set[str] = set()
+        for node in tree.body:
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            args = node.args
+            if args.vararg is None or args.args or args.posonlyargs or args.kwonlyargs:
+                continue
+            scope = self._functions[id(node)]
+            for call in ast.walk(node):
+                if isinstance(call, ast.Call) and self.dotted(call.func, scope) == "torch.save" \
+                        and [type(a) for a in call.args] == [ast.Starred] \
+                        and isinstance(call.args[0].value, ast.Name) \
+                        and call.args[0].value.id == args.vararg.arg:
+                    found.add(node.name)
+        return found
 
     def _save(self, call: ast.Call, scope: _Scope) -> None:
         obj = _argument(call, "obj", 0)
@@ -851,9 +951,12 @@ class _Summarizer:
             return None
         if isinstance(expr, ast.Name):
             if expr.id in scope.params and not scope.module_level:
-                if scope.top_function:
-                    return ["param", scope.name, scope.params.index(expr.id), expr.id]
-                return ["expr", expr.id]
+                param = self._param(expr.id, scope)
+                if not isinstance(param, Param) or param.index == -1:
+                    return ["expr", expr.id]
+                key: Key = ["param", param.function, param.index, param.name]
+                default = _string_default(scope.node, expr.id)
+                return [*key, default] if default is not None else key
             bound = self._plain_binding(expr.id, scope)
             if bound is not None:
                 return self.key(bound[0], bound[1], depth + 1)
@@ -884,48 +987,48 @@ class _Summarizer:
 
     def _value(self, expr: ast.expr, scope: _Scope, depth: int) -> Value:
         if isinstance(expr, ast.Constant):
-            return ["str", expr.value] if isinstance(expr.value, str) else ["lit"]
+            return Str(expr.value) if isinstance(expr.value, str) else LIT
         if isinstance(expr, ast.JoinedStr):
-            return ["lit"]
+            return LIT
         if isinstance(expr, ast.Dict):
-            return ["dict", _distinct(self.value(v, scope, depth + 1) for v in expr.values)]
+            return Dict(_distinct(self.value(v, scope, depth + 1) for v in expr.values))
         if isinstance(expr, (ast.List, ast.Tuple, ast.Set)):
-            return ["seq", _distinct(self.value(e.value if isinstance(e, ast.Starred) else e,
-                                                scope, depth + 1) for e in expr.elts)]
+            return Seq(_distinct(self.value(e.value if isinstance(e, ast.Starred) else e,
+                                            scope, depth + 1) for e in expr.elts))
         if isinstance(expr, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
-            return ["seq", [self.value(expr.elt, _comprehension(scope, expr), depth + 1)]]
+            return Seq((self.value(expr.elt, _comprehension(scope, expr), depth + 1),))
         if isinstance(expr, ast.DictComp):
-            return ["dict", [self.value(expr.value, _comprehension(scope, expr), depth + 1)]]
+            return Dict((self.value(expr.value, _comprehension(scope, expr), depth + 1),))
         if isinstance(expr, ast.IfExp):
-            return ["any", [self.value(expr.body, scope, depth + 1),
-                            self.value(expr.orelse, scope, depth + 1)]]
+            return AnyOf((self.value(expr.body, scope, depth + 1),
+                          self.value(expr.orelse, scope, depth + 1)))
         if isinstance(expr, ast.Compare):
             return self._comparison(expr, scope, depth)
         if isinstance(expr, ast.BoolOp):
             parts = [self.value(v, scope, depth + 1) for v in expr.values]
-            if any(p == ["flag"] for p in parts):
-                return ["flag"]
-            symbolic = [p for p in parts if p[0] in ("ref", "flagged")]
-            return ["flagged", symbolic] if symbolic else ["any", parts]
+            if any(p == FLAG for p in parts):
+                return FLAG
+            symbolic = tuple(p for p in parts if isinstance(p, (Ref, Flagged)))
+            return Flagged(symbolic) if symbolic else AnyOf(tuple(parts))
         if isinstance(expr, ast.UnaryOp):
             inner = self.value(expr.operand, scope, depth + 1)
-            if isinstance(expr.op, ast.Not) and inner[0] in ("flag", "flagged", "ref"):
-                return inner if inner[0] != "ref" else ["flagged", [inner]]
-            return ["lit"] if inner[0] in ("lit", "str") else UNKNOWN
+            if isinstance(expr.op, ast.Not) and isinstance(inner, (Flag, Flagged, Ref)):
+                return Flagged((inner,)) if isinstance(inner, Ref) else inner
+            return LIT if isinstance(inner, (Lit, Str)) else UNKNOWN
         if isinstance(expr, ast.BinOp):
             left, right = (self.value(expr.left, scope, depth + 1),
                            self.value(expr.right, scope, depth + 1))
-            if left[0] in ("lit", "str") and right[0] in ("lit", "str"):
-                return ["lit"]
+            if isinstance(left, (Lit, Str)) and isinstance(right, (Lit, Str)):
+                return LIT
             return UNKNOWN
         if isinstance(expr, ast.Name):
             return self._name_value(expr, scope, depth)
         if self._is_version(expr, scope):
-            return ["version"]
+            return VERSION
         if isinstance(expr, ast.Attribute):
             dotted = self.dotted(expr, scope)
             if dotted is not None and not dotted.startswith("@."):
-                return ["ref", dotted]
+                return Ref(dotted)
             return UNKNOWN
         if isinstance(expr, ast.Call):
             return self._call_value(expr, scope, depth)
@@ -934,24 +1037,44 @@ class _Summarizer:
     def _name_value(self, expr: ast.Name, scope: _Scope, depth: int) -> Value:
         name = expr.id
         if name in scope.params and not scope.module_level:
-            if scope.top_function:
-                return ["param", scope.name, scope.params.index(name), name]
-            return UNKNOWN
+            return self._param(name, scope)
         if not scope.module_level and name in scope.bindings:
             values = scope.bindings[name]
             if len(values) == 1 and values[0] is not None:
-                return self.value(values[0], scope, depth + 1)
+                return self._filled(name, self.value(values[0], scope, depth + 1), scope, depth)
             return UNKNOWN
         if name in self.module.bindings:
             values = self.module.bindings[name]
             if len(values) == 1 and values[0] is not None:
-                return self.value(values[0], self.module, depth + 1)
+                return self._filled(name, self.value(values[0], self.module, depth + 1),
+                                    self.module, depth)
             return UNKNOWN
         if name in self.summary.imports:
-            return ["ref", self.summary.imports[name]]
+            return Ref(self.summary.imports[name])
         if name in ("True", "False", "None"):
-            return ["lit"]
+            return LIT
         return UNKNOWN
+
+    def _param(self, name: str, scope: _Scope) -> Value:
+        """A parameter of a module-level function or of a method, resolved later through the
+        calls of it (``-1``: the ``**kwargs`` of it, every keyword no other parameter takes)."""
+        function = scope.name if scope.top_function else scope.method
+        if function is None:
+            return UNKNOWN
+        params = scope.params if scope.top_function else scope.params[1:]
+        if name == scope.kwarg:
+            return Param(function, -1, name)
+        if name not in params:
+            return UNKNOWN  # `self`
+        return Param(function, params.index(name), name)
+
+    def _filled(self, name: str, value: Value, scope: _Scope, depth: int) -> Value:
+        """A dict bound once, with what the scope stores into its items afterwards."""
+        stored = scope.items.get(name)
+        if not isinstance(value, Dict) or not stored:
+            return value
+        return Dict(_distinct([*value.values,
+                               *(self.value(v, scope, depth + 1) for v in stored)]))
 
     def _call_value(self, call: ast.Call, scope: _Scope, depth: int) -> Value:
         func = call.func
@@ -960,92 +1083,90 @@ class _Summarizer:
             method = func.attr
             if method == "state_dict":
                 receiver = _attribute_text(func.value) or ""
-                return ["sd", "scaler" if "scaler" in receiver.lower() else ""]
+                return StateDict("scaler" in receiver.lower())
             if method == "parse_args":
-                return ["namespace"]
+                return NAMESPACE
             if method in _PRIMITIVE_METHODS:
-                return ["lit"]
+                return LIT
             if method == "numpy":
-                return ["numpy"]
+                return NUMPY
             inner = self.value(func.value, scope, depth + 1)
-            tensor = inner if inner[0] == "tensor" else None
-            grad = tensor[2] if tensor is not None else "?"
+            tensor = inner if isinstance(inner, Tensor) else None
+            detached = tensor.detached if tensor is not None else False
             if method == "detach":  # only tensors have it
-                return ["tensor", tensor[1] if tensor is not None else "?", "detached"]
+                return Tensor(tensor.cpu if tensor is not None else False, True)
             if method == "cpu":
-                return ["tensor", "cpu", grad] if tensor is not None else inner
+                return Tensor(True, detached) if tensor is not None else inner
             if method in _SAME_KIND_METHODS:
                 if tensor is not None and method in ("to", "cuda"):
-                    return ["tensor", "?", grad]
+                    return Tensor(False, detached)
                 return inner
-            if inner[0] == "numpy":
-                return ["numpy"]
+            if isinstance(inner, Numpy):
+                return NUMPY
             return UNKNOWN
         if any(self._is_version(a, scope) for a in call.args):
             # A torch version handed to a helper (`compare_versions(torch_version, ">=", v)`)
             # is compared there: what else would a function take a version for?
-            return ["flag"]
+            return FLAG
         if dotted is None and isinstance(func, ast.Name):
             name = func.id
             if name == "dict":
                 values = [self.value(k.value, scope, depth + 1) for k in call.keywords]
                 values += [self.value(a, scope, depth + 1) for a in call.args]
-                return ["dict", values]
+                return Dict(tuple(values))
             if name in ("list", "tuple", "sorted", "set"):
-                return ["seq", [self.value(a, scope, depth + 1) for a in call.args]]
+                return Seq(tuple(self.value(a, scope, depth + 1) for a in call.args))
             if name == "vars" and call.args and \
-                    self.value(call.args[0], scope, depth + 1) == ["namespace"]:
-                return ["dict", [["lit"]]]
+                    self.value(call.args[0], scope, depth + 1) == NAMESPACE:
+                return Dict((LIT,))
             if name in _PRIMITIVE_BUILTINS:
-                return ["lit"]
+                return LIT
             return UNKNOWN
         if dotted is None:
             return UNKNOWN
         if dotted in _VERSION_CALLS:
             first = call.args[0] if call.args else None
-            return ["flag"] if isinstance(first, ast.Constant) and first.value == "torch" \
-                else ["lit"]
+            return FLAG if isinstance(first, ast.Constant) and first.value == "torch" else LIT
         if dotted in _REQUIREMENT_CACHES:
             first = call.args[0] if call.args else None
             text = first.value if isinstance(first, ast.Constant) else ""
             is_torch = isinstance(text, str) and text.split("<")[0].split(">")[0].split(
                 "=")[0].split("!")[0].strip() == "torch" and any(c in text for c in "<>=!")
-            return ["flag"] if is_torch else ["lit"]
+            return FLAG if is_torch else LIT
         if dotted in _METADATA_VERSION:
             first = call.args[0] if call.args else None
-            return ["version"] if isinstance(first, ast.Constant) and first.value == "torch" \
-                else ["lit"]
+            return VERSION if isinstance(first, ast.Constant) and first.value == "torch" else LIT
         if dotted.startswith("numpy."):
-            return ["numpy"]
+            return NUMPY
         if dotted.startswith("torch.") and dotted.count(".") == 1:
             last = dotted.rsplit(".", 1)[-1]
             if last == "from_numpy" or last in _TENSOR_FACTORIES:
                 placed = any(k.arg == "device" for k in call.keywords)
                 grad = any(k.arg == "requires_grad" for k in call.keywords)
-                return ["tensor", "?" if placed else "cpu", "?" if grad else "detached"]
+                return Tensor(not placed, not grad)
             if last in _TENSOR_FUNCTIONS:
-                return ["tensor", "?", "?"]
+                return Tensor(False, False)
         if dotted in ("copy.deepcopy", "copy.copy") and call.args:
             return self.value(call.args[0], scope, depth + 1)
         if dotted == "collections.OrderedDict":
-            return ["dict", [self.value(a, scope, depth + 1) for a in call.args]]
-        return ["call", dotted]
+            return Dict(tuple(self.value(a, scope, depth + 1) for a in call.args))
+        return Call(dotted)
 
     def _comparison(self, expr: ast.Compare, scope: _Scope, depth: int) -> Value:
         """``torch.__version__ >= "2.0"`` and its spellings: a torch-version flag.
 
-        A side that is an imported name is left symbolic (``["cmp", [refs]]``): the
+        A side that is an imported name is left symbolic (``Cmp(refs)``): the
         index decides, once files are combined, whether it names a torch version.
         """
-        refs: list[Value] = []
+        refs: list[Ref] = []
         for side in (expr.left, *expr.comparators):
             if self._is_version(side, scope):
-                return ["flag"]
+                return FLAG
             for node in ast.walk(side):
                 if isinstance(node, ast.Name) and node.id in self.summary.imports and \
                         self.dotted(node, scope) is not None:
-                    refs.append(["ref", self.summary.imports[node.id]])
-        return ["cmp", refs] if refs else ["lit"]
+                    refs.append(Ref(self.summary.imports[node.id]))
+        return Cmp(tuple(refs)) if refs else LIT
 
     def _is_version(self, expr: ast.expr, scope: _Scope, depth: int = 0) -> bool:
         """Does ``expr`` compute torch's version: ``torch.__version__``,
@@ -1089,6 +1210,23 @@ class _Summarizer:
         if values and len(values) == 1 and values[0] is not None:
             return values[0], self.module
         return None
+
+
+def _string_default(function: ast.AST, name: str) -> str | None:
+    """The literal string default of a function's parameter (``save_path='model.pth'``)."""
+    args = getattr(function, "args", None)
+    if not isinstance(args, ast.arguments):
+        return None
+    positional = [*args.posonlyargs, *args.args]
+    pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults,
+                     strict=True))
+    pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True)
+              if d is not None]
+    for arg, default in pairs:
+        if arg.arg == name and isinstance(default, ast.Constant) and \
+                isinstance(default.value, str):
+            return default.value
+    return None
 
 
 def _loader_problem(call: ast.Call) -> str | None:
@@ -1210,8 +1348,7 @@ class _EpochReads:
             for function, looped in self._looped.items())
 
 
-_PASSED_KINDS = frozenset({"call", "dict", "seq", "sd", "tensor", "numpy", "namespace", "str",
-                           "any"})
+_PASSED_KINDS = (Call, Dict, Seq, StateDict, Tensor, Numpy, Namespace, Str, AnyOf)
 """Arguments worth recording at a call: models, checkpoint contents, file names (not numbers)."""
 _VERSION_WRAPPERS = frozenset({"distutils.version.LooseVersion", "pkg_resources.parse_version"})
 _VERSION_BUILTINS = frozenset({"tuple", "list", "map", "str", "int", "sorted"})
@@ -1279,7 +1416,8 @@ def _comprehension(scope: _Scope, node: ast.AST) -> _Scope:
     for name in shadowed:
         bindings[name] = [None]
     return _Scope(scope.name, scope.node, [p for p in scope.params if p not in shadowed],
-                  bindings, scope.imported - shadowed, scope.trains, False, scope.top_function)
+                  bindings, scope.imported - shadowed, scope.trains, False, scope.top_function,
+                  method=scope.method, kwarg=scope.kwarg if scope.kwarg not in shadowed else None)
 
 
 def _argument(call: ast.Call, keyword: str, position: int) -> ast.expr | None:

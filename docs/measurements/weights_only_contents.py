@@ -1,0 +1,66 @@
+"""What `torch.load(f, weights_only=True)` loads, measured (run: python this_file.py).
+
+Backs TFC001's allow-list and its `weights_only=False` fix for files the same project
+writes. Each line prints the content saved and whether the weights-only load succeeds,
+then the first words of torch's error (which proposes `weights_only=False`).
+"""
+
+import argparse
+import io
+import sys
+
+import numpy as np
+import torch
+from torch import nn
+
+
+def main() -> None:
+    model = nn.Linear(2, 2)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    cases = {
+        "state_dict": model.state_dict(),
+        "optimizer.state_dict()": optimizer.state_dict(),
+        "dict of tensors, ints, floats, str, None": {"w": torch.ones(2), "epoch": 3,
+                                                       "loss": 0.5, "name": "x", "n": None},
+        "float(np.float64)": {"best": float(np.float64(0.5))},
+        "np.float64 scalar": {"best": np.float64(0.5)},
+        "np.nanmean(...) result": {"map": np.nanmean(np.array([0.1, np.nan, 0.3]))},
+        "np.int64 scalar": {"step": np.int64(3)},
+        "numpy array": {"a": np.ones(3)},
+        "argparse.Namespace": {"args": argparse.Namespace(lr=0.1)},
+        "vars(argparse.Namespace)": {"args": vars(argparse.Namespace(lr=0.1))},
+        "whole nn.Module": {"net": model},
+        "optimizer object": {"optimizer": optimizer},
+        "lr_scheduler object": {"scheduler": torch.optim.lr_scheduler.StepLR(optimizer, 1)},
+        "scheduler.state_dict()": {"scheduler":
+                                   torch.optim.lr_scheduler.StepLR(optimizer, 1).state_dict()},
+        "torch.Size": {"shape": torch.Size([2, 3])},
+        "tuple/list nesting": {"pairs": [(torch.ones(1), 2)]},
+    }
+    print(f"torch {torch.__version__}, numpy {np.__version__}, python {sys.version.split()[0]}")
+    for label, content in cases.items():
+        buffer = io.BytesIO()
+        torch.save(content, buffer)
+        buffer.seek(0)
+        try:
+            torch.load(buffer, weights_only=True)
+            outcome = "loads"
+        except Exception as error:  # noqa: BLE001 - the failure is the measurement
+            first = str(error).strip().splitlines()[0][:90]
+            outcome = f"FAILS ({type(error).__name__}: {first})"
+        print(f"{label:45s} {outcome}")
+    buffer = io.BytesIO()
+    torch.save({"args": argparse.Namespace(lr=0.1)}, buffer)
+    buffer.seek(0)
+    try:
+        torch.load(buffer, weights_only=True)
+    except Exception as error:  # noqa: BLE001
+        proposes = "`weights_only` set to `False`" in str(error)
+        print(f"the error proposes weights_only=False: {proposes}")
+    buffer.seek(0)
+    loaded = torch.load(buffer, weights_only=False)
+    print(f"weights_only=False loads it: {loaded['args'].lr == 0.1}")
+
+
+if __name__ == "__main__":
+    main()

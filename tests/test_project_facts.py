@@ -1,0 +1,385 @@
+"""Cross-file facts as modules that register themselves (analysis/project/registry.py), and
+the first of them: what a star import binds (analysis/project/stars.py).
+
+Each project test writes a small project to a temporary folder, summarises it and asks the
+index from the importing file, as the name index of a rule does.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from torchfix_codemods.analysis.core.names import NameIndex
+from torchfix_codemods.analysis.project import NO_PROJECT, NoProject
+from torchfix_codemods.analysis.project.index import ProjectIndex
+from torchfix_codemods.analysis.project.registry import FACTS, QUESTIONS, Fact, Question, register
+from torchfix_codemods.analysis.project.summary import FileSummary, summarize
+from torchfix_codemods.indexing import project_of_bytes
+
+
+def project(tmp_path: Path, files: dict[str, str]) -> ProjectIndex:
+    summaries = {}
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text), encoding="utf-8")
+        summaries[str(path)] = summarize(path.read_text(encoding="utf-8"))
+    return ProjectIndex.build(summaries)
+
+
+def stars(tmp_path: Path, files: dict[str, str], importer: str, module: str):
+    return project(tmp_path, files).view(str(tmp_path / importer)).star_names(module)
+
+
+# --- registration ---------------------------------------------------------------------------
+
+@pytest.fixture
+def registered_question():
+    """A fact registered for one test, and removed after it (the registry is global)."""
+    name = "_test_only_question"
+    register(Fact("_test_only_fact", None, {
+        name: Question(lambda index, file, word: f"{word} from {file.module}", unknown=()),
+    }))
+    yield name
+    del QUESTIONS[name]
+    del FACTS["_test_only_fact"]
+
+
+def test_a_registered_question_is_unknown_without_an_index(registered_question: str) -> None:
+    assert getattr(NO_PROJECT, registered_question)("anything") == ()
+
+    class Fake(NoProject):
+        """A test fake that knows nothing of the new fact and is not edited for it."""
+
+    assert getattr(Fake(), registered_question)("anything") == ()
+
+
+def test_a_registered_question_is_answered_by_the_index(registered_question: str,
+                                                        tmp_path: Path) -> None:
+    index = project(tmp_path, {"train.py": "x = 1\n"})
+    assert getattr(index.view(str(tmp_path / "train.py")), registered_question)("hi") == \
+        "hi from train"
+
+
+def test_an_unregistered_question_is_an_attribute_error() -> None:
+    with pytest.raises(AttributeError):
+        NO_PROJECT.no_such_question  # noqa: B018
+
+
+def test_a_question_cannot_be_registered_twice() -> None:
+    with pytest.raises(ValueError, match="registered twice"):
+        register(Fact("again", None, {"star_names": Question(lambda *a: None)}))
+
+
+def test_fact_parts_survive_the_summary_cache() -> None:
+    summary = summarize("import torch\n__all__ = ['Net']\nclass Net: pass\n")
+    again = FileSummary.from_json(summary.to_json())
+    assert again.facts == summary.facts
+    assert again.facts["stars"]["all"] == ["Net"]
+
+
+# --- star imports ---------------------------------------------------------------------------
+
+UTILS = """\
+    import torch
+    import torch.nn as nn
+    import numpy as np
+    from .helpers import accuracy
+
+    class Net(nn.Module):
+        pass
+
+    def load(path):
+        return open(path).read()
+
+    _private = 1
+"""
+
+
+def test_a_star_import_binds_public_names_and_the_modules_own_imports(tmp_path: Path) -> None:
+    found = stars(tmp_path, {"utils.py": UTILS, "main.py": "from utils import *\n"},
+                  "main.py", "utils")
+    assert found is not None
+    assert found["torch"] == "torch"
+    assert found["nn"] == "torch.nn"
+    assert found["np"] == "numpy"
+    assert found["Net"] == "utils.Net"
+    assert found["load"] == "utils.load"  # the module's own load, not torch.load
+    assert "_private" not in found
+
+
+def test_all_decides_what_a_star_import_binds(tmp_path: Path) -> None:
+    found = stars(tmp_path, {
+        "model.py": "import torch\n__all__ = ['Net', 'resnet']\nclass Net: pass\n",
+        "main.py": "from model import *\n",
+    }, "main.py", "model")
+    assert found == {"Net": "model.Net", "resnet": "model.resnet"}
+
+
+def test_a_computed_all_is_unknown(tmp_path: Path) -> None:
+    assert stars(tmp_path, {
+        "model.py": "import torch\n__all__ = [n for n in dir() if n[0] != '_']\n",
+        "main.py": "from model import *\n",
+    }, "main.py", "model") is None
+
+
+def test_star_imports_chain_through_a_package(tmp_path: Path) -> None:
+    files = {
+        "models/__init__.py": "from .lenet import *\nfrom .vgg import *\n",
+        "models/lenet.py": "import torch\nimport torch.nn as nn\nclass LeNet(nn.Module): pass\n",
+        "models/vgg.py": "__all__ = ['VGG']\nimport torch\nclass VGG: pass\n",
+        "main.py": "from models import *\n",
+    }
+    found = stars(tmp_path, files, "main.py", "models")
+    assert found is not None
+    assert found["LeNet"] == "models.lenet.LeNet"
+    assert found["VGG"] == "models.vgg.VGG"
+    assert found["torch"] == "torch"
+
+
+def test_a_star_import_of_a_module_outside_the_run_is_unknown(tmp_path: Path) -> None:
+    assert stars(tmp_path, {"main.py": "from numpy import *\n"}, "main.py", "numpy") is None
+
+
+def test_a_cycle_of_star_imports_ends(tmp_path: Path) -> None:
+    found = stars(tmp_path, {
+        "a.py": "from b import *\nimport torch\n",
+        "b.py": "from a import *\nclass B: pass\n",
+        "main.py": "from a import *\n",
+    }, "main.py", "a")
+    assert found is not None and found["torch"] == "torch"
+
+
+def test_a_name_bound_two_ways_is_bound_to_nothing_known(tmp_path: Path) -> None:
+    found = stars(tmp_path, {
+        "utils.py": "try:\n    from torch import load\nexcept ImportError:\n"
+                    "    from mylib import load\n",
+        "main.py": "from utils import *\n",
+    }, "main.py", "utils")
+    assert found == {"load": None}
+
+
+def _qualified(files: dict[str, str], importer: str, expression: str) -> str | None:
+    index = project_of_bytes({name: text.encode() for name, text in files.items()})
+    module = cst.parse_module(files[importer])
+    names = NameIndex.build(module, index.view(importer))
+    found: list[str | None] = []
+
+    class Visit(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            if cst.Module([]).code_for_node(node.func) == expression:
+                found.append(names.qualified_name(node.func))
+
+    module.visit(Visit())
+    return found[0]
+
+
+def test_the_name_index_sees_torch_through_a_star_import(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    files = {"utils.py": "import torch\n", "main.py": "from utils import *\nx = torch.load('m.pt')\n"}
+    assert _qualified(files, "main.py", "torch.load") == "torch.load"
+
+
+def test_the_importers_own_binding_wins_over_the_star(tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    files = {"utils.py": "from torch import load\n",
+             "main.py": "from utils import *\ndef load(p):\n    return p\nload('m.pt')\n"}
+    # The file's own `def load` is what `load` means after it: never `torch.load`.
+    assert _qualified(files, "main.py", "load") is None
+    files["main.py"] = "from utils import *\nimport torch\nx = torch.load('m.pt')\n"
+    files["utils.py"] = "torch = None\n"
+    assert _qualified(files, "main.py", "torch.load") == "torch.load"  # the explicit import
+
+
+def test_without_an_index_a_star_import_binds_nothing() -> None:
+    module = cst.parse_module("from utils import *\nx = torch.load('m.pt')\n")
+    names = NameIndex.build(module)
+    call = module.body[1].body[0].value  # type: ignore[attr-defined]
+    assert names.qualified_name(call.func) is None
+
+
+# --- managed imports where a name arrives only through a star import -------------------------
+
+def _reference(files: dict[str, str], importer: str):
+    from torchfix_codemods.edits.references import Imports
+
+    index = project_of_bytes({name: text.encode() for name, text in files.items()})
+    module = cst.parse_module(files[importer])
+    names = NameIndex.build(module, index.view(importer))
+    at = module.body[-1]
+    return Imports(names).reference("torch.no_grad", at)
+
+
+def test_a_star_bound_torch_the_file_already_reads_is_reused(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    found = _reference({"utils.py": "import torch\n",
+                        "main.py": "from utils import *\nx = torch.ones(2)\ny = x\n"}, "main.py")
+    assert found.code == "torch.no_grad" and found.needs is None
+
+
+def test_a_fix_that_would_first_read_a_star_bound_torch_imports_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    found = _reference({"utils.py": "import torch\nclass Net: pass\n",
+                        "main.py": "from utils import *\nnet = Net()\ny = net\n"}, "main.py")
+    assert found.code == "torch.no_grad"
+    assert found.needs is not None and found.needs.module == "torch"
+
+
+# --- checkpoint contents through a trainer's save() method ----------------------------------
+
+TRAINER = """\
+    import torch
+
+    class Trainer:
+        def __init__(self, model, optimizer):
+            self.model = model
+            self.optimizer = optimizer
+
+        def save(self, save_optimizer=False, save_path='checkpoints/model.pth', **kwargs):
+            save_dict = dict()
+            save_dict['model'] = self.model.state_dict()
+            save_dict['other_info'] = kwargs
+            torch.save(save_dict, save_path)
+"""
+
+
+def _saved(tmp_path: Path, train: str):
+    index = project(tmp_path, {"trainer.py": TRAINER, "train.py": train})
+    facts = index.view(str(tmp_path / "train.py"))
+    load = index.files[str(tmp_path / "train.py")].summary.loads[0]
+    return facts.saved_content(load.function, load.site)
+
+
+def test_keyword_arguments_of_a_trainers_save_are_in_the_file(tmp_path: Path) -> None:
+    """The shape issue 21 describes (a trainer's `save(**kwargs)` given `best_map =
+    np.nanmean(ap)`): the path is the method's default, the numpy scalar is in the file."""
+    saved = _saved(tmp_path, """\
+        import numpy as np
+        import torch
+        from trainer import Trainer
+
+        def train(model, optimizer, ap):
+            trainer = Trainer(model, optimizer)
+            best_map = np.nanmean(ap)
+            trainer.save(best_map=best_map)
+            return torch.load('checkpoints/model.pth')
+    """)
+    assert saved is not None and saved.allow_listed is False and saved.named
+    assert "numpy" in saved.what
+
+
+def test_plain_numbers_through_a_trainers_save_are_no_reason_to_refuse(tmp_path: Path) -> None:
+    """Calls passing only numbers are not recorded (summaries stay small), so what the
+    `**kwargs` hold is unknown here: never a refusal, at most an unsafe `True`."""
+    saved = _saved(tmp_path, """\
+        import torch
+        from trainer import Trainer
+
+        def train(model, optimizer, ap):
+            trainer = Trainer(model, optimizer)
+            trainer.save(best_map=float(ap))
+            return torch.load('checkpoints/model.pth')
+    """)
+    assert saved is not None and saved.allow_listed is not False
+
+
+def test_a_save_path_given_by_every_call_replaces_the_default(tmp_path: Path) -> None:
+    saved = _saved(tmp_path, """\
+        import numpy as np
+        import torch
+        from trainer import Trainer
+
+        def train(model, optimizer, ap):
+            trainer = Trainer(model, optimizer)
+            trainer.save(save_path='other.pth', best_map=np.nanmean(ap))
+            return torch.load('checkpoints/model.pth')
+    """)
+    assert saved is None  # nothing of the run writes checkpoints/model.pth
+
+
+# --- the tagged value language and its cache format ------------------------------------------
+
+def test_every_value_kind_round_trips_through_the_cache_format() -> None:
+    import json
+
+    from torchfix_codemods.analysis.project import values as v
+
+    kinds = [v.LIT, v.Str("m.pt"), v.Tensor(True, False), v.Tensor(False, True),
+             v.StateDict(True), v.StateDict(False), v.NUMPY, v.NAMESPACE,
+             v.Dict((v.LIT, v.NUMPY)), v.Seq((v.Str("a"),)), v.AnyOf((v.LIT, v.UNKNOWN)),
+             v.Call("models.Net"), v.Param("Trainer.save", -1, "kwargs"), v.Ref("cfg.PATH"),
+             v.SUBMODULE, v.VERSION, v.FLAG, v.Cmp((v.Ref("a.b"),)),
+             v.Flagged((v.Ref("x"), v.FLAG)), v.UNKNOWN]
+    for value in kinds:
+        assert v.decode(json.loads(json.dumps(v.encode(value)))) == value
+
+
+def test_a_summary_with_values_survives_the_cache() -> None:
+    import json
+
+    text = textwrap.dedent("""\
+        import argparse
+        import numpy as np
+        import torch
+        from cfg import PATH
+
+        LEGACY = torch.__version__ < "2.0"
+        args = argparse.ArgumentParser().parse_args()
+
+        def save(model, ap, **kwargs):
+            state = {"model": model.state_dict(), "map": np.nanmean(ap), **kwargs}
+            state["args"] = args
+            torch.save(state, PATH)
+            return torch.zeros(2).cpu().detach()
+    """)
+    summary = summarize(text)
+    again = FileSummary.from_json(json.loads(json.dumps(summary.to_json())))
+    assert again == summary
+
+
+def test_star_imports_resolve_whatever_the_selection(tmp_path: Path) -> None:
+    """TFC101 reads no project fact; the run still builds the index for the star import,
+    so what `torch` means in main.py does not depend on `--select`."""
+    import json
+    import subprocess
+    import sys
+
+    (tmp_path / "utils.py").write_text("import torch\n", encoding="utf-8")
+    (tmp_path / "main.py").write_text(
+        "from utils import *\n\nw = torch.ones(2, requires_grad=True)\nprint((w * 2).numpy())\n",
+        encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "torchfix_codemods", "check", "--no-cache",
+                           "--format", "json", "--select", "TFC101", "."],
+                          cwd=tmp_path, capture_output=True, text=True, check=False)
+    codes = [(f["path"], f["code"]) for f in json.loads(done.stdout)["findings"]]
+    assert codes == [("main.py", "TFC101")], done.stderr
+
+
+def test_an_optimizer_object_in_a_checkpoint_is_not_allow_listed(tmp_path: Path) -> None:
+    """Measured on torch 2.13 (docs/measurements/weights_only_contents.txt): the optimizer
+    and LR scheduler objects fail under weights_only=True, their state_dict()s load."""
+    index = project(tmp_path, {"train.py": """\
+        import torch
+        model = torch.nn.Linear(2, 2)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        scheduler = torch.optim.lr_scheduler.StepLR(optimizer, 1)
+        torch.save({'model': model.state_dict(), 'optimizer': optimizer}, 'a.pt')
+        torch.save({'optimizer': optimizer.state_dict(), 'sched': scheduler.state_dict()}, 'b.pt')
+        a = torch.load('a.pt')
+        b = torch.load('b.pt')
+    """})
+    facts = index.view(str(tmp_path / "train.py"))
+    first, second = index.files[str(tmp_path / "train.py")].summary.loads
+    refused = facts.saved_content(first.function, first.site)
+    assert refused is not None and refused.allow_listed is False
+    assert "torch.optim.SGD" in refused.what
+    loaded = facts.saved_content(second.function, second.site)
+    assert loaded is not None and loaded.allow_listed is True
