@@ -383,3 +383,12 @@ def test_an_optimizer_object_in_a_checkpoint_is_not_allow_listed(tmp_path: Path)
     assert "torch.optim.SGD" in refused.what
     loaded = facts.saved_content(second.function, second.site)
     assert loaded is not None and loaded.allow_listed is True
+
+
+def test_a_saving_file_is_named_as_the_loading_file_sees_it() -> None:
+    """The message names the writer relative to the reader, never where the run was made."""
+    from torchfix_codemods.analysis.project.checkpoints import _seen_from
+
+    assert _seen_from("/tmp/run-x/demo/model.py", "/tmp/run-x/demo/predict.py") == "model.py"
+    assert _seen_from("/tmp/run-x/train.py", "/tmp/run-x/tools/eval.py") == "../train.py"
+    assert _seen_from("utils/save.py", "main.py") == "utils/save.py"

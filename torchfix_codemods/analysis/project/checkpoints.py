@@ -134,8 +134,18 @@ def _saved_content(index: ProjectIndex, load: LoadSite, file: IndexedFile) -> Sa
                     next((o for o, c in contents if c.allow is None), contents[0][0]))
     transport = load.key is not None and load.key[0] == "buffer"
     named = matched_by == "path" and (normal_key(index, load.key, file) or ("",))[0] == "file"
-    return SavedContent(combined.allow, combined.cpu, combined.what, decisive.display,
-                        matched_by, combined.module is not None, transport, named)
+    return SavedContent(combined.allow, combined.cpu, combined.what,
+                        _seen_from(decisive.path, file.path), matched_by,
+                        combined.module is not None, transport, named)
+
+
+def _seen_from(path: str, reader: str) -> str:
+    """``path`` as the file at ``reader`` would name it (``model.py`` beside it,
+    ``../train.py`` one level up): a message must not carry where the run happened to be."""
+    try:
+        return os.path.relpath(path, os.path.dirname(reader) or os.curdir)
+    except ValueError:  # another drive (Windows)
+        return path
 
 
 def _pair(index: ProjectIndex, file: IndexedFile,
