@@ -474,9 +474,19 @@ class InferenceAnalysis:
             return None
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and \
                 func.value.value == "self" and facts is not None and facts.is_method:
-            if named_like_model(func.attr.value):
+            if named_like_model(func.attr.value) and not self._own_method(facts, func.attr.value):
                 return f"`self.{func.attr.value}` is called and named like a model"
         return None
+
+    def _own_method(self, facts: FunctionFacts, name: str) -> bool:
+        """``self.name`` is a method of the class ``facts`` belongs to (``self._wrap_model(fn)``
+        builds a wrapper; it has no ``.eval()``), not a model held as an attribute."""
+        owner = next((a for a in self.names.ancestors(facts.node) if isinstance(a, cst.ClassDef)),
+                     None)
+        if owner is None:
+            return False
+        return any(isinstance(statement, cst.FunctionDef) and statement.name.value == name
+                   for statement in owner.body.body)
 
     def _passed_from_other_files(self, facts: FunctionFacts, param: str) -> str | None:
         """Why ``param`` of a module-level function is a model: every call of it from
