@@ -149,8 +149,11 @@ class TorchLoadWithoutWeightsOnly(Rule):
             unsafe=True,
         ),
         Example("import torch\nmodel = torch.load('whole.pt')\nmodel.eval()\n"),
+        # The run writes the file (trusted) and it holds a numpy array: weights_only=False.
         Example("import torch\nimport numpy as np\ntorch.save(np.ones(3), 'a.pt')\n"
-                "a = torch.load('a.pt')\n"),
+                "a = torch.load('a.pt')\n",
+                "import torch\nimport numpy as np\ntorch.save(np.ones(3), 'a.pt')\n"
+                "a = torch.load('a.pt', weights_only=False)\n", unsafe=True),
     )
 
     def visit_Module(self, node: cst.Module) -> None:

@@ -226,12 +226,17 @@ def directory_code(path: Path) -> str | None:
 
 
 def defines_run(text: str) -> bool:
-    """Does the module define a top-level ``def run(...)``? (read from the AST, never run)."""
+    """Does the module define a top-level ``def run(device)``? (read from the AST, never run).
+
+    One positional parameter, as the harness calls it: a fixture whose code has a ``run`` of its
+    own (yolov5's ``run(model, dataloader)``) is not executable for that."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return False
-    return any(isinstance(node, ast.FunctionDef) and node.name == "run" for node in tree.body)
+    return any(isinstance(node, ast.FunctionDef) and node.name == "run"
+               and len(node.args.posonlyargs) + len(node.args.args) == 1
+               for node in tree.body)
 
 
 def is_expected_file(path: Path) -> bool:
