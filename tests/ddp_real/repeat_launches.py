@@ -6,7 +6,7 @@ script: the original runs once as plain python, the script is migrated by TFC301
 temporary folder, then N launches of ``torchrun --standalone --nproc_per_node=2`` (gloo, CPU),
 one at a time. A launch passes when it exits 0, rank 0's weights match the original's
 (rtol 1e-5), rank 1 wrote no file and printed nothing, and neither rank left a process group
-at exit. Prints one line per script: passes out of N, and the first failure's reason.
+at exit, and no gloo thread was still running then. Prints one line per script: passes out of N, and the first failure's reason.
 """
 from __future__ import annotations
 
@@ -48,8 +48,10 @@ def _check(out: Path, stem: str, label: str, reference: dict[str, torch.Tensor])
         return "rank 1 printed"
     for rank in (0, 1):
         record = json.loads((out / f"{stem}.{label}.rank{rank}.exit").read_text())
-        if record != {"initialized": False}:
+        if record["initialized"] is not False:
             return f"rank {rank} left a process group"
+        if record.get("gloo_threads") not in (0, None):
+            return f"rank {rank} left {record['gloo_threads']} gloo threads running at exit"
     return None
 
 
