@@ -6,7 +6,8 @@ script: the original runs once as plain python, the script is migrated by TFC301
 temporary folder, then N launches of ``torchrun --standalone --nproc_per_node=2`` (gloo, CPU),
 one at a time. A launch passes when it exits 0, rank 0's weights match the original's
 (rtol 1e-5), rank 1 wrote no file and printed nothing, and neither rank left a process group
-at exit, and no gloo thread was still running then. Prints one line per script: passes out of N, and the first failure's reason.
+at exit, and no gloo thread was still running then. Prints one line per script: passes out
+of N, and the first failure's reason.
 """
 from __future__ import annotations
 
