@@ -290,3 +290,25 @@ def test_findings_are_ordered_by_cell_then_line(tmp_path: Path) -> None:
     assert result.exit_code == 1
     lines = [line for line in result.output.splitlines() if ": TFC001" in line]
     assert [line.split(":")[1] for line in lines] == ["cell 1", "cell 2"], result.output
+
+
+# A notebook that trains a DataParallel model, the shape of GAN tutorial notebooks: a kernel is
+# one process, torchrun cannot launch it, so the migration to DDP is reported, never written.
+DATA_PARALLEL_NOTEBOOK = _notebook(
+    ("code", "import torch\nfrom torch import nn\n"),
+    ("code", "data = torch.utils.data.TensorDataset(torch.randn(8, 2), torch.randn(8, 1))\n"
+             "loader = torch.utils.data.DataLoader(data, batch_size=4, shuffle=True)\n"
+             "model = nn.DataParallel(nn.Linear(2, 1))\n"
+             "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"),
+    ("code", "for epoch in range(2):\n    for x, y in loader:\n        optimizer.zero_grad()\n"
+             "        nn.functional.mse_loss(model(x), y).backward()\n        optimizer.step()\n"
+             "    print(epoch)\n"),
+)
+
+
+def test_data_parallel_in_a_notebook_is_reported_not_migrated(tmp_path: Path) -> None:
+    path = _write(tmp_path, DATA_PARALLEL_NOTEBOOK)
+    before = path.read_bytes()
+    result = runner.invoke(app, ["fix", "--unsafe-fixes", "--select", "TFC301", str(path)])
+    assert path.read_bytes() == before, result.output
+    assert "TFC301" in result.output and "notebook" in result.output, result.output

@@ -101,7 +101,10 @@ class DataParallelToDDP(Rule):
     training math stay the same (DDP averages gradients across processes).
 
     ## Fix safety
-    Unsafe: the program now runs as several processes. The helper initialises
+    Unsafe: the program now runs as several processes. In a notebook the rule
+    reports and never rewrites: `torchrun` launches scripts, a kernel is one
+    process, so a migrated notebook would train on one device where
+    DataParallel used all of them. The helper initialises
     a one-process group (an in-memory store, no port) when no launcher set
     `WORLD_SIZE`, so `python script.py` trains to the same weights as before,
     and `.module` keeps working. BatchNorm statistics become per process (use
@@ -617,6 +620,15 @@ class DataParallelToDDP(Rule):
                 self.report(call, f"`nn.DataParallel` next to a DistributedDataParallel/process-"
                             f"group path in the same file: no rewrite; make DDP the only path, "
                             f"launched with `{launch}` (DDP's batch_size is per process)")
+            return False
+        if self.context.path.endswith(".ipynb"):
+            # torchrun starts scripts; a notebook's kernel is one process. Migrated, the
+            # notebook would train on one device (DataParallel used all of them), and the
+            # teardown would leave the wrapper unusable when a cell runs again.
+            for call in self._wraps:
+                self.report(call, f"{self.message}; no automatic rewrite in a notebook: "
+                            "`torchrun` cannot launch one, so move the training into a script "
+                            "and migrate that")
             return False
         call = self._wraps[0]
         if self._evaluates and not self._trains:
