@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import shutil
 import subprocess
 import sys
@@ -32,11 +33,21 @@ def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
                           capture_output=True, timeout=300, check=False)
 
 
+def _weights(path: Path) -> dict[str, torch.Tensor]:
+    """The state dict a run saved; a script that pickles the whole model (our own file, so
+    trusted) gives the model's, unwrapped where the original saved the DataParallel."""
+    try:
+        return torch.load(path, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError:
+        net = torch.load(path, map_location="cpu", weights_only=False)["net"]
+        return getattr(net, "module", net).state_dict()
+
+
 def _check(out: Path, stem: str, label: str, reference: dict[str, torch.Tensor]) -> str | None:
     weights = out / f"{stem}.{label}.rank0.pt"
     if not weights.exists():
         return "rank 0 wrote no weights"
-    got = torch.load(weights, map_location="cpu", weights_only=True)
+    got = _weights(weights)
     if set(got) != set(reference):
         return f"keys differ: {sorted(got)}"
     for key, value in reference.items():
@@ -72,8 +83,7 @@ def main() -> None:
             if original.returncode != 0 or "_ddp_wrap(" not in (migrated / name).read_text():
                 print(f"{name}: not run ({fixed.stdout}{original.stdout}{original.stderr})")
                 continue
-            reference = torch.load(out / f"{stem}.original.pt", map_location="cpu",
-                                   weights_only=True)
+            reference = _weights(out / f"{stem}.original.pt")
             passes, first = 0, None
             for index in range(count):
                 label = f"launch{index}"
