@@ -119,13 +119,6 @@ def test_the_ast_side_of_project_facts_imports_no_libcst() -> None:
             assert module.split(".")[0] != "libcst", f"{path.name} imports {module}"
 
 
-# Files that still define torch names of their own: the project summary and index, whose
-# sets (tensor factories, version sources, module methods) are yet to move into the
-# vocabulary; the exemption goes when they do.
-_OWN_TORCH_NAMES_UNTIL_MERGE = {"analysis/project/summary.py", "analysis/project/index.py",
-                                "analysis/project/__init__.py"}
-
-
 def _torch_names(node: ast.AST) -> list[str]:
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
             node.func.id in ("frozenset", "set", "dict") and node.args:
@@ -157,8 +150,8 @@ def test_sets_of_torch_names_are_defined_only_in_the_vocabulary() -> None:
     assert _torch_name_collections(vocabulary / "torch_api.py"), "the check finds nothing"
     for path in sorted(PACKAGE.rglob("*.py")):
         relative = path.relative_to(PACKAGE).as_posix()
-        if path.is_relative_to(vocabulary) or relative in _OWN_TORCH_NAMES_UNTIL_MERGE or \
-                relative.startswith("verify/"):  # verify/ imports torch modules to time them
+        # verify/ imports torch modules to time them
+        if path.is_relative_to(vocabulary) or relative.startswith("verify/"):
             continue
         assert not _torch_name_collections(path), \
             f"{relative}: a set of torch names belongs in analysis/vocabulary/"

@@ -15,18 +15,15 @@ import dataclasses
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from torchfix_codemods.configuration import Configuration
 from torchfix_codemods.discovery import DiscoveryError, discover
 from torchfix_codemods.findings import FileResult
 from torchfix_codemods.report.console import console
+from torchfix_codemods.report.formats import EMITTERS
 from torchfix_codemods.report.summary import summarize
 from torchfix_codemods.runner import Mode, run_paths
 from torchfix_codemods.settings import ConfigError, Overrides
-
-if TYPE_CHECKING:
-    from torchfix_codemods.report.sarif import RuleInfo
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
@@ -106,14 +103,6 @@ def statistics_format_error(statistics: bool, output_format: str) -> str | None:
     return None
 
 
-def rule_infos() -> list[RuleInfo]:
-    from torchfix_codemods.report.sarif import RuleInfo
-    from torchfix_codemods.rules.registry import all_rules
-
-    return [RuleInfo(r.code, r.name, r.message, r.documentation(), r.safety.value)
-            for r in all_rules()]
-
-
 def emit(results: list[FileResult], output_format: str, *, fixing: bool,
          unsafe_fixes: bool, statistics: bool = False, show_fixes: bool = False,
          quiet: bool = False, stderr: bool = False) -> None:
@@ -126,37 +115,10 @@ def emit(results: list[FileResult], output_format: str, *, fixing: bool,
         from torchfix_codemods.report.statistics import render_statistics
 
         render_statistics(out, results, output_format)
-    elif output_format == "json":
-        from torchfix_codemods.report.json import render_json
-
-        out.file.write(render_json(results) + "\n")
-    elif output_format == "sarif":
-        from torchfix_codemods.report.sarif import render_sarif
-
-        out.file.write(render_sarif(results, rule_infos()) + "\n")
-    elif output_format == "gitlab":
-        from torchfix_codemods.report.gitlab import render_gitlab
-
-        out.file.write(render_gitlab(results) + "\n")
-    elif output_format == "junit":
-        from torchfix_codemods.report.junit import render_junit
-
-        out.file.write(render_junit(results) + "\n")
-    elif output_format == "github":
-        from torchfix_codemods.report.github import render_github
-
-        text = render_github(results)
-        if text:
-            out.file.write(text + "\n")
-    else:
-        from torchfix_codemods.report.text import render_text
-
-        if fixing and show_fixes:
-            from torchfix_codemods.report.statistics import render_fixes
-
-            render_fixes(out, results, dry_run=False)
-        render_text(out, results, fixing=fixing, unsafe_fixes=unsafe_fixes,
-                    show_fixes=show_fixes and not fixing, quiet=quiet)
+        return
+    emitter = EMITTERS.get(output_format, EMITTERS["text"])
+    emitter(out, results, fixing=fixing, unsafe_fixes=unsafe_fixes, show_fixes=show_fixes,
+            quiet=quiet)
 
 
 @contextlib.contextmanager

@@ -19,12 +19,14 @@ from typing import TYPE_CHECKING, Any
 
 from torchfix_codemods.catalog import UnknownRuleCode, covered, resolve_selection
 from torchfix_codemods.options import FileOptions, RuleOptions
+from torchfix_codemods.report.formats import EMITTERS
 
 if TYPE_CHECKING:
     import pathspec
 
 SECTION = "torchfix-codemods"
-OUTPUT_FORMATS = ("text", "json", "github", "sarif", "gitlab", "junit")
+OUTPUT_FORMATS = tuple(EMITTERS)
+"""The ``format`` values, as the help and error messages list them (from the emitters' table)."""
 DEFAULT_EXCLUDES = (
     # Never worth walking for source files: version control, virtualenvs, builds, caches.
     ".git", ".hg", ".svn", ".venv", "venv", "build", "dist", "__pycache__", ".tox", ".nox",

@@ -31,6 +31,7 @@ from torchfix_codemods.analysis.vocabulary.torch_classes import (
     MODE_CONTAINERS,
     MODE_DEPENDENT_LAYERS,
     MODE_FUNCTIONS,
+    NN_MODULE,
     is_module_class,
     is_module_factory,
 )
@@ -631,7 +632,7 @@ def _annotation_evidence(names: NameIndex,
                          annotation: cst.BaseExpression) -> ModuleEvidence | None:
     """A parameter annotated with a module class: ``nn.Module``, ``nn.Linear``, ``Net``."""
     qualified = names.qualified_name(annotation)
-    if qualified in ("torch.nn.Module", "torch.nn.modules.module.Module"):
+    if qualified in NN_MODULE:
         return ModuleEvidence("parameter annotated `nn.Module`")
     if qualified is not None and is_module_class(qualified):
         return ModuleEvidence(f"parameter annotated `{qualified}`", qualified)
@@ -765,7 +766,7 @@ def changes_with_mode(names: NameIndex, cls: cst.ClassDef,
     unknown = False
     for base in cls.bases:
         qualified = names.qualified_name(base.value) or ""
-        if qualified in ("torch.nn.Module", "torch.nn.modules.module.Module"):
+        if qualified in NN_MODULE:
             continue
         local = base.value.value if isinstance(base.value, cst.Name) else None
         parent = module_classes(names).get(local or "")

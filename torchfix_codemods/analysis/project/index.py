@@ -66,6 +66,7 @@ from torchfix_codemods.analysis.project.values import (
     Version,
 )
 from torchfix_codemods.analysis.vocabulary.torch_classes import (
+    NN_MODULE,
     is_dataloader_class,
     is_dataset_class,
     is_module_class,
@@ -342,7 +343,7 @@ class ProjectIndex:
         if answer is not True:
             for base in summary.classes.get(definition.name, []):
                 absolute = self.absolute(base, definition.file) if base != "?" else None
-                if absolute in ("torch.nn.Module", "torch.nn.modules.module.Module"):
+                if absolute in NN_MODULE:
                     continue
                 verdict = None if absolute is None else self._referenced_mode(
                     base, definition.file, depth)

@@ -62,6 +62,7 @@ from torchfix_codemods.analysis.project.values import (
     decode,
     encode,
 )
+from torchfix_codemods.analysis.vocabulary.torch_api import VERSION_SOURCES
 from torchfix_codemods.analysis.vocabulary.torch_classes import (
     CHAINABLE_METHODS,
     DATA_PARALLEL_CLASSES,
@@ -97,7 +98,6 @@ _PRIMITIVE_METHODS = frozenset({"item", "tolist", "keys", "items", "values", "__
 _PRIMITIVE_BUILTINS = frozenset({"int", "float", "str", "bool", "len", "round", "abs", "min",
                                  "max", "sum", "repr", "format"})
 _TRAINING_METHODS = frozenset({"backward"})
-_VERSION_SOURCES = ("torch.__version__", "torch.version.__version__")
 _VERSION_CALLS = frozenset({
     "lightning_utilities.core.imports.compare_version",
     "lightning_utilities.compare_version", "pytorch_lightning.utilities.imports.compare_version",
@@ -1175,7 +1175,7 @@ class _Summarizer:
         if depth > _MAX_DEPTH:
             return False
         if isinstance(expr, ast.Attribute):
-            return self.dotted(expr, scope) in _VERSION_SOURCES
+            return self.dotted(expr, scope) in VERSION_SOURCES
         if isinstance(expr, ast.Subscript):
             return self._is_version(expr.value, scope, depth + 1)
         if isinstance(expr, ast.Name):

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 from torchfix_codemods.analysis.vocabulary.tensor_methods import DEVICE_METHODS, FLOAT_CASTS
 
+NN_MODULE = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
+"""``torch.nn.Module`` itself, the base every module class derives from."""
+
 NOT_MODULES = frozenset({"Parameter", "ParameterList", "ParameterDict", "Buffer",
                          "UninitializedParameter", "UninitializedBuffer"})
 """Capitalised names under ``torch.nn`` that are not ``nn.Module`` classes."""
