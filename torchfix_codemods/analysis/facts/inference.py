@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from torchfix_codemods.analysis.core.callees import defined_function
+from torchfix_codemods.analysis.core.callees import defined_function, methods_of
 from torchfix_codemods.analysis.core.memo import Slot
 from torchfix_codemods.analysis.core.names import NameIndex, dotted_name
 from torchfix_codemods.analysis.core.statements import enclosing_statement
@@ -474,19 +474,12 @@ class InferenceAnalysis:
             return None
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and \
                 func.value.value == "self" and facts is not None and facts.is_method:
-            if named_like_model(func.attr.value) and not self._own_method(facts, func.attr.value):
+            # `self._wrap_model(fn)` runs a method of the class (it builds a wrapper and has no
+            # `.eval()`), not a model held as an attribute.
+            own_method = facts.cls is not None and func.attr.value in methods_of(facts.cls)
+            if named_like_model(func.attr.value) and not own_method:
                 return f"`self.{func.attr.value}` is called and named like a model"
         return None
-
-    def _own_method(self, facts: FunctionFacts, name: str) -> bool:
-        """``self.name`` is a method of the class ``facts`` belongs to (``self._wrap_model(fn)``
-        builds a wrapper; it has no ``.eval()``), not a model held as an attribute."""
-        owner = next((a for a in self.names.ancestors(facts.node) if isinstance(a, cst.ClassDef)),
-                     None)
-        if owner is None:
-            return False
-        return any(isinstance(statement, cst.FunctionDef) and statement.name.value == name
-                   for statement in owner.body.body)
 
     def _passed_from_other_files(self, facts: FunctionFacts, param: str) -> str | None:
         """Why ``param`` of a module-level function is a model: every call of it from
