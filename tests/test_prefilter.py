@@ -132,6 +132,19 @@ def test_needs_are_groups_of_alternatives() -> None:
         (Needs.any_of("a") & Needs.any_of("b")) | Needs.any_of("c")
 
 
+def test_a_name_is_met_by_an_equal_identifier_only() -> None:
+    # The first and the last identifier of the file are matched too (the NUL padding).
+    facts = file_facts("from torch import *\nexpand(x).sum()\nlog_t = t(y)\n")
+    assert facts is not None
+    for name in ("expand", "sum", "t", "log_t", "torch", "x", "y"):
+        assert Needs.any_of(names=(name,)).met_by(facts), name
+    for absent in ("exp", "log", "sum_", "xpand", "log_", ""):
+        assert not Needs.any_of(names=(absent,)).met_by(facts), absent
+    assert Needs.any_of(fragments=("exp",)).met_by(facts)
+    assert (Needs.any_of("+=", names=("t",)) & Needs.any_of(names=("sum",))).met_by(facts)
+    assert not (Needs.any_of(names=("t",)) & Needs.any_of(names=("log",))).met_by(facts)
+
+
 def test_unparsable_python_keeps_every_candidate_rule() -> None:
     rules = [rule for rule in all_rules() if rule.code in ("TFC001", "TFC102")]
     text = "import torch\nx = torch.load(p\n"  # ast cannot read it: LibCST and TFC000 decide

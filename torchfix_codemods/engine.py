@@ -450,7 +450,8 @@ def _fix(
         applied.extend(item for item, _ in chosen)
         rounds.append((current_module, [(item[0].rule.code, fix) for item, fix in chosen]))
         text = new_text
-        current_module = cst.parse_module(text)
+        # ``check_rewrite`` compiled this text: LibCST's per-node checks cannot fail on it.
+        current_module = parse_unchecked(text)
         current = _analyse(unit, current_module, rules, options, project, noqa_lines(text))
     if withheld is not None:
         result.findings = _to_findings(unit.path, first.located, options, applied=set(),

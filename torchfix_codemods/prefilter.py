@@ -33,6 +33,9 @@ The words of a file (:class:`FileFacts`):
 
 A fragment (``Needs.any_of(fragments=("Loss",))``) is met by any identifier of
 the file containing it: names, attributes, classes, functions, parameters.
+A name (``Needs.any_of(names=("transpose",))``) is met by an identifier equal to
+it: the last part of a torch name a rule matches by qualified name appears so,
+whether the file reaches it through an attribute, an import or a star import.
 """
 
 from __future__ import annotations
@@ -51,7 +54,8 @@ class FileFacts:
 
     words: frozenset[str]
     identifiers: str
-    """Every identifier, joined with NUL characters, for fragment tests."""
+    """Every identifier, each followed and preceded by a NUL character, for fragment tests
+    (``"\\0name\\0"`` is an exact identifier: :meth:`Needs.any_of`'s ``names``)."""
 
     def has_fragment(self, fragment: str) -> bool:
         return fragment in self.identifiers
@@ -123,7 +127,7 @@ def tree_facts(tree: ast.AST) -> FileFacts:
             elif isinstance(value, ast.AST):
                 push(value)
     identifiers.update(words)
-    return FileFacts(frozenset(words), "\0".join(identifiers))
+    return FileFacts(frozenset(words), "\0" + "\0".join(identifiers) + "\0")
 
 
 _FIELDS: dict[type, tuple[str, ...]] = {}
@@ -150,10 +154,15 @@ class Needs:
     groups: tuple[tuple[frozenset[str], tuple[str, ...]], ...]
 
     @classmethod
-    def any_of(cls, *words: str, fragments: Sequence[str] = ()) -> Needs:
-        if not words and not fragments:
-            raise ValueError("a group needs at least one word or fragment")
-        return cls(((frozenset(words), tuple(fragments)),))
+    def any_of(cls, *words: str, fragments: Sequence[str] = (),
+               names: Iterable[str] = ()) -> Needs:
+        """One group: a word, an identifier containing a fragment, or an identifier equal to
+        one of ``names`` (any identifier of the code: a name read or bound, an attribute, a
+        keyword, a function, class or parameter name, or a word of an import)."""
+        exact = tuple(f"\0{name}\0" for name in sorted(names))
+        if not words and not fragments and not exact:
+            raise ValueError("a group needs at least one word, fragment or name")
+        return cls(((frozenset(words), tuple(fragments) + exact),))
 
     def __and__(self, other: Needs) -> Needs:
         """Both conditions."""

@@ -73,7 +73,8 @@ class LogOfSumOfExp(Rule):
     message = "`log(sum(exp(x)))` overflows: use the numerically stable `torch.logsumexp`"
     safety = Safety.UNSAFE
     triggers = ("exp",)
-    needs = Needs.any_of(fragments=("exp",))
+    needs = (Needs.any_of(names=("log",)) & Needs.any_of(names=("sum",))
+             & Needs.any_of(names=("exp",)))  # the last parts of the three torch names
     valid = (
         "import torch\ny = torch.logsumexp(x, 1)\n",
         "import torch\ny = torch.log(torch.sum(torch.exp(x)))\n",

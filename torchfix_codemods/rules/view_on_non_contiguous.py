@@ -6,14 +6,22 @@ import libcst as cst
 
 from torchfix_codemods.analysis.facts.frameworks import imports_torch
 from torchfix_codemods.analysis.facts.layout import (
+    REORDERING_ATTRIBUTES,
     reordering_source,
     target_rank,
     view_argument,
 )
 from torchfix_codemods.analysis.facts.tensors import data_use, name_written_in_place, provenance
+from torchfix_codemods.analysis.vocabulary.tensor_methods import REORDERING_METHODS
+from torchfix_codemods.analysis.vocabulary.torch_api import REORDERING_FUNCTIONS
 from torchfix_codemods.findings import Safety
 from torchfix_codemods.prefilter import Needs
 from torchfix_codemods.rules.base import Example, Fix, Rule
+
+REORDERINGS = (REORDERING_ATTRIBUTES | REORDERING_METHODS
+               | {name.rsplit(".", 1)[-1] for name in REORDERING_FUNCTIONS})
+"""What ``reordering_source`` starts from (``x.T``, ``x.permute(...)``, ``torch.transpose(x,
+...)``): a view is reported only where the file names one of them."""
 
 
 class ViewOnNonContiguous(Rule):
@@ -84,7 +92,7 @@ class ViewOnNonContiguous(Rule):
                "raises (they are no longer adjacent in memory): use `.reshape()`")
     safety = Safety.SAFE
     triggers = (".view",)
-    needs = Needs.any_of(".view")
+    needs = Needs.any_of(".view") & Needs.any_of(names=REORDERINGS)
     valid = (
         "import torch\nx = torch.randn(2, 3, 4)\ny = x.permute(0, 2, 1).contiguous().view(2, -1)\n",
         "import torch\nx = torch.randn(2, 3, 4)\ny = x.view(6, 4).transpose(0, 1)\n",
