@@ -16,6 +16,8 @@ from __future__ import annotations
 import builtins
 import symtable
 import sys
+from collections.abc import Callable
+from typing import TypeVar
 
 from torchfix_codemods.analysis.core.definite import flow_of
 
@@ -24,6 +26,7 @@ _MODULE_NAMES = frozenset(
      "__builtins__", "__path__", "__annotations__", "__cached__", "__debug__"}
 )
 _BUILTINS = frozenset(dir(builtins)) | _MODULE_NAMES
+T = TypeVar("T")
 
 
 def undefined_names(text: str, path: str = "<fixed>") -> set[str]:
@@ -78,7 +81,8 @@ def check_rewrite(before: str, after: str, path: str) -> str | None:
             return original
         return f"the fixed code does not compile ({error.__class__.__name__}: {error})"
     try:
-        added = undefined_names(after, path) - undefined_names(before, path)
+        added = _remembered(undefined_names, after, path) - _remembered(undefined_names, before,
+                                                                          path)
     except SyntaxError:  # pragma: no cover - compile() above already passed
         return "the fixed code cannot be analysed"
     if added:
@@ -87,10 +91,29 @@ def check_rewrite(before: str, after: str, path: str) -> str | None:
     return _unbound_reads_added(before, after)
 
 
+_RECENT: dict[tuple[object, ...], object] = {}
+_RECENT_SIZE = 8
+"""The latest analyses of texts :func:`check_rewrite` compared: a fix round's rewrite is the
+next round's original, so each text of a file's rounds is analysed once, not twice."""
+
+
+def _remembered(analysis: Callable[..., T], text: str, *args: str) -> T:
+    """``analysis(text, *args)``, computed once for the last few texts (none of its callers
+    changes the result). A failure is not remembered: it is raised again."""
+    key = (analysis, text, *args)
+    if key in _RECENT:
+        return _RECENT[key]  # type: ignore[return-value]
+    result = analysis(text, *args)
+    if len(_RECENT) >= _RECENT_SIZE:
+        del _RECENT[next(iter(_RECENT))]
+    _RECENT[key] = result
+    return result
+
+
 def _unbound_reads_added(before: str, after: str) -> str | None:
     """Why ``after`` reads a name before it is bound where ``before`` did not, or None."""
     try:
-        old, new = flow_of(before), flow_of(after)
+        old, new = _remembered(flow_of, before), _remembered(flow_of, after)
     except SyntaxError:  # the original itself is past Python's parser: nothing to compare
         return None
     problems = []
