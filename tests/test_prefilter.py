@@ -118,6 +118,13 @@ def test_file_words() -> None:
                    "import:torch.utils.data"):
         assert absent not in facts.words, absent
     assert facts.has_fragment("Loss") and facts.has_fragment("Epoch")
+    writes = file_facts("w.data.mul_(2)\nb *= 3\ny[0] = 1\n")
+    assert writes is not None and {"._", "op=", "[]="} <= writes.words
+    reads = file_facts("w.requires_grad_(True)\nx.__init__()\nc = d = y[0]\ny[0]: int = 1\n")
+    # `requires_grad_` is left to the rule to tell apart; `__init__` is no write
+    assert reads is not None and "._" in reads.words
+    assert {"op=", "[]="}.isdisjoint(reads.words)
+    assert "._" not in file_facts("x.__init__()\n").words  # type: ignore[union-attr]
     assert file_facts("def f(:\n") is None
     assert file_facts("x = 1\0") is None
 

@@ -29,7 +29,11 @@ The words of a file (:class:`FileFacts`):
   ``test_*`` or ``train_*`` function gives none), split as the inference
   analysis splits names;
 * ``import:a.b``: an ``import a.b`` statement (with or without ``as``);
-* ``+=``: an augmented addition; ``[0]``: a subscript by the literal ``0``.
+* ``+=``: an augmented addition; ``op=``: any augmented assignment; ``[0]``: a
+  subscript by the literal ``0``; ``[]=``: an assignment whose one target is a
+  subscript (``x[i] = v``);
+* ``._``: ``x.name_`` for a name ending in one underscore and not starting with two
+  (the spelling of torch's in-place methods).
 
 A fragment (``Needs.any_of(fragments=("Loss",))``) is met by any identifier of
 the file containing it: names, attributes, classes, functions, parameters.
@@ -85,8 +89,11 @@ def tree_facts(tree: ast.AST) -> FileFacts:
             identifier(node.id)  # type: ignore[attr-defined]
             continue  # a Name has no children worth visiting
         if kind is ast.Attribute:
-            word(node.attr)  # type: ignore[attr-defined]
-            word("." + node.attr)  # type: ignore[attr-defined]
+            attr = node.attr  # type: ignore[attr-defined]
+            word(attr)
+            word("." + attr)
+            if attr[-1] == "_" and not attr.startswith("__"):
+                word("._")
         elif kind is ast.keyword:
             if node.arg is not None:  # type: ignore[attr-defined]
                 word(node.arg + "=")  # type: ignore[attr-defined]
@@ -96,8 +103,13 @@ def tree_facts(tree: ast.AST) -> FileFacts:
             if type(index) is ast.Constant and type(index.value) is int and index.value == 0:
                 word("[0]")
         elif kind is ast.AugAssign:
+            word("op=")
             if type(node.op) is ast.Add:  # type: ignore[attr-defined]
                 word("+=")
+        elif kind is ast.Assign:
+            targets = node.targets  # type: ignore[attr-defined]
+            if len(targets) == 1 and type(targets[0]) is ast.Subscript:
+                word("[]=")
         elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
             name = node.name  # type: ignore[attr-defined]
             identifier(name)

@@ -93,7 +93,8 @@ class InplaceLeafUpdate(Rule):
     safety = Safety.SAFE
     triggers = ("requires_grad", "Parameter", "parameters(", "param_groups", ".weight", ".bias")
     needs = Needs.any_of(fragments=("requires_grad", "Parameter", "parameters", "param_groups",
-                                      "weight", "bias"))
+                                      "weight", "bias")) \
+        & Needs.any_of("._", "op=", "[]=")  # what `_consider` is called for: an in-place write
     valid = (
         "import torch\nw = torch.randn(3, requires_grad=True)\nwith torch.no_grad():\n"
         "    w -= 0.1 * w.grad\n",
