@@ -175,7 +175,8 @@ class NumpyOnTensor(Rule):
                "use `.detach().cpu().numpy()`")
     safety = Safety.SAFE
     triggers = ("numpy", "asarray", "array")
-    needs = Needs.any_of("numpy", "asarray", "array")  # `.numpy()`, or numpy imported
+    # `.numpy()`, or the last part of `numpy.asarray`/`numpy.array` (attribute, import or star)
+    needs = Needs.any_of(".numpy", names=("asarray", "array"))
     valid = (
         "import torch\ny = torch.randn(3).detach().cpu().numpy()\n",
         "import torch\ny = torch.randn(3).numpy(force=True)\n",
