@@ -62,6 +62,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from torchfix_codemods.analysis.core.evaluation import Evaluation, module_evaluation
 from torchfix_codemods.analysis.core.memo import Slot
 from torchfix_codemods.analysis.core.names import Binding, NameIndex, dotted_name
 from torchfix_codemods.analysis.core.syntax import literal_bool
@@ -77,6 +78,10 @@ _ORDERING = {"GreaterThan": True, "GreaterThanEqual": True, "LessThan": False,
 _OPERATOR_FUNCTIONS = {"ge": True, "gt": True, "le": False, "lt": False, "eq": None, "ne": None}
 _OPERATOR_STRINGS = {">=": True, ">": True, "<=": False, "<": False, "==": None, "!=": None}
 _MAX_DEPTH = 6
+_VERSION_READ_DEPTH = _MAX_DEPTH + 1
+"""A comparison's sides are read one step below the test that holds the comparison."""
+_OLD_WHEN: Slot[Evaluation[OldWhen | None]] = Slot("compat.old_when")
+_VERSION_READ: Slot[Evaluation[str | None]] = Slot("compat.version_read")
 
 
 @dataclass(frozen=True)
@@ -313,14 +318,18 @@ def _spellings(names: NameIndex, node: cst.CSTNode) -> Iterator[tuple[str, froze
 # ------------------------------------------------------------- version checks
 def old_when(names: NameIndex, test: cst.BaseExpression, depth: int = 0) -> OldWhen | None:
     """Whether ``test`` depends on the torch release: which outcome may mean an older one."""
-    if depth > _MAX_DEPTH:
-        return None
+    evaluation = module_evaluation(names.memo, _OLD_WHEN, _MAX_DEPTH, cycle=None, too_deep=None)
+    return evaluation(test, depth, lambda e, d: _old_when(names, e, d))
+
+
+def _old_when(names: NameIndex, test: cst.BaseExpression, depth: int) -> OldWhen | None:
+    """One step of :func:`old_when`; ``depth`` already counts it."""
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        inner = old_when(names, test.expression, depth + 1)
+        inner = old_when(names, test.expression, depth)
         return inner.flipped if inner is not None else None
     if isinstance(test, cst.BooleanOperation):
-        left = old_when(names, test.left, depth + 1)
-        right = old_when(names, test.right, depth + 1)
+        left = old_when(names, test.left, depth)
+        right = old_when(names, test.right, depth)
         if left is None and right is None:
             return None
         none = OldWhen(False, False, "")
@@ -365,8 +374,13 @@ def _comparison(names: NameIndex, expr: cst.Comparison, depth: int) -> OldWhen |
 
 def _mentions_version(names: NameIndex, expr: cst.BaseExpression, depth: int) -> str | None:
     """How ``expr`` reads the torch release (``torch.__version__``...), or None."""
-    if depth > _MAX_DEPTH:
-        return None
+    evaluation = module_evaluation(names.memo, _VERSION_READ, _VERSION_READ_DEPTH, cycle=None,
+                                   too_deep=None)
+    return evaluation(expr, depth, lambda e, d: _version_read(names, e, d))
+
+
+def _version_read(names: NameIndex, expr: cst.BaseExpression, depth: int) -> str | None:
+    """One step of :func:`_mentions_version`; ``depth`` already counts it."""
     for child in _nodes(expr):
         if isinstance(child, (cst.Name, cst.Attribute)):
             qualified = names.qualified_name(child)
@@ -379,7 +393,7 @@ def _mentions_version(names: NameIndex, expr: cst.BaseExpression, depth: int) ->
                 binding = names.binding_of(child)
                 if binding is not None and binding.kind in ("assign", "annassign") and \
                         binding.value is not None:
-                    found = _mentions_version(names, binding.value, depth + 1)
+                    found = _mentions_version(names, binding.value, depth)
                     if found is not None:
                         return found
         elif isinstance(child, cst.Call) and _torch_package_argument(child) is not None:
@@ -464,7 +478,7 @@ def _binding_check(names: NameIndex, binding: Binding, depth: int) -> OldWhen | 
     flag = literal_bool(binding.value)
     if flag is not None:
         return _try_flag(names, binding.node, flag)
-    return old_when(names, binding.value, depth + 1)
+    return old_when(names, binding.value, depth)
 
 
 def _try_flag(names: NameIndex, statement: cst.CSTNode, flag: bool) -> OldWhen | None:

@@ -17,6 +17,7 @@ import libcst as cst
 
 from torchfix_codemods.analysis.core.callees import defined_function
 from torchfix_codemods.analysis.core.calls import argument
+from torchfix_codemods.analysis.core.evaluation import Evaluation, module_evaluation
 from torchfix_codemods.analysis.core.memo import Slot
 from torchfix_codemods.analysis.core.names import Binding, NameIndex, dotted_name
 from torchfix_codemods.analysis.core.walk import walk, walk_local
@@ -85,7 +86,10 @@ class ModuleEvidence:
 
 
 _MODULE_CLASSES: Slot[dict[str, cst.ClassDef]] = Slot("modules.module_classes")
+_EVIDENCE: Slot[Evaluation[ModuleEvidence | None]] = Slot("modules.evidence")
 _RESOLVING: Slot[set[int]] = Slot("modules.resolving")
+"""Binding lists being followed: ``model = model.cuda()`` reaches the same bindings through
+another expression (the evaluation's own cycle guard is per expression)."""
 _CALLS_IN_FILE: Slot[dict[int, list[cst.Call] | None]] = Slot("modules.calls_in_file")
 
 
@@ -131,8 +135,13 @@ def _project_module(names: NameIndex, qualified: str) -> str | None:
 def module_evidence(names: NameIndex, expr: cst.BaseExpression,
                     depth: int = 0) -> ModuleEvidence | None:
     """Why ``expr`` is an ``nn.Module`` instance, or None without evidence."""
-    if depth > _MAX_DEPTH:
-        return None
+    evaluation = module_evaluation(names.memo, _EVIDENCE, _MAX_DEPTH, cycle=None, too_deep=None)
+    # The helpers below count depth from the asker's and add their own steps.
+    return evaluation(expr, depth, lambda e, d: _evidence(names, e, d - 1))
+
+
+def _evidence(names: NameIndex, expr: cst.BaseExpression, depth: int) -> ModuleEvidence | None:
+    """One step of :func:`module_evidence`, at the asker's ``depth``."""
     if isinstance(expr, cst.Call):
         return _call_evidence(names, expr, depth)
     if isinstance(expr, cst.Name):
