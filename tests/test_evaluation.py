@@ -1,4 +1,5 @@
-"""The evaluator core (analysis/core/evaluation.py): memo, cycle guard and depth bound, once.
+"""The evaluator core (analysis/core/evaluation.py): memo, cycle guard and depth bound, once;
+and the one evidence type the value analyses answer with (analysis/core/evidence.py).
 
 Every value analysis walks expressions through it; these tests pin the three guards on a
 toy question and check that the per-expression analyses really share their answers per
@@ -10,10 +11,13 @@ from __future__ import annotations
 import libcst as cst
 
 from torchfix_codemods.analysis.core.evaluation import Evaluation, module_evaluation
+from torchfix_codemods.analysis.core.evidence import Evidence
 from torchfix_codemods.analysis.core.memo import ModuleMemo, Slot
 from torchfix_codemods.analysis.core.names import NameIndex
 from torchfix_codemods.analysis.facts.devices import cuda_device
 from torchfix_codemods.analysis.facts.modules import module_evidence
+from torchfix_codemods.analysis.facts.tensors import provenance
+from torchfix_codemods.analysis.facts.values import tensor_facts
 
 _TOY: Slot[Evaluation[str]] = Slot("test.toy")
 
@@ -89,3 +93,15 @@ def test_per_expression_analyses_share_their_answers_per_module() -> None:
     names, value = _names_and_value("device = 'cuda:0'\nplace = device\nplace\n")
     reason = cuda_device(names, value)
     assert reason == "`'cuda:0'`" and cuda_device(names, value) is reason
+
+
+def test_the_value_analyses_answer_with_one_evidence_type() -> None:
+    names, value = _names_and_value("import torch\nx = torch.zeros(3)\nx\n")
+    found = provenance(names, value)
+    assert isinstance(found, Evidence) and found.answer == "yes" and found.kind == "tensor"
+    assert "torch.zeros" in found.reason
+    facts = tensor_facts(names, value)
+    assert isinstance(facts.requires_grad, Evidence) and facts.requires_grad.is_no
+    names, value = _names_and_value("n = 3\nn\n")
+    found = provenance(names, value)
+    assert found.is_no and found.kind == "not-tensor" and found.numeric
