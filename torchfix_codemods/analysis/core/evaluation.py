@@ -26,10 +26,12 @@ import libcst as cst
 from torchfix_codemods.analysis.core.memo import ModuleMemo, Slot
 
 T = TypeVar("T")
+N = TypeVar("N", bound=cst.CSTNode)
 
 
 class Evaluation(Generic[T]):
-    """Answers of one question for one module's expressions, by ``id`` of the expression."""
+    """Answers of one question for one module's nodes (expressions, or the classes a class
+    question walks), by ``id`` of the node."""
 
     def __init__(self, memo: dict[int, T], max_depth: int, *, cycle: T, too_deep: T) -> None:
         self.memo = memo
@@ -40,8 +42,7 @@ class Evaluation(Generic[T]):
         self.too_deep = too_deep
         self.active: set[int] = set()
 
-    def __call__(self, expr: cst.BaseExpression, depth: int,
-                 step: Callable[[cst.BaseExpression, int], T]) -> T:
+    def __call__(self, expr: N, depth: int, step: Callable[[N, int], T]) -> T:
         """``step(expr, depth + 1)``, unless known, cyclic or too deep."""
         known = self.memo.get(id(expr))
         if known is not None:
