@@ -65,6 +65,28 @@ def test_a_registered_question_is_answered_by_the_index(registered_question: str
         "hi from train"
 
 
+@pytest.mark.parametrize(("question", "args", "unknown"), [
+    ("class_facts", ("models.Net",), None),
+    ("returns", ("utils.make_loader",), None),
+    ("module_arguments", ("evaluate",), None),
+    ("training_loaders", (), ()),
+    ("loader_shard", ("data.make_loader",), None),
+    ("loaders_passed_to", ("Trainer",), ()),
+    ("passed_loader_shard", ("Trainer",), None),
+    ("version_flag", ("utils.LEGACY",), None),
+    ("star_names", ("utils",), None),
+    ("saved_content", ("", "file:model.pt"), None),
+    ("module_pair", ("", "file:model.pt"), None),
+])
+def test_every_cross_file_question_is_a_registered_fact_and_unknown_without_an_index(
+        question: str, args: tuple[str, ...], unknown: object) -> None:
+    """NoProject and the test fakes define none of these: each fact module registers its
+    questions (classes, returns, callers, loader shards, flags, stars, checkpoints)."""
+    assert question in QUESTIONS
+    assert question not in vars(NoProject)
+    assert getattr(NO_PROJECT, question)(*args) == unknown
+
+
 def test_an_unregistered_question_is_an_attribute_error() -> None:
     with pytest.raises(AttributeError):
         NO_PROJECT.no_such_question  # noqa: B018

@@ -56,27 +56,40 @@ read for meaning.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import libcst as cst
 
+from torchfix_codemods.analysis.core.evaluation import Evaluation, module_evaluation
 from torchfix_codemods.analysis.core.memo import Slot
 from torchfix_codemods.analysis.core.names import Binding, NameIndex, dotted_name
 from torchfix_codemods.analysis.core.syntax import literal_bool
 from torchfix_codemods.analysis.core.walk import children
 from torchfix_codemods.analysis.vocabulary.torch_api import NEWER_API, NEWER_KEYWORDS
+from torchfix_codemods.analysis.vocabulary.version_checks import (
+    OPERATOR_STRINGS,
+    REQUIREMENT_CACHE,
+    TORCH_PACKAGES,
+    Operand,
+    Requirement,
+    checks_version,
+    comparison_operator,
+    requirement,
+    version_query,
+    version_source,
+)
 
 _COMPAT_EXCEPTIONS = frozenset({"TypeError", "AttributeError", "ImportError",
                                 "ModuleNotFoundError"})
 _BROAD_EXCEPTIONS = frozenset({"Exception", "BaseException"})
-_TORCH_PACKAGES = ("torch", "torchvision", "torchaudio", "torchtext", "functorch")
 _ORDERING = {"GreaterThan": True, "GreaterThanEqual": True, "LessThan": False,
              "LessThanEqual": False}
-_OPERATOR_FUNCTIONS = {"ge": True, "gt": True, "le": False, "lt": False, "eq": None, "ne": None}
-_OPERATOR_STRINGS = {">=": True, ">": True, "<=": False, "<": False, "==": None, "!=": None}
 _MAX_DEPTH = 6
+_VERSION_READ_DEPTH = _MAX_DEPTH + 1
+"""A comparison's sides are read one step below the test that holds the comparison."""
+_OLD_WHEN: Slot[Evaluation[OldWhen | None]] = Slot("compat.old_when")
+_VERSION_READ: Slot[Evaluation[str | None]] = Slot("compat.version_read")
 
 
 @dataclass(frozen=True)
@@ -247,11 +260,11 @@ def _api_uses(names: NameIndex, node: cst.CSTNode) -> Iterator[tuple[str, str | 
                 yield dotted_name(alias.name) or "", None
         elif isinstance(child, (cst.Name, cst.Attribute)):
             qualified = names.qualified_name(child)
-            if qualified is not None and qualified.startswith(_TORCH_PACKAGES):
+            if qualified is not None and qualified.startswith(TORCH_PACKAGES):
                 yield qualified, None
         elif isinstance(child, cst.Call):
             qualified = names.qualified_name(child.func)
-            if qualified is not None and qualified.startswith(_TORCH_PACKAGES):
+            if qualified is not None and qualified.startswith(TORCH_PACKAGES):
                 for arg in child.args:
                     if arg.keyword is not None:
                         yield qualified, arg.keyword.value
@@ -301,26 +314,30 @@ def _spellings(names: NameIndex, node: cst.CSTNode) -> Iterator[tuple[str, froze
     for child in _nodes(node):
         if isinstance(child, cst.Call):
             qualified = names.qualified_name(child.func)
-            if qualified is not None and qualified.startswith(_TORCH_PACKAGES):
+            if qualified is not None and qualified.startswith(TORCH_PACKAGES):
                 yield qualified, frozenset(a.keyword.value for a in child.args
                                            if a.keyword is not None)
         elif isinstance(child, cst.ImportFrom):
             for qualified in _imported(child):
-                if qualified.startswith(_TORCH_PACKAGES):
+                if qualified.startswith(TORCH_PACKAGES):
                     yield qualified, frozenset()
 
 
 # ------------------------------------------------------------- version checks
 def old_when(names: NameIndex, test: cst.BaseExpression, depth: int = 0) -> OldWhen | None:
     """Whether ``test`` depends on the torch release: which outcome may mean an older one."""
-    if depth > _MAX_DEPTH:
-        return None
+    evaluation = module_evaluation(names.memo, _OLD_WHEN, _MAX_DEPTH, cycle=None, too_deep=None)
+    return evaluation(test, depth, lambda e, d: _old_when(names, e, d))
+
+
+def _old_when(names: NameIndex, test: cst.BaseExpression, depth: int) -> OldWhen | None:
+    """One step of :func:`old_when`; ``depth`` already counts it."""
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        inner = old_when(names, test.expression, depth + 1)
+        inner = old_when(names, test.expression, depth)
         return inner.flipped if inner is not None else None
     if isinstance(test, cst.BooleanOperation):
-        left = old_when(names, test.left, depth + 1)
-        right = old_when(names, test.right, depth + 1)
+        left = old_when(names, test.left, depth)
+        right = old_when(names, test.right, depth)
         if left is None and right is None:
             return None
         none = OldWhen(False, False, "")
@@ -365,41 +382,42 @@ def _comparison(names: NameIndex, expr: cst.Comparison, depth: int) -> OldWhen |
 
 def _mentions_version(names: NameIndex, expr: cst.BaseExpression, depth: int) -> str | None:
     """How ``expr`` reads the torch release (``torch.__version__``...), or None."""
-    if depth > _MAX_DEPTH:
-        return None
+    evaluation = module_evaluation(names.memo, _VERSION_READ, _VERSION_READ_DEPTH, cycle=None,
+                                   too_deep=None)
+    return evaluation(expr, depth, lambda e, d: _version_read(names, e, d))
+
+
+def _version_read(names: NameIndex, expr: cst.BaseExpression, depth: int) -> str | None:
+    """One step of :func:`_mentions_version`; ``depth`` already counts it."""
     for child in _nodes(expr):
         if isinstance(child, (cst.Name, cst.Attribute)):
             qualified = names.qualified_name(child)
-            if qualified is not None and qualified.startswith(_TORCH_PACKAGES) and \
-                    qualified.endswith("__version__"):
-                return f"`{qualified}`"
-            if qualified is not None and qualified.rsplit(".", 1)[-1].lower() == "torch_version":
-                return f"`{qualified}` (named for the torch version)"
+            source = version_source(qualified) if qualified is not None else None
+            if source is not None:
+                return source
             if isinstance(child, cst.Name) and qualified is None:
                 binding = names.binding_of(child)
                 if binding is not None and binding.kind in ("assign", "annassign") and \
                         binding.value is not None:
-                    found = _mentions_version(names, binding.value, depth + 1)
+                    found = _mentions_version(names, binding.value, depth)
                     if found is not None:
                         return found
-        elif isinstance(child, cst.Call) and _torch_package_argument(child) is not None:
+        elif isinstance(child, cst.Call):
             callee = names.qualified_name(child.func) or dotted_name(child.func) or ""
-            if callee.rsplit(".", 1)[-1] in ("version", "get_distribution"):
+            if version_query(callee, _strings(child)):
                 return f"`{callee}(...)` of a torch package"
     return None
 
 
-_PACKAGE = re.compile(r"\s*([A-Za-z0-9_.\-]+)\s*(.*)")
+def _strings(call: cst.Call) -> list[str]:
+    """The call's string arguments, as the version vocabulary reads them."""
+    return [str(arg.value.evaluated_value) for arg in call.args
+            if isinstance(arg.value, cst.SimpleString)]
 
 
-def _torch_package_argument(call: cst.Call) -> tuple[str, str] | None:
-    """(package, version specifier) of a string argument naming a torch package."""
-    for arg in call.args:
-        if isinstance(arg.value, cst.SimpleString):
-            match = _PACKAGE.fullmatch(str(arg.value.evaluated_value))
-            if match and match.group(1) in _TORCH_PACKAGES:
-                return match.group(1), match.group(2).replace(" ", "")
-    return None
+def _torch_package_argument(call: cst.Call) -> Requirement | None:
+    """The first string argument that names a torch package (``"torch"``, ``"torch>=2.1"``)."""
+    return next((found for found in map(requirement, _strings(call)) if found is not None), None)
 
 
 def _call_check(names: NameIndex, call: cst.Call) -> OldWhen | None:
@@ -408,34 +426,36 @@ def _call_check(names: NameIndex, call: cst.Call) -> OldWhen | None:
     args = [a.value for a in call.args]
     if last == "hasattr" and len(args) == 2:
         owner = names.qualified_name(args[0])
-        if owner is not None and owner.split(".")[0] in _TORCH_PACKAGES and \
+        if owner is not None and owner.split(".")[0] in TORCH_PACKAGES and \
                 isinstance(args[1], cst.SimpleString):
             return _direction(True, f"`hasattr({owner}, {args[1].value})`")
         return None
     package = _torch_package_argument(call)
-    if last == "RequirementCache":
-        if package is None:
+    if last == REQUIREMENT_CACHE:
+        if package is None or package.operator is None:
             return None
-        for operator, direction in _OPERATOR_STRINGS.items():
-            if package[1].startswith(operator):
-                return _direction(direction, f"`RequirementCache(\"{package[0]}{package[1]}\")`")
-        return None
+        return _direction(OPERATOR_STRINGS[package.operator],
+                          f"`RequirementCache(\"{package.package}{package.specifier}\")`")
     flagged = callee != "" and names.qualified_name(call.func) is not None and \
         names.project.version_flag(callee) is True
-    if not flagged and ("version" not in last.lower() or
-                        not (package is not None or "torch" in last.lower())):
+    operands = [_operand(names, arg.value) for arg in call.args]
+    if not flagged and not checks_version(callee, operands):
         return None
-    for value in args:
-        if isinstance(value, cst.SimpleString) and value.evaluated_value in _OPERATOR_STRINGS:
-            return _direction(_OPERATOR_STRINGS[str(value.evaluated_value)],
-                              f"`{callee}({value.value}, ...)`")
-        operator = names.qualified_name(value) or ""
-        if operator.startswith("operator.") and operator[9:] in _OPERATOR_FUNCTIONS:
-            return _direction(_OPERATOR_FUNCTIONS[operator[9:]],
-                              f"`{callee}(..., {operator}, ...)`")
+    found = comparison_operator(operands)
+    if found is not None:
+        position, direction = found
+        value = args[position]
+        if isinstance(value, cst.SimpleString):
+            return _direction(direction, f"`{callee}({value.value}, ...)`")
+        return _direction(direction, f"`{callee}(..., {operands[position].dotted}, ...)`")
     if flagged:
         return _direction(None, f"`{callee}(...)`, a torch-version check of the project")
     return None
+
+
+def _operand(names: NameIndex, value: cst.BaseExpression) -> Operand:
+    return Operand(str(value.evaluated_value) if isinstance(value, cst.SimpleString) else None,
+                   names.qualified_name(value))
 
 
 def _flag(names: NameIndex, expr: cst.Name | cst.Attribute, depth: int) -> OldWhen | None:
@@ -464,7 +484,7 @@ def _binding_check(names: NameIndex, binding: Binding, depth: int) -> OldWhen | 
     flag = literal_bool(binding.value)
     if flag is not None:
         return _try_flag(names, binding.node, flag)
-    return old_when(names, binding.value, depth + 1)
+    return old_when(names, binding.value, depth)
 
 
 def _try_flag(names: NameIndex, statement: cst.CSTNode, flag: bool) -> OldWhen | None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchfix_codemods.analysis.core.calls import argument, calls_by_name, keyword_arg
+from torchfix_codemods.analysis.core.evaluation import Evaluation, module_evaluation
 from torchfix_codemods.analysis.core.memo import Slot
 from torchfix_codemods.analysis.core.names import NameIndex
 from torchfix_codemods.analysis.core.walk import children, walk_local
@@ -25,12 +26,17 @@ from torchfix_codemods.analysis.vocabulary.torch_api import ACCELERATOR_QUERIES,
 
 _DEVICE_FLAGS = ("cuda", "cpu", "gpu", "device")
 _MAX_DEPTH = 4
+_DEVICE: Slot[Evaluation[str | None]] = Slot("devices.cuda_device")
 
 
 def cuda_device(names: NameIndex, expr: cst.BaseExpression, depth: int = 0) -> str | None:
     """Why ``expr`` names a CUDA device, or None without evidence."""
-    if depth > _MAX_DEPTH:
-        return None
+    evaluation = module_evaluation(names.memo, _DEVICE, _MAX_DEPTH, cycle=None, too_deep=None)
+    return evaluation(expr, depth, lambda e, d: _device(names, e, d))
+
+
+def _device(names: NameIndex, expr: cst.BaseExpression, depth: int) -> str | None:
+    """One step of :func:`cuda_device`; ``depth`` already counts it."""
     if isinstance(expr, cst.SimpleString):
         text = expr.evaluated_value
         if isinstance(text, str) and (text == "cuda" or text.startswith("cuda:")):
@@ -43,18 +49,18 @@ def cuda_device(names: NameIndex, expr: cst.BaseExpression, depth: int = 0) -> s
         return None
     if isinstance(expr, cst.Call) and names.qualified_name(expr.func) == "torch.device":
         first = argument(expr, "type", 0)
-        if first is not None and cuda_device(names, first.value, depth + 1):
+        if first is not None and cuda_device(names, first.value, depth):
             return "`torch.device(\"cuda\")`"
         return None
     if isinstance(expr, cst.IfExp):
-        if cuda_device(names, expr.body, depth + 1) and _queries_cuda(names, expr.test):
+        if cuda_device(names, expr.body, depth) and _queries_cuda(names, expr.test):
             return "CUDA when `torch.cuda.is_available()`"
         return None
     if isinstance(expr, cst.Name):
         bindings = names.bindings_of(expr)
         if len(bindings) == 1 and bindings[0].kind in ("assign", "annassign") and \
                 bindings[0].value is not None:
-            return cuda_device(names, bindings[0].value, depth + 1)
+            return cuda_device(names, bindings[0].value, depth)
     return None
 
 

@@ -27,7 +27,9 @@ from typing import Literal
 import libcst as cst
 
 from torchfix_codemods.analysis.core.calls import positional_args
+from torchfix_codemods.analysis.core.evaluation import Evaluation, module_evaluation
 from torchfix_codemods.analysis.core.flow import reaching_bindings
+from torchfix_codemods.analysis.core.memo import Slot
 from torchfix_codemods.analysis.core.names import NameIndex
 from torchfix_codemods.analysis.core.syntax import code_of
 from torchfix_codemods.analysis.vocabulary.tensor_methods import CONVERSIONS, COPIES, REORDERING_METHODS
@@ -49,6 +51,8 @@ _RANK_DEPTH = 16
 """Steps (names and calls) followed to a tensor's rank: attention code takes about ten."""
 
 ViewArgument = Literal["shape", "not-shape", "unknown"]
+_RANK: Slot[Evaluation[int | None]] = Slot("layout.rank")
+_ARGUMENT_KIND: Slot[Evaluation[ViewArgument]] = Slot("layout.argument_kind")
 
 
 @dataclass(frozen=True)
@@ -205,13 +209,17 @@ def rank_of(names: NameIndex, expr: cst.BaseExpression, depth: int = 0) -> int |
     ``.unsqueeze``/``.squeeze(d)``, rank-keeping methods and functions (``F.softmax``),
     arithmetic and ``@`` (broadcasting never lowers the rank of its largest operand), and
     names bound once to one of these. A lower bound: enough to prove a ``view`` merges."""
-    if depth > _RANK_DEPTH:
-        return None
+    evaluation = module_evaluation(names.memo, _RANK, _RANK_DEPTH, cycle=None, too_deep=None)
+    return evaluation(expr, depth, lambda e, d: _rank(names, e, d))
+
+
+def _rank(names: NameIndex, expr: cst.BaseExpression, depth: int) -> int | None:
+    """One step of :func:`rank_of`; ``depth`` already counts it."""
     if isinstance(expr, cst.Name):
         value = _only_value(names, expr)
-        return rank_of(names, value, depth + 1) if value is not None else None
+        return rank_of(names, value, depth) if value is not None else None
     if isinstance(expr, cst.BinaryOperation):
-        ranks = [rank_of(names, side, depth + 1) for side in (expr.left, expr.right)]
+        ranks = [rank_of(names, side, depth) for side in (expr.left, expr.right)]
         if isinstance(expr.operator, cst.MatrixMultiply):
             return max(ranks) if all(r is not None and r >= 2 for r in ranks) else None  # type: ignore[type-var]
         known = [r for r in ranks if r is not None]
@@ -223,7 +231,7 @@ def rank_of(names: NameIndex, expr: cst.BaseExpression, depth: int = 0) -> int |
     if qualified in SHAPE_FACTORIES:
         return _shape_length([a for a in expr.args if a.keyword is None])
     if qualified in RANK_KEEPING_FUNCTIONS:
-        return rank_of(names, expr.args[0].value, depth + 1) if expr.args else None
+        return rank_of(names, expr.args[0].value, depth) if expr.args else None
     if qualified is not None or not isinstance(func, cst.Attribute):
         return None
     method = func.attr.value
@@ -231,7 +239,7 @@ def rank_of(names: NameIndex, expr: cst.BaseExpression, depth: int = 0) -> int |
         return _shape_length(expr.args)
     if method == "permute":
         return _shape_length(expr.args)
-    receiver = rank_of(names, func.value, depth + 1)
+    receiver = rank_of(names, func.value, depth)
     if receiver is None:
         return None
     if method == "unsqueeze":
@@ -275,8 +283,13 @@ def view_argument(names: NameIndex, call: cst.Call) -> ViewArgument:
 
 
 def _argument_kind(names: NameIndex, expr: cst.BaseExpression, depth: int) -> ViewArgument:
-    if depth > _MAX_DEPTH:
-        return "unknown"
+    evaluation = module_evaluation(names.memo, _ARGUMENT_KIND, _MAX_DEPTH, cycle="unknown",
+                                   too_deep="unknown")
+    return evaluation(expr, depth, lambda e, d: _argument_step(names, e, d))
+
+
+def _argument_step(names: NameIndex, expr: cst.BaseExpression, depth: int) -> ViewArgument:
+    """One step of :func:`_argument_kind`; ``depth`` already counts it."""
     if isinstance(expr, (cst.Integer, cst.Tuple, cst.List, cst.BinaryOperation)):
         return "shape"
     if isinstance(expr, cst.UnaryOperation) and isinstance(expr.expression, cst.Integer):
@@ -304,7 +317,7 @@ def _argument_kind(names: NameIndex, expr: cst.BaseExpression, depth: int) -> Vi
         return "shape"
     if isinstance(expr, cst.Name):
         bindings = names.bindings_of(expr)
-        kinds = {_argument_kind(names, b.value, depth + 1) if b.kind == "assign" and
+        kinds = {_argument_kind(names, b.value, depth) if b.kind == "assign" and
                  b.value is not None else "unknown" for b in bindings}
         return kinds.pop() if len(kinds) == 1 else "unknown"
     return "unknown"

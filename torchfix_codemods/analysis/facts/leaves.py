@@ -32,6 +32,8 @@ from __future__ import annotations
 import libcst as cst
 
 from torchfix_codemods.analysis.core.calls import argument, keyword_arg
+from torchfix_codemods.analysis.core.evaluation import Evaluation, module_evaluation
+from torchfix_codemods.analysis.core.memo import Slot
 from torchfix_codemods.analysis.core.names import Binding, NameIndex
 from torchfix_codemods.analysis.core.syntax import code_of, literal_bool
 from torchfix_codemods.analysis.facts.modules import init_assignment, module_classes, self_assignments
@@ -44,10 +46,17 @@ _KEEPS_NO_GRAD = CONVERSIONS | COPIES
 _MAX_DEPTH = 6
 
 
+_EVALUATION: Slot[Evaluation[str | None]] = Slot("leaves.evaluation")
+
+
 def leaf_requiring_grad(names: NameIndex, expr: cst.BaseExpression, depth: int = 0) -> str | None:
     """Why ``expr`` is a leaf tensor that requires grad, or None without evidence."""
-    if depth > _MAX_DEPTH:
-        return None
+    evaluation = module_evaluation(names.memo, _EVALUATION, _MAX_DEPTH, cycle=None, too_deep=None)
+    return evaluation(expr, depth, lambda e, d: _leaf(names, e, d))
+
+
+def _leaf(names: NameIndex, expr: cst.BaseExpression, depth: int) -> str | None:
+    """One step; ``depth`` already counts it (the evaluation passes the asker's plus one)."""
     if isinstance(expr, cst.Name):
         return _name(names, expr, depth)
     if isinstance(expr, cst.Attribute):
@@ -69,7 +78,7 @@ def _name(names: NameIndex, name: cst.Name, depth: int) -> str | None:
 
 def _binding(names: NameIndex, binding: Binding, name: cst.Name, depth: int) -> str | None:
     if binding.kind in ("assign", "annassign") and binding.value is not None:
-        return leaf_requiring_grad(names, binding.value, depth + 1)
+        return leaf_requiring_grad(names, binding.value, depth)
     if binding.kind == "for" and isinstance(binding.node, cst.For):
         return _loop_over_parameters(names, binding.node, name)
     return None

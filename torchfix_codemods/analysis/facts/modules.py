@@ -17,6 +17,7 @@ import libcst as cst
 
 from torchfix_codemods.analysis.core.callees import defined_function
 from torchfix_codemods.analysis.core.calls import argument
+from torchfix_codemods.analysis.core.evaluation import Evaluation, module_evaluation
 from torchfix_codemods.analysis.core.memo import Slot
 from torchfix_codemods.analysis.core.names import Binding, NameIndex, dotted_name
 from torchfix_codemods.analysis.core.walk import walk, walk_local
@@ -85,7 +86,11 @@ class ModuleEvidence:
 
 
 _MODULE_CLASSES: Slot[dict[str, cst.ClassDef]] = Slot("modules.module_classes")
+_EVIDENCE: Slot[Evaluation[ModuleEvidence | None]] = Slot("modules.evidence")
+_MODE: Slot[Evaluation[bool | None]] = Slot("modules.changes_with_mode")
 _RESOLVING: Slot[set[int]] = Slot("modules.resolving")
+"""Binding lists being followed: ``model = model.cuda()`` reaches the same bindings through
+another expression (the evaluation's own cycle guard is per expression)."""
 _CALLS_IN_FILE: Slot[dict[int, list[cst.Call] | None]] = Slot("modules.calls_in_file")
 
 
@@ -131,8 +136,13 @@ def _project_module(names: NameIndex, qualified: str) -> str | None:
 def module_evidence(names: NameIndex, expr: cst.BaseExpression,
                     depth: int = 0) -> ModuleEvidence | None:
     """Why ``expr`` is an ``nn.Module`` instance, or None without evidence."""
-    if depth > _MAX_DEPTH:
-        return None
+    evaluation = module_evaluation(names.memo, _EVIDENCE, _MAX_DEPTH, cycle=None, too_deep=None)
+    # The helpers below count depth from the asker's and add their own steps.
+    return evaluation(expr, depth, lambda e, d: _evidence(names, e, d - 1))
+
+
+def _evidence(names: NameIndex, expr: cst.BaseExpression, depth: int) -> ModuleEvidence | None:
+    """One step of :func:`module_evidence`, at the asker's ``depth``."""
     if isinstance(expr, cst.Call):
         return _call_evidence(names, expr, depth)
     if isinstance(expr, cst.Name):
@@ -706,7 +716,7 @@ def mode_changes_output(names: NameIndex, expr: cst.BaseExpression) -> bool | No
         return None
     if _is_torch_load(names, value):
         return _loaded_changes_with_mode(names, expr)  # type: ignore[arg-type]
-    return _value_changes_with_mode(names, value, frozenset())
+    return _value_changes_with_mode(names, value)
 
 
 def _loaded_changes_with_mode(names: NameIndex, expr: cst.Name) -> bool | None:
@@ -751,8 +761,7 @@ def _class_changes_with_mode(names: NameIndex, cls: cst.BaseExpression) -> bool 
     return None if facts is None else facts.changes_with_mode
 
 
-def changes_with_mode(names: NameIndex, cls: cst.ClassDef,
-                      _seen: frozenset[int] = frozenset()) -> bool | None:
+def changes_with_mode(names: NameIndex, cls: cst.ClassDef) -> bool | None:
     """Does switching an instance of ``cls`` between train and eval change its forward?
 
     True: it builds a layer that depends on ``training`` (Dropout, BatchNorm...), calls a
@@ -760,9 +769,14 @@ def changes_with_mode(names: NameIndex, cls: cst.ClassDef,
     ``torch.nn`` layer (or a class of this file) that does not. None: something it builds
     or inherits cannot be told (an imported class, a module passed in, ``setattr``).
     """
-    if id(cls) in _seen:
-        return None
-    seen = _seen | {id(cls)}
+    # No depth bound: a file has finitely many classes, and a class reached again while it
+    # is being answered (two classes that build each other) is "unknown".
+    evaluation = module_evaluation(names.memo, _MODE, 0, cycle=None, too_deep=None)
+    return evaluation(cls, 0, lambda node, _depth: _class_mode(names, node))
+
+
+def _class_mode(names: NameIndex, cls: cst.ClassDef) -> bool | None:
+    """One step of :func:`changes_with_mode`."""
     unknown = False
     for base in cls.bases:
         qualified = names.qualified_name(base.value) or ""
@@ -770,7 +784,7 @@ def changes_with_mode(names: NameIndex, cls: cst.ClassDef,
             continue
         local = base.value.value if isinstance(base.value, cst.Name) else None
         parent = module_classes(names).get(local or "")
-        verdict = changes_with_mode(names, parent, seen) if parent is not None else None
+        verdict = changes_with_mode(names, parent) if parent is not None else None
         if verdict:
             return True
         unknown |= verdict is None
@@ -788,7 +802,7 @@ def changes_with_mode(names: NameIndex, cls: cst.ClassDef,
                     "add_module", "register_module", "update"):
                 unknown = True
     for value in _self_values(cls):
-        verdict = _value_changes_with_mode(names, value, seen)
+        verdict = _value_changes_with_mode(names, value)
         if verdict:
             return True
         unknown |= verdict is None
@@ -832,8 +846,7 @@ def _self_values(cls: cst.ClassDef) -> list[cst.BaseExpression | None]:
     return values
 
 
-def _value_changes_with_mode(names: NameIndex, value: cst.BaseExpression | None,
-                             seen: frozenset[int]) -> bool | None:
+def _value_changes_with_mode(names: NameIndex, value: cst.BaseExpression | None) -> bool | None:
     """For a value assigned to ``self.x``: a submodule that depends on the mode (True), one
     that does not or not a module at all (False), or unknown (None)."""
     if value is None:
@@ -851,7 +864,7 @@ def _value_changes_with_mode(names: NameIndex, value: cst.BaseExpression | None,
     if qualified is not None:
         last = qualified.split(".")[-1]
         if qualified in MODULE_WRAPPERS and value.args:
-            return _value_changes_with_mode(names, value.args[0].value, seen)
+            return _value_changes_with_mode(names, value.args[0].value)
         if qualified in TRACERS:
             return False
         if not qualified.startswith("torch.nn.") or not last[:1].isupper():
@@ -860,18 +873,17 @@ def _value_changes_with_mode(names: NameIndex, value: cst.BaseExpression | None,
         if last in _MODE_DEPENDENT:
             return True
         if last in _CONTAINERS:
-            return _elements_change_with_mode(names, value, seen)
+            return _elements_change_with_mode(names, value)
         return False
     if isinstance(value.func, cst.Name):
         binding = names.binding_of(value.func)
         if binding is not None and binding.kind == "class" and \
                 isinstance(binding.node, cst.ClassDef):
-            return changes_with_mode(names, binding.node, seen)
+            return changes_with_mode(names, binding.node)
     return None
 
 
-def _elements_change_with_mode(names: NameIndex, container: cst.Call,
-                               seen: frozenset[int]) -> bool | None:
+def _elements_change_with_mode(names: NameIndex, container: cst.Call) -> bool | None:
     """``nn.Sequential(a, b)`` / ``nn.ModuleList([a, b])``: what its listed members say."""
     members: list[cst.BaseExpression] = []
     for arg in container.args:
@@ -885,7 +897,7 @@ def _elements_change_with_mode(names: NameIndex, container: cst.Call,
             members.append(arg.value)
     unknown = False
     for member in members:
-        verdict = _value_changes_with_mode(names, member, seen)
+        verdict = _value_changes_with_mode(names, member)
         if verdict:
             return True
         unknown |= verdict is None

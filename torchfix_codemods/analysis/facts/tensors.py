@@ -26,6 +26,7 @@ import libcst as cst
 
 from torchfix_codemods.analysis.core.callees import local_function
 from torchfix_codemods.analysis.core.evaluation import Evaluation
+from torchfix_codemods.analysis.core.evidence import Answer, Evidence
 from torchfix_codemods.analysis.core.flow import reaching_bindings
 from torchfix_codemods.analysis.core.memo import Slot
 from torchfix_codemods.analysis.core.names import Binding, NameIndex, dotted_name
@@ -52,34 +53,37 @@ from torchfix_codemods.analysis.vocabulary.torch_api import (
 
 Kind = Literal["tensor", "not-tensor", "unknown"]
 _MAX_DEPTH = 10
+_KINDS: dict[Answer, Kind] = {"yes": "tensor", "no": "not-tensor", "unknown": "unknown"}
 
 
 @dataclass(frozen=True)
-class Provenance:
-    """What is known about one expression, and why."""
+class Provenance(Evidence):
+    """Is this expression a tensor (yes / no / unknown), and why."""
 
-    kind: Kind
-    reason: str
     numeric: bool = False
     """A Python number: arithmetic with a tensor gives a tensor."""
     literal: bool = False
     """Written as a literal (``0``, ``1.5``): ``x += 1`` keeps what ``x`` was."""
 
     @property
+    def kind(self) -> Kind:
+        return _KINDS[self.answer]
+
+    @property
     def is_tensor(self) -> bool:
-        return self.kind == "tensor"
+        return self.answer == "yes"
 
     @property
     def is_not_tensor(self) -> bool:
-        return self.kind == "not-tensor"
+        return self.answer == "no"
 
 
 def _tensor(reason: str) -> Provenance:
-    return Provenance("tensor", reason)
+    return Provenance("yes", reason)
 
 
 def _not(reason: str, *, numeric: bool = False, literal: bool = False) -> Provenance:
-    return Provenance("not-tensor", reason, numeric, literal)
+    return Provenance("no", reason, numeric, literal)
 
 
 def _unknown(reason: str) -> Provenance:

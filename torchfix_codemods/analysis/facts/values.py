@@ -50,7 +50,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 import libcst as cst
 
@@ -58,6 +57,7 @@ from torchfix_codemods.analysis.core.callees import local_function
 from torchfix_codemods.analysis.core.calls import parameter_bound_by
 from torchfix_codemods.analysis.core.definite import runs_before
 from torchfix_codemods.analysis.core.evaluation import Evaluation
+from torchfix_codemods.analysis.core.evidence import Evidence
 from torchfix_codemods.analysis.core.flow import reaching_bindings
 from torchfix_codemods.analysis.core.memo import Slot
 from torchfix_codemods.analysis.core.names import Binding, NameIndex, dotted_name
@@ -78,23 +78,16 @@ from torchfix_codemods.analysis.vocabulary.tensor_methods import (
 )
 from torchfix_codemods.analysis.vocabulary.torch_api import PARAMETER_CLASSES
 
-Answer = Literal["yes", "no", "unknown"]
 _MAX_DEPTH = 12
 
 
 @dataclass(frozen=True)
-class Fact:
+class Fact(Evidence):
     """One answer about a value and the evidence for it."""
 
-    answer: Answer
-    reason: str
     suspected: bool = False
     """For "unknown": something points at the risk (a move to a device chosen at run time, a
     module's device, a runtime ``requires_grad`` flag), as opposed to knowing nothing."""
-
-    @property
-    def is_no(self) -> bool:
-        return self.answer == "no"
 
     @property
     def evidenced(self) -> bool:

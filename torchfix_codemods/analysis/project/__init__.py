@@ -155,8 +155,11 @@ class ProjectFacts(Protocol):
     them): they are resolved against the asking file. Every answer may be None (unknown).
 
     A fact module of this package answers its questions through :mod:`.registry`
-    (``version_flag`` in :mod:`.version_flags`, ``star_names(module)`` in :mod:`.stars`,
-    ``saved_content`` and ``module_pair`` in :mod:`.checkpoints`):
+    (``class_facts`` in :mod:`.classes`, ``returns`` in :mod:`.returns`,
+    ``module_arguments`` in :mod:`.callers`, the loader questions in
+    :mod:`.loader_shards`, ``version_flag`` in :mod:`.version_flags`,
+    ``star_names(module)`` in :mod:`.stars`, ``saved_content`` and ``module_pair`` in
+    :mod:`.checkpoints`); only ``module_name`` is the index's own:
     ``NoProject``, the index's ``FileFacts`` and the test fakes answer them without a
     method of their own. Those listed here are for readers and type checkers.
     """
@@ -220,9 +223,10 @@ class ProjectFacts(Protocol):
 class NoProject:
     """The project of a run without an index: every question is answered "unknown".
 
-    The questions of :class:`ProjectFacts` are answered here one by one; a fact module
-    of this package that registers more (:mod:`.registry`) is answered "unknown" through
-    ``__getattr__``, so neither this class nor a test fake built on it changes with it.
+    Every question a fact module of this package registers (:mod:`.registry`) is
+    answered with its registered "unknown" through ``__getattr__``, so neither this class
+    nor a test fake built on it changes when a fact is added; ``module_name`` is the one
+    question of the index itself.
     """
 
     def __getattr__(self, name: str) -> Any:
@@ -233,34 +237,17 @@ class NoProject:
     def module_name(self, path: str) -> str | None:
         return None
 
-    def class_facts(self, qualified: str) -> ClassFacts | None:
-        return None
-
-    def returns(self, qualified: str) -> ReturnFacts | None:
-        return None
-
-    def module_arguments(self, function: str) -> dict[str, str] | None:
-        return None
-
-    def training_loaders(self) -> tuple[LoaderShard, ...]:
-        return ()
-
-    def loader_shard(self, qualified: str) -> LoaderShard | None:
-        return None
-
-    def loaders_passed_to(self, class_name: str) -> tuple[str, ...]:
-        return ()
-
-    def passed_loader_shard(self, class_name: str) -> LoaderShard | None:
-        return None
-
 
 NO_PROJECT: ProjectFacts = NoProject()
 
 
 # The fact modules register their questions when the package is imported.
 from torchfix_codemods.analysis.project import (  # noqa: E402, F401
+    callers,
     checkpoints,
+    classes,
+    loader_shards,
+    returns,
     stars,
     version_flags,
 )

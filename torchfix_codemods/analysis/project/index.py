@@ -28,24 +28,15 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import Any, TypeVar, cast
 
-from torchfix_codemods.analysis.project import (
-    ClassFacts,
-    LoaderShard,
-    ReturnFacts,
-)
 from torchfix_codemods.analysis.project.registry import QUESTIONS
 from torchfix_codemods.analysis.project.summary import (
     CallSite,
-    DataParallelUse,
     FileSummary,
-    LoaderCall,
-    PassedLoader,
     module_path_parts,
 )
 from torchfix_codemods.analysis.project.values import (
-    SUBMODULE,
     AnyOf,
     Call,
     Cmp,
@@ -66,14 +57,12 @@ from torchfix_codemods.analysis.project.values import (
     Version,
 )
 from torchfix_codemods.analysis.vocabulary.torch_classes import (
-    NN_MODULE,
-    is_dataloader_class,
-    is_dataset_class,
     is_module_class,
     is_module_factory,
 )
 
 _MAX_DEPTH = 12
+T = TypeVar("T")
 
 
 @dataclass
@@ -144,6 +133,14 @@ class ProjectIndex:
             if not indexed.notebook and indexed.module:
                 self.modules.setdefault(indexed.module, []).append(indexed)
         self._memo: dict[tuple[object, ...], object] = {}
+        self._tables: dict[str, object] = {}
+
+    def table(self, name: str, build: Callable[[], T]) -> T:
+        """A run-wide table a fact module derives from every file (``loader_shards``), built
+        on first use and kept with the index (it goes to worker processes with it)."""
+        if name not in self._tables:
+            self._tables[name] = build()
+        return cast(T, self._tables[name])
 
     @classmethod
     def build(cls, summaries: Mapping[str, FileSummary],
@@ -322,57 +319,6 @@ class ProjectIndex:
             return False if absolute.startswith(("torch.", "torchvision.")) else None
         return self.class_kind(found, test, depth + 1)
 
-    def changes_with_mode(self, definition: _Definition, depth: int = 0) -> bool | None:
-        """Whether ``eval()`` changes the forward of a class of the run: its own body
-        (``FileSummary.class_modes``), the classes it builds submodules from, its bases."""
-        key = ("mode", definition.qualified, definition.file.path)
-        if key in self._memo:
-            return self._memo[key]  # type: ignore[return-value]
-        self._memo[key] = None  # a cycle answers "unknown"
-        summary = definition.file.summary
-        tokens = summary.class_modes.get(definition.name)
-        answer: bool | None = None if tokens is None else False
-        for token in tokens or ():
-            verdict = True if token == "yes" else None if token == "?" else \
-                self._referenced_mode(token.removeprefix("class:"), definition.file, depth)
-            if verdict:
-                answer = True
-                break
-            if verdict is None:
-                answer = None
-        if answer is not True:
-            for base in summary.classes.get(definition.name, []):
-                absolute = self.absolute(base, definition.file) if base != "?" else None
-                if absolute in NN_MODULE:
-                    continue
-                verdict = None if absolute is None else self._referenced_mode(
-                    base, definition.file, depth)
-                if verdict:
-                    answer = True
-                    break
-                if verdict is None:
-                    answer = None
-        self._memo[key] = answer
-        return answer
-
-    def _referenced_mode(self, dotted: str, file: IndexedFile, depth: int) -> bool | None:
-        if depth > _MAX_DEPTH:
-            return None
-        found = self.definition(dotted, file)
-        if found is None or found.kind != "class":
-            return None
-        return self.changes_with_mode(found, depth + 1)
-
-    def class_facts(self, qualified: str, importer: IndexedFile) -> ClassFacts | None:
-        found = self.definition(qualified, importer)
-        if found is None or found.kind != "class":
-            return None
-        return ClassFacts(found.qualified, found.file.path,
-                          self.class_kind(found, is_module_class),
-                          changes_with_mode=self.changes_with_mode(found),
-                          is_dataset=self.class_kind(found, is_dataset_class),
-                          is_dataloader=self.class_kind(found, is_dataloader_class))
-
     # ----------------------------------------------------------------- values
     def content(self, value: Value, file: IndexedFile, depth: int = 0) -> _Content:
         """What a summary's symbolic value is, resolved across the run."""
@@ -483,214 +429,6 @@ class ProjectIndex:
                     table.setdefault((found.file.path, found.name), []).append((indexed, call))
         return table
 
-    # -------------------------------------------------------------- callers
-    def module_arguments(self, file: IndexedFile, function: str) -> dict[str, str] | None:
-        summary = file.summary.functions.get(function)
-        calls = [(caller, call) for caller, call in self.callers.get((file.path, function), [])
-                 if caller is not file]
-        if summary is None or not calls:
-            return None
-        found: dict[str, str] = {}
-        for index, param in enumerate(summary.params):
-            reasons = []
-            for caller, call in calls:
-                value = call.alternatives.get(str(index), call.alternatives.get(param)) or \
-                    call.args.get(str(index), call.args.get(param))
-                module = self._module_passed(value, caller) if value is not None else None
-                if module is None:
-                    break
-                reasons.append(f"{module} from {caller.display}")
-            else:
-                found[param] = "every call from another file passes an nn.Module (" + \
-                    ", ".join(sorted(set(reasons))) + ")"
-        return found or None
-
-    def _module_passed(self, value: Value, caller: IndexedFile) -> str | None:
-        """The module class an argument certainly passes (every alternative of a name bound
-        several times is one); None when one alternative may be something else."""
-        if value == SUBMODULE:
-            return "each submodule, through `.apply()`"
-        options = value.options if isinstance(value, AnyOf) else (value,)
-        modules = [self.content(option, caller).module for option in options]
-        return f"`{modules[0]}`" if modules and None not in modules else None
-
-    # ---------------------------------------------------------- loader shards
-    @cached_property
-    def loader_shards(self) -> dict[tuple[str, str], LoaderShard]:
-        """Every DataParallel training file's loader calls that reach a loader function of
-        another file: by (training file path, callee as that file spells it)."""
-        table: dict[tuple[str, str], LoaderShard] = {}
-        for training in self.files.values():
-            use = training.summary.data_parallel
-            if use is None or training.notebook:
-                continue
-            for call in use.loader_calls:
-                shard = self._loader_shard(training, use, call)
-                if shard is not None:
-                    table[(training.path, call.callee)] = shard
-        return table
-
-    @cached_property
-    def _shards_by_loader_file(self) -> dict[str, tuple[LoaderShard, ...]]:
-        table: dict[str, list[LoaderShard]] = {}
-        for shard in [*self.loader_shards.values(), *self.passed_shards.values()]:
-            if shard.problem is None:
-                table.setdefault(os.path.abspath(shard.loader_path), []).append(shard)
-        return {path: tuple(shards) for path, shards in table.items()}
-
-    def training_loaders(self, file: IndexedFile) -> tuple[LoaderShard, ...]:
-        return self._shards_by_loader_file.get(os.path.abspath(file.path), ())
-
-    def _loader_shard(self, training: IndexedFile, use: DataParallelUse,
-                      call: LoaderCall) -> LoaderShard | None:
-        found = self.definition(call.callee, training)
-        if found is None or found.kind != "function" or found.file is training:
-            return None
-        loader = found.file.summary.loader_functions.get(found.name)
-        if loader is None:
-            return None
-
-        def shard(problem: str | None = None) -> LoaderShard:
-            return LoaderShard(found.file.display, found.name, loader.line, training.display,
-                               call.target, problem)
-
-        if loader.problem is not None:
-            return shard(loader.problem)
-        if found.file.notebook:
-            return shard("it is in a notebook")
-        problem = self._pairing_problem(training, use, found.file)
-        if problem is not None:
-            return shard(problem)
-        calls = self.call_count(found)
-        if calls != 1:
-            return shard(f"`{found.name}()` is called {calls} times in the run: a sampler there "
-                         "would shard every caller's data")
-        return shard()
-
-    def _pairing_problem(self, training: IndexedFile, use: DataParallelUse,
-                         building: IndexedFile) -> str | None:
-        """Why a training file and the file that builds its loader cannot be migrated
-        together (the rule would not migrate the training file, or not both files)."""
-        other = building.summary.data_parallel
-        if other is not None and other.wraps:
-            return "that file wraps a model in DataParallel too"
-        if not use.wraps or use.distributed or not use.trains:
-            return ("the training file is not a DataParallel training loop without a "
-                    "distributed path of its own")
-        if use.problem is not None:
-            return use.problem
-        if not _same_policy(self.shardable, training, building):
-            return "TFC301 does not run with the same fix policy on both files in this run"
-        return None
-
-    @cached_property
-    def passed_shards(self) -> dict[tuple[str, str], LoaderShard]:
-        """Loaders handed to a DataParallel trainer class's constructor by another file: by
-        (path of the class's file, class name). Only a keyword not named for evaluation."""
-        table: dict[tuple[str, str], LoaderShard] = {}
-        for building in self.files.values():
-            for passed in building.summary.passed_loaders:
-                if _named_for_evaluation(passed.keyword):
-                    continue
-                found = self.definition(passed.callee, building)
-                if found is None or found.kind != "class" or found.file is building:
-                    continue
-                use = found.file.summary.data_parallel
-                if use is None or found.name not in use.classes or found.file.notebook:
-                    continue
-                table[(found.file.path, found.name)] = self._passed_shard(
-                    building, passed, found, use)
-        return table
-
-    def _passed_shard(self, building: IndexedFile, passed: PassedLoader, found: _Definition,
-                      use: DataParallelUse) -> LoaderShard:
-        problem = passed.problem or ("it is in a notebook" if building.notebook else None) or \
-            self._pairing_problem(found.file, use, building)
-        if problem is None:
-            calls = self.call_count(found)
-            if calls != 1:
-                problem = (f"`{found.name}` is built {calls} times in the run: which loader "
-                           "trains is not one place")
-        return LoaderShard(building.display, passed.function, passed.line, found.file.display,
-                           passed.target, problem, passed_as=passed.keyword)
-
-    @cached_property
-    def _loaders_passed(self) -> dict[tuple[str, str], tuple[str, ...]]:
-        """DataLoaders passed to a class's constructor from another file: by (path of the
-        class's file, class name), where each is passed (BERT-pytorch's trainer)."""
-        table: dict[tuple[str, str], list[str]] = {}
-        for caller in self.files.values():
-            for call in caller.summary.calls:
-                passed = [key for key, value in call.args.items()
-                          if isinstance(value, Call) and not _named_for_evaluation(key)
-                          and self._is_loader_class(value.dotted, caller)]
-                if not passed:
-                    continue
-                found = self.definition(call.callee, caller)
-                if found is None or found.kind != "class" or found.file is caller:
-                    continue
-                for key in passed:
-                    argument = f"argument {int(key) + 1}" if key.isdigit() else f"`{key}=`"
-                    table.setdefault((found.file.path, found.name), []).append(
-                        f"{argument} of `{found.name}(...)` in {caller.display} line {call.line}")
-        return {key: tuple(value) for key, value in table.items()}
-
-    def _is_loader_class(self, dotted: str, file: IndexedFile) -> bool:
-        absolute = self.absolute(dotted, file) or ""
-        if is_dataloader_class(absolute):
-            return True
-        found = self.definition(dotted, file)
-        return found is not None and found.kind == "class" and bool(
-            self.class_kind(found, is_dataloader_class))
-
-    def loaders_passed_to(self, file: IndexedFile, class_name: str) -> tuple[str, ...]:
-        return self._loaders_passed.get((file.path, class_name), ())
-
-    def passed_loader_shard(self, file: IndexedFile, class_name: str) -> LoaderShard | None:
-        return self.passed_shards.get((file.path, class_name))
-
-    def call_count(self, found: _Definition) -> int:
-        """How many calls of the function ``found`` the run's files make (calls only: a
-        function passed around as a value is not counted)."""
-        count = 0
-        for indexed in self.files.values():
-            for dotted, times in indexed.summary.callees.items():
-                if dotted.rsplit(".", 1)[-1] != found.name:
-                    continue
-                target = self.definition(dotted, indexed)
-                if target is not None and target.file is found.file and target.name == found.name:
-                    count += times
-        return count
-
-    def returns(self, qualified: str, importer: IndexedFile) -> ReturnFacts | None:
-        found = self.definition(qualified, importer)
-        if found is None or found.kind != "function":
-            return None
-        returns = found.file.summary.functions[found.name].returns
-        where = found.file.display
-        if isinstance(returns, Call):
-            absolute = self.absolute(returns.dotted, found.file) or ""
-            target = self.definition(returns.dotted, found.file)
-            if is_dataloader_class(absolute) or (
-                    target is not None and target.kind == "class"
-                    and self.class_kind(target, is_dataloader_class)):
-                return ReturnFacts("dataloader", f"returns a DataLoader ({where})", absolute)
-        content = self.content(returns, found.file)
-        if content.module is not None:
-            return ReturnFacts("module", f"`{found.qualified}` returns an instance of "
-                               f"`{content.module}` ({where})", content.module)
-        if isinstance(returns, Tensor) and returns.cpu:
-            detached = returns.detached
-            return ReturnFacts("detached-cpu-tensor" if detached else "cpu-tensor",
-                               f"`{found.qualified}` returns a "
-                               f"{'detached ' if detached else ''}CPU tensor ({where})")
-        return None
-
-
-def _named_for_evaluation(keyword: str) -> bool:
-    """``test_dataloader=``, ``val_loader=``: not the loader a trainer trains on."""
-    return any(word in keyword.lower() for word in ("test", "val", "eval"))
-
 
 def _absolute_keys(policies: Mapping[str, bool] | None) -> dict[str, bool] | None:
     return None if policies is None else {
@@ -735,25 +473,3 @@ class FileFacts:
     def module_name(self, path: str) -> str | None:
         indexed = self.index.files.get(os.path.abspath(path))
         return indexed.module if indexed is not None and indexed.module else None
-
-    def class_facts(self, qualified: str) -> ClassFacts | None:
-        return self.index.class_facts(qualified, self.file)
-
-    def returns(self, qualified: str) -> ReturnFacts | None:
-        return self.index.returns(qualified, self.file)
-
-    def module_arguments(self, function: str) -> dict[str, str] | None:
-        return self.index.module_arguments(self.file, function)
-
-    def training_loaders(self) -> tuple[LoaderShard, ...]:
-        return self.index.training_loaders(self.file)
-
-    def loader_shard(self, qualified: str) -> LoaderShard | None:
-        return self.index.loader_shards.get((self.file.path, qualified))
-
-    def loaders_passed_to(self, class_name: str) -> tuple[str, ...]:
-        return self.index.loaders_passed_to(self.file, class_name)
-
-    def passed_loader_shard(self, class_name: str) -> LoaderShard | None:
-        return self.index.passed_loader_shard(self.file, class_name)
-

@@ -62,7 +62,6 @@ from torchfix_codemods.analysis.project.values import (
     decode,
     encode,
 )
-from torchfix_codemods.analysis.vocabulary.torch_api import VERSION_SOURCES
 from torchfix_codemods.analysis.vocabulary.torch_classes import (
     CHAINABLE_METHODS,
     DATA_PARALLEL_CLASSES,
@@ -72,6 +71,15 @@ from torchfix_codemods.analysis.vocabulary.torch_classes import (
     MODE_FUNCTIONS,
     PROCESS_GROUP_CALLS,
     is_dataloader_class,
+)
+from torchfix_codemods.analysis.vocabulary.version_checks import (
+    REQUIREMENT_CACHE,
+    Operand,
+    checks_version,
+    comparison_operator,
+    requirement_check,
+    version_query,
+    version_source,
 )
 from torchfix_codemods.noqa import is_silenced, noqa_lines
 
@@ -1124,18 +1132,18 @@ class _Summarizer:
             return UNKNOWN
         if dotted is None:
             return UNKNOWN
-        if dotted in _VERSION_CALLS:
-            first = call.args[0] if call.args else None
-            return FLAG if isinstance(first, ast.Constant) and first.value == "torch" else LIT
-        if dotted in _REQUIREMENT_CACHES:
-            first = call.args[0] if call.args else None
-            text = first.value if isinstance(first, ast.Constant) else ""
-            is_torch = isinstance(text, str) and text.split("<")[0].split(">")[0].split(
-                "=")[0].split("!")[0].strip() == "torch" and any(c in text for c in "<>=!")
-            return FLAG if is_torch else LIT
-        if dotted in _METADATA_VERSION:
-            first = call.args[0] if call.args else None
-            return VERSION if isinstance(first, ast.Constant) and first.value == "torch" else LIT
+        operands = [self._operand(a, scope) for a in call.args]
+        if checks_version(dotted, operands) and comparison_operator(operands) is not None:
+            return FLAG
+        strings = [o.string for o in operands if o.string is not None]
+        if dotted.rsplit(".", 1)[-1] == REQUIREMENT_CACHE and \
+                any(requirement_check(text) is not None for text in strings):
+            return FLAG
+        if version_query(dotted, strings):
+            return VERSION
+        if dotted in _VERSION_CALLS or dotted in _REQUIREMENT_CACHES or \
+                dotted in _METADATA_VERSION:
+            return LIT  # a bool, or the version of a package other than torch's
         if dotted.startswith("numpy."):
             return NUMPY
         if dotted.startswith("torch.") and dotted.count(".") == 1:
@@ -1168,14 +1176,24 @@ class _Summarizer:
                     refs.append(Ref(self.summary.imports[node.id]))
         return Cmp(tuple(refs)) if refs else LIT
 
+    def _operand(self, expr: ast.expr, scope: _Scope) -> Operand:
+        """An argument as the version vocabulary reads it (a string, a dotted name)."""
+        text = expr.value if isinstance(expr, ast.Constant) and isinstance(expr.value, str) \
+            else None
+        return Operand(text, self.dotted(expr, scope))
+
     def _is_version(self, expr: ast.expr, scope: _Scope, depth: int = 0) -> bool:
         """Does ``expr`` compute torch's version: ``torch.__version__``,
         ``importlib.metadata.version("torch")``, ``version.parse(...)``, ``.split(".")``,
         ``[:2]`` or ``tuple(map(int, ...))`` of one, or a name bound to one?"""
         if depth > _MAX_DEPTH:
             return False
+        if isinstance(expr, (ast.Attribute, ast.Name)):
+            dotted = self.dotted(expr, scope)
+            if dotted is not None and version_source(dotted) is not None:
+                return True
         if isinstance(expr, ast.Attribute):
-            return self.dotted(expr, scope) in VERSION_SOURCES
+            return False
         if isinstance(expr, ast.Subscript):
             return self._is_version(expr.value, scope, depth + 1)
         if isinstance(expr, ast.Name):
@@ -1186,9 +1204,11 @@ class _Summarizer:
         if not isinstance(expr, ast.Call):
             return False
         dotted = self.dotted(expr.func, scope) or ""
-        first = expr.args[0] if expr.args else None
+        operands = [self._operand(a, scope) for a in expr.args]
+        if version_query(dotted, [o.string for o in operands if o.string is not None]):
+            return True
         if dotted in _METADATA_VERSION:
-            return isinstance(first, ast.Constant) and first.value == "torch"
+            return False  # the version of another package
         if isinstance(expr.func, ast.Attribute) and \
                 self._is_version(expr.func.value, scope, depth + 1):
             return True  # torch.__version__.split("."): a method of a version

@@ -163,8 +163,6 @@ NEWER_KEYWORDS = {
     "use_reentrant": ("torch.utils.checkpoint.",), "weights": ("torchvision.models.",),
 }
 """Keywords older releases of a function reject with ``TypeError``, by function prefix."""
-VERSION_SOURCES = ("torch.__version__", "torch.version.__version__")
-"""Where a program reads the torch release it runs on."""
 
 # Distributed training: what a migration to one process per device must keep on rank 0.
 RANK_ZERO = frozenset({
