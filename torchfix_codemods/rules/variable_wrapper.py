@@ -13,6 +13,7 @@ from torchfix_codemods.analysis.core.calls import keyword_arg, positional_args
 from torchfix_codemods.analysis.core.names import NameIndex
 from torchfix_codemods.analysis.core.syntax import literal_bool
 from torchfix_codemods.analysis.facts.grad_mode import in_no_grad
+from torchfix_codemods.analysis.facts.values import no_history
 from torchfix_codemods.analysis.vocabulary.tensor_methods import TENSOR_FACTORIES
 from torchfix_codemods.analysis.vocabulary.torch_api import VARIABLE_CLASSES
 from torchfix_codemods.edits.expressions import as_receiver, method_call
@@ -25,8 +26,10 @@ from torchfix_codemods.rules.base import Example, Fix, Rule
 class VariableWrapper(Rule):
     """## What it does
     Removes `torch.autograd.Variable(x)`: `x.detach()` in general, `x` itself
-    when `x` is a fresh tensor from a factory, `x.detach().requires_grad_()`
-    for `requires_grad=True`. Removes the `Variable` import when it is left
+    when `x` can carry no autograd history (a fresh tensor from a factory, a
+    `DataLoader` batch, an integer tensor, a value computed under
+    `torch.no_grad()`), `x.detach().requires_grad_()` for
+    `requires_grad=True`. Removes the `Variable` import when it is left
     unused.
 
     ## Why is this bad?
@@ -48,6 +51,12 @@ class VariableWrapper(Rule):
     ## Fix safety
     Safe: `Variable(x)` accepts only tensors and returns exactly
     `x.detach()` (same storage, `requires_grad` from its argument, a leaf).
+    Where `x` can carry no history, `x.detach()` differs from `x` only as a
+    Python object, so `x` itself replaces the call (measured on torch 2.13:
+    `Variable(torch.zeros(2))` shares the storage and has `requires_grad`
+    False); not when the result is bound to a name that is later switched to
+    require grad or given a gradient, which on `x` itself would change the
+    caller's tensor too.
     `volatile=True` was removed in 0.4 and is ignored with a warning
     (`volatile was removed and now has no effect`), so inference silently
     builds graphs: inside `with torch.no_grad():` or a function decorated with
@@ -77,9 +86,9 @@ class VariableWrapper(Rule):
     )
     invalid = (
         Example(
-            "import torch\nfrom torch.autograd import Variable\ny = torch.randn(3) * 2\n"
-            "x = Variable(y)\n",
-            "import torch\ny = torch.randn(3) * 2\nx = y.detach()\n",
+            "import torch\nfrom torch.autograd import Variable\n"
+            "y = torch.randn(3, requires_grad=True) * 2\nx = Variable(y)\n",
+            "import torch\ny = torch.randn(3, requires_grad=True) * 2\nx = y.detach()\n",
         ),
         Example(
             "import torch\nfrom torch.autograd import Variable\n"
@@ -88,7 +97,7 @@ class VariableWrapper(Rule):
         ),
         Example(
             "import torch\nw = torch.autograd.Variable(torch.ones(2) + 1)\n",
-            "import torch\nw = (torch.ones(2) + 1).detach()\n",
+            "import torch\nw = torch.ones(2) + 1\n",
         ),
         Example(
             "import torch\nfrom torch.autograd import Variable\n"
@@ -132,22 +141,48 @@ class VariableWrapper(Rule):
             return
         new: cst.BaseExpression = as_receiver(value)
         fresh = _is_fresh(self.names, value)
-        if not fresh:
+        plain = None if fresh else self._without_history(node, value, requires)
+        if not fresh and plain is None:
             new = method_call(new, "detach")
+        elif requires is None and isinstance(self.names.parent(node), _WHOLE_VALUE):
+            new = value  # `x = Variable(a * 2)` becomes `x = a * 2`, without parentheses
         if requires is not None:
             flag = requires.value
             if isinstance(flag, cst.Name) and flag.value == "True":
                 new = method_call(new, "requires_grad_")
             elif not (isinstance(flag, cst.Name) and flag.value == "False"):
                 new = method_call(new, "requires_grad_", [cst.Arg(flag)])
-        description = "replace `Variable(x)` with " + ("`x`" if fresh else "`x.detach()`")
+        bare = fresh or plain is not None
+        description = "replace `Variable(x)` with " + ("`x`" if bare else "`x.detach()`")
         fix = Fix(Safety.SAFE, description,
                   [(node, new.with_changes(lpar=node.lpar, rpar=node.rpar)
                     if not isinstance(new, cst.Name) or node.lpar else new)],
                   remove_imports=removal)
-        reason = ("the argument is a fresh tensor from a factory" if fresh
+        reason = ("the argument is a fresh tensor from a factory" if fresh else
+                  f"the argument can carry no autograd history ({plain})" if plain is not None
                   else "`Variable(x)` returns `x.detach()`")
         self.report(node, fix=fix, reason=reason)
+
+    def _without_history(self, node: cst.Call, value: cst.BaseExpression,
+                         requires: cst.Arg | None) -> str | None:
+        """Why ``x`` itself can stand for ``Variable(x)`` (None when ``x.detach()`` must):
+        ``x`` carries no autograd history, so the detached copy differs from it only as a
+        Python object. Not with a ``requires_grad`` flag that may be true, and not when the
+        result is bound to a name that is later switched to require grad or given a
+        gradient: on ``x`` itself that would change the caller's tensor too."""
+        if requires is not None and literal_bool(requires.value) is not False:
+            return None
+        reason = no_history(self.names, value, self.context.options.inference_decorators)
+        if reason is None:
+            return None
+        assign = self.names.parent(node)
+        if isinstance(assign, cst.Assign) and assign.value is node:
+            for target in assign.targets:
+                if not isinstance(target.target, cst.Name):
+                    return None
+                if _switched_to_grad(self.names, target.target):
+                    return None
+        return reason
 
     def _statement_without_effect(self, node: cst.Call, value: cst.BaseExpression
                                   ) -> cst.SimpleStatementLine | None:
@@ -206,6 +241,21 @@ def _plain_reference(value: cst.BaseExpression) -> bool:
     while isinstance(value, cst.Attribute):
         value = value.value
     return isinstance(value, cst.Name)
+
+
+_WHOLE_VALUE = (cst.Assign, cst.Arg, cst.Return, cst.BaseElement, cst.AnnAssign)
+"""Where the call is a whole value: what replaces it needs no parentheses."""
+
+
+def _switched_to_grad(names: NameIndex, name: cst.Name) -> bool:
+    """A read of ``name`` in its scope sets ``requires_grad``, calls ``requires_grad_`` or
+    touches ``.grad``."""
+    for read in names.loads_in(names.scope_of(name), name.value):
+        parent = names.parent(read)
+        if isinstance(parent, cst.Attribute) and parent.value is read and \
+                parent.attr.value in ("requires_grad_", "requires_grad", "grad", "retain_grad"):
+            return True
+    return False
 
 
 def _is_fresh(names: NameIndex, value: cst.BaseExpression) -> bool:
