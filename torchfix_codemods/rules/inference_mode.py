@@ -112,6 +112,14 @@ class MissingEval(Rule):
     (pytorch/examples' super-resolution `Net`), or it was made by
     `torch.jit.trace`, which replays the mode it was traced in (measured on
     torch 2.13: a traced Dropout still drops after `.eval()`).
+    Nor when eval mode is already set on every path to the function: it calls
+    `.eval()` itself or through a helper; every caller switches the model
+    before the call (`model.eval()` earlier, `cv2_demo(net.eval(), ...)` in
+    the call itself, or a caller that neither trains nor switches modes and is
+    itself only called in eval mode); the last module-level call before it
+    that decides a mode leaves eval on (a notebook's `evaluate(test_loader,
+    model)` cell before the prediction helper); or it is a method whose models
+    the class's `__init__` switches to eval and no method switches back.
 
     ## Fix safety
     Unsafe: eval mode changes outputs on purpose (no dropout, running

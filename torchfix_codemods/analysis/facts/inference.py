@@ -902,7 +902,8 @@ class InferenceAnalysis:
         callers = self.callers(facts)
         already_no_grad = self.decorated_no_grad(facts) or bool(facts.grad_mode_calls) or \
             all(site.grad_mode_set for site, _ in uses) or self._called_without_grad(facts)
-        already_eval = self._evaluated(facts, callers)
+        already_eval = self._evaluated(facts, callers) or \
+            self._evaluated_by_constructor(facts, list(models))
         from_training = any(
             caller is not None and self.differentiates(caller) for _, caller in callers)
         differentiated = any(self._result_differentiated(call, caller)
@@ -920,20 +921,95 @@ class InferenceAnalysis:
             .enabled is False
 
     def _evaluated(self, facts: FunctionFacts,
-                   callers: list[tuple[cst.Call, FunctionFacts | None]]) -> bool:
-        """``.eval()``/``.train(False)`` already here, in a helper, or before every call site."""
+                   callers: list[tuple[cst.Call, FunctionFacts | None]],
+                   seen: frozenset[int] = frozenset()) -> bool:
+        """``.eval()``/``.train(False)`` already here, in a helper, or before every call site
+        (also where a caller that neither switches modes nor trains is itself only called in
+        eval mode: a nested ``predict`` of ``cv2_demo(net.eval(), ...)``)."""
         if self._calls_eval(facts, frozenset()):
             return True
         if not callers:
             return False
+        seen = seen | {id(facts.node)}
         for call, caller in callers:
+            if caller is not None and id(caller.node) not in seen and \
+                    self._mode_left_by(caller) is None and not self.differentiates(caller) and \
+                    self._evaluated(caller, self.callers(caller), seen):
+                continue
             evals = caller.eval_calls if caller is not None else self.module_eval_calls()
-            if any(self._before(e, call) for e in evals):
+            if any(self._before(e, call) or self._within(e, call) for e in evals):
                 continue
             if caller is not None and self._evaluated_by_helper(caller, call):
                 continue
+            if caller is None and self._left_in_eval(call):
+                continue
             return False
         return True
+
+    def _within(self, inner: cst.CSTNode, outer: cst.Call) -> bool:
+        """``inner`` is part of ``outer``'s arguments: ``cv2_demo(net.eval(), transform)``
+        (ssd.pytorch ``demo/live.py``) switches the model before the call runs."""
+        return any(ancestor is outer for ancestor in self.names.ancestors(inner))
+
+    def _left_in_eval(self, call: cst.Call) -> bool:
+        """Module-level code switched to eval last before ``call``: the latest call before it
+        that decides a mode is ``x.eval()`` or a function of this file that ends in eval
+        mode (a notebook's ``evaluate(test_loader, model)`` cell before
+        ``predict_sentiment(text, model)``; bentrevett/pytorch-sentiment-analysis)."""
+        mode: str | None = None
+        for site in self.module_sites:
+            other = site.node
+            assert isinstance(other, cst.Call)
+            if other is call or not self._before(other, call):
+                continue
+            func = other.func
+            if isinstance(func, cst.Attribute) and func.attr.value in ("eval", "train"):
+                found = "eval" if func.attr.value == "eval" or (
+                    other.args and is_false(other.args[0].value)) else "train"
+            else:
+                helper = self.resolve(other, None)
+                found = self._mode_left_by(helper) if helper is not None else None
+            if found is not None:
+                mode = found
+        return mode == "eval"
+
+    def _mode_left_by(self, facts: FunctionFacts) -> str | None:
+        """"eval"/"train": the mode the last ``.eval()``/``.train()`` of ``facts``' own body
+        leaves (in source order); None when it calls neither."""
+        calls = [(call, "eval") for call in facts.eval_calls] + [
+            (call, "eval" if call.args and is_false(call.args[0].value) else "train")
+            for call in facts.train_calls]
+        if not calls:
+            return None
+        last = calls[0]
+        for candidate in calls[1:]:
+            if self._before(last[0], candidate[0]):
+                last = candidate
+        return last[1]
+
+    def _evaluated_by_constructor(self, facts: FunctionFacts, models: list[str]) -> bool:
+        """A method whose models are attributes that the class's ``__init__`` switches to eval
+        and that no method of the class switches back (IBM/pytorch-seq2seq's ``Predictor``,
+        whose ``__init__`` calls ``self.model.eval()``): the object only ever evaluates."""
+        if not (facts.is_method and facts.cls is not None and models) or \
+                not all(model.startswith("self.") for model in models):
+            return False
+        evaluated: set[str] = set()
+        for statement in facts.cls.body.body:
+            if not isinstance(statement, cst.FunctionDef):
+                continue
+            method = self.functions.get(id(statement))
+            if method is None:
+                continue
+            for call in method.train_calls:
+                assert isinstance(call.func, cst.Attribute)
+                if not (call.args and is_false(call.args[0].value)) and \
+                        code_of(call.func.value) in models:
+                    return False
+            if statement.name.value == "__init__":
+                evaluated |= {code_of(call.func.value) for call in method.eval_calls
+                              if isinstance(call.func, cst.Attribute)}
+        return all(model in evaluated for model in models)
 
     def _evaluated_by_helper(self, caller: FunctionFacts, call: cst.Call) -> bool:
         """``model = load_model(path)`` before the call, where ``load_model`` calls ``.eval()``."""
