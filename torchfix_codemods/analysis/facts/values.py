@@ -67,7 +67,7 @@ from torchfix_codemods.analysis.core.positions import positions_of
 from torchfix_codemods.analysis.core.statements import statement_line
 from torchfix_codemods.analysis.core.syntax import literal_bool
 from torchfix_codemods.analysis.core.walk import walk_local
-from torchfix_codemods.analysis.facts.grad_mode import grad_mode_at
+from torchfix_codemods.analysis.facts.grad_mode import calls_of_function, grad_mode_at
 from torchfix_codemods.analysis.facts.modules import self_assignments
 from torchfix_codemods.analysis.facts.tensors import module_reason, provenance
 from torchfix_codemods.analysis.vocabulary.tensor_methods import (
@@ -923,8 +923,34 @@ class _Values:
         if kind == "for":
             return self._loop_target(binding, name, depth)
         if kind == "param":
-            return _UNKNOWN_FACTS
+            return self._parameter(binding, depth)
         return _UNKNOWN_FACTS
+
+    def _parameter(self, binding: Binding, depth: int) -> TensorFacts:
+        """A parameter of a module-level function: it requires no grad when every call of
+        the function in this file passes a value that requires none (vinhkhuc's
+        ``predict(model, teX)`` with ``teX = torch.from_numpy(...).float()``). Only that
+        answer is carried over; device and dtype stay unknown."""
+        function = self.names.enclosing(binding.node, cst.FunctionDef)
+        if function is None or any(p.name.value == binding.name and p.default is not None
+                                   for p in function.params.params):
+            return _UNKNOWN_FACTS
+        calls = calls_of_function(self.names, function)
+        if not calls:
+            return _UNKNOWN_FACTS
+        passed = []
+        for call in calls:
+            bound = [arg for arg in call.args
+                     if parameter_bound_by(function, call, arg) == binding.name]
+            if len(bound) != 1 or any(arg.star for arg in call.args):
+                return _UNKNOWN_FACTS
+            passed.append(self.of(bound[0].value, depth + 1))
+        grad = _any((facts.requires_grad for facts in passed), _UNKNOWN_FACTS.requires_grad)
+        if not grad.is_no or any(facts.leaf for facts in passed):
+            return _UNKNOWN_FACTS
+        return TensorFacts(_no(f"every call of `{function.name.value}` in this file passes a "
+                               f"value without grad ({grad.reason})"),
+                           _unknown("a parameter"), _unknown("a parameter"))
 
     def _unpacked(self, binding: Binding, name: cst.Name, depth: int) -> TensorFacts:
         """``values, indices = torch.max(x, 1)``, ``x, y = next(iter(loader))``, ``a, b = c, d``."""
