@@ -78,7 +78,7 @@ from torchfix_codemods.analysis.vocabulary.tensor_methods import (
     LEGACY_CONSTRUCTORS,
     VIEW_METHODS,
 )
-from torchfix_codemods.analysis.vocabulary.torch_api import PARAMETER_CLASSES
+from torchfix_codemods.analysis.vocabulary.torch_api import PARAMETER_CLASSES, VARIABLE_CLASSES
 
 Answer = Literal["yes", "no", "unknown"]
 _MAX_DEPTH = 12
@@ -596,6 +596,8 @@ class _Values:
             return TensorFacts(_no("`torch.from_numpy` makes a tensor without grad"),
                                _no("`torch.from_numpy` makes a CPU tensor"),
                                _unknown("the numpy array's dtype"))
+        if qualified in VARIABLE_CLASSES:
+            return self._variable(call, depth)
         if qualified in PARAMETER_CLASSES:
             inner = self._first_tensor_argument(call, depth)
             return TensorFacts(_yes("an `nn.Parameter`"), inner.accelerator, inner.integer,
@@ -626,6 +628,22 @@ class _Values:
             integer = _all_yes((f.integer for f in facts), integer)
         return TensorFacts(grad, _any((f.accelerator for f in facts), _UNKNOWN_FACTS.accelerator),
                            integer)
+
+    def _variable(self, call: cst.Call, depth: int) -> TensorFacts:
+        """``Variable(x)`` is ``x.detach()`` (measured on torch 2.13: a new tensor sharing the
+        storage, ``requires_grad`` False), a leaf requiring grad with ``requires_grad=True``
+        (unknown for a flag that is not a literal)."""
+        inner = self._first_tensor_argument(call, depth)
+        flag = next((arg.value for arg in call.args
+                     if arg.keyword is not None and arg.keyword.value == "requires_grad"), None)
+        if flag is None or literal_bool(flag) is False:
+            return TensorFacts(_no("`Variable(x)` returns `x.detach()`"), inner.accelerator,
+                               inner.integer)
+        if literal_bool(flag) is True:
+            return TensorFacts(_yes("`Variable(..., requires_grad=True)`"), inner.accelerator,
+                               inner.integer, leaf=True)
+        return TensorFacts(_unknown("`Variable` with a runtime `requires_grad` flag"),
+                           inner.accelerator, inner.integer)
 
     def _argument(self, expr: cst.BaseExpression, depth: int) -> TensorFacts:
         """An argument of a torch function: a list of tensors counts by its items."""
