@@ -15,6 +15,7 @@ from torchfix_codemods.analysis.core.calls import keyword_arg
 from torchfix_codemods.analysis.core.statements import consecutive_runs, own_line
 from torchfix_codemods.analysis.core.syntax import is_zero_index
 from torchfix_codemods.analysis.facts.grad_mode import grad_mode_at
+from torchfix_codemods.analysis.facts.inference import no_grad_added_by_run
 from torchfix_codemods.analysis.facts.tensors import (
     data_use,
     one_element_index_reason,
@@ -155,15 +156,27 @@ def _churn(rule: Rule, node: cst.Attribute) -> bool:
     if not _is_detach_call(node.value) and \
             no_history(rule.names, node.value, decorators) is not None:
         return True  # (`t.detach().data` is not churn: it is `t.detach()` spelled twice)
-    if grad_mode_at(rule.names, node, decorators).enabled is False:
+    if grad_mode_at(rule.names, node, decorators).enabled is False or \
+            _no_grad_added(rule, node):
         return True
     parent = rule.names.parent(node)
+    while isinstance(parent, cst.Subscript) and parent.value is node:
+        node, parent = parent, rule.names.parent(parent)  # `out.data[0][0].item()`
     call = rule.names.parent(parent) if isinstance(parent, cst.Attribute) else None
     if isinstance(parent, cst.Attribute) and parent.value is node and \
             parent.attr.value in ("item", "tolist") and isinstance(call, cst.Call) and \
             call.func is parent:
         return True
     return _in_data_assignment(rule, node)
+
+
+def _no_grad_added(rule: Rule, node: cst.CSTNode) -> bool:
+    """The ``@torch.no_grad()`` that TFC202 adds in this run will cover ``node``."""
+    options = rule.context.options
+    return no_grad_added_by_run(rule.names, node, adds=options.adds_no_grad,
+                                source=rule.context.source,
+                                path=rule.context.path,
+                                inference_decorators=options.inference_decorators)
 
 
 def _in_data_assignment(rule: Rule, node: cst.CSTNode) -> bool:
@@ -364,6 +377,7 @@ class DataInplace(Rule):
         copy made under ``no_grad``). Dropping ``.data`` there is churn."""
         decorators = self.context.options.inference_decorators
         return grad_mode_at(self.names, node, decorators).enabled is False or \
+            _no_grad_added(self, node) or \
             no_history(self.names, node.value, decorators) is not None
 
     def _initialized(self, node: cst.Attribute) -> bool:

@@ -13,7 +13,8 @@ from torchfix_codemods.analysis.core.calls import keyword_arg, positional_args
 from torchfix_codemods.analysis.core.names import NameIndex
 from torchfix_codemods.analysis.core.syntax import literal_bool
 from torchfix_codemods.analysis.facts.grad_mode import in_no_grad
-from torchfix_codemods.analysis.facts.values import no_history
+from torchfix_codemods.analysis.facts.inference import no_grad_added_by_run
+from torchfix_codemods.analysis.facts.values import no_history, tensor_facts
 from torchfix_codemods.analysis.vocabulary.tensor_methods import TENSOR_FACTORIES
 from torchfix_codemods.analysis.vocabulary.torch_api import VARIABLE_CLASSES
 from torchfix_codemods.edits.expressions import as_receiver, method_call
@@ -63,10 +64,15 @@ class VariableWrapper(Rule):
     `torch.no_grad()` (TFC202 adds one to evaluation functions) the wrapper is
     removed like any other, since no graph is built there, which is what
     `volatile` meant; elsewhere it is reported without a fix, use
-    `with torch.no_grad():`. Other arguments (positional flags, `*args`) are
-    reported without a fix. A `Variable(x)` that is a statement of its own (its
-    result dropped, perhaps after `.cpu()` or `.float()`) did nothing and is
-    removed, not turned into an `x.detach()` line that does nothing either.
+    `with torch.no_grad():`. Under `no_grad` (existing, or the one TFC202 adds
+    in the same run) `x` itself replaces the call unless the code shows that
+    `x` requires grad: nothing records what is done with it there. Other
+    arguments (positional flags, `*args`) are reported without a fix. A
+    `Variable(x)` that is a statement of its own (its result dropped, perhaps
+    after `.cpu()` or `.float()`) did nothing and is removed, not turned into
+    an `x.detach()` line that does nothing either; so is a line that would
+    assign names to themselves (`data, target = Variable(data),
+    Variable(target)` on loader batches).
 
     ## References
     - [Variable (deprecated)](https://docs.pytorch.org/docs/stable/autograd.html#variable-deprecated)
@@ -107,9 +113,12 @@ class VariableWrapper(Rule):
             "import torch\nfrom torch.autograd import Variable\n\n\n@torch.no_grad()\n"
             "def predict(model, x):\n    return model(Variable(x, volatile=True))\n",
             "import torch\n\n\n@torch.no_grad()\n"
-            "def predict(model, x):\n    return model(x.detach())\n",
+            "def predict(model, x):\n    return model(x)\n",
         ),
     )
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._line_fixes: dict[int, Fix] = {}
 
     def visit_Call(self, node: cst.Call) -> None:
         qualified = self.qualified_name(node.func)
@@ -122,7 +131,8 @@ class VariableWrapper(Rule):
         requires = keyword_arg(node, "requires_grad")
         known = {"data", "requires_grad"}
         if volatile is not None:
-            if not (literal_bool(volatile.value) is True and in_no_grad(self.names, node)):
+            if not (literal_bool(volatile.value) is True and (
+                    in_no_grad(self.names, node) or self._no_grad_added(node))):
                 self.report(node, "`Variable(..., volatile=True)` was removed in torch 0.4 and "
                             "is ignored: run inference under `with torch.no_grad():`")
                 return
@@ -146,6 +156,10 @@ class VariableWrapper(Rule):
             new = method_call(new, "detach")
         elif requires is None and isinstance(self.names.parent(node), _WHOLE_VALUE):
             new = value  # `x = Variable(a * 2)` becomes `x = a * 2`, without parentheses
+            line = self._assigns_itself(node)
+            if line is not None:
+                self._report_self_assignment(node, line, removal, plain)
+                return
         if requires is not None:
             flag = requires.value
             if isinstance(flag, cst.Name) and flag.value == "True":
@@ -163,6 +177,14 @@ class VariableWrapper(Rule):
                   else "`Variable(x)` returns `x.detach()`")
         self.report(node, fix=fix, reason=reason)
 
+    def _no_grad_added(self, node: cst.CSTNode) -> bool:
+        """TFC202 decorates the function around ``node`` with ``@torch.no_grad()`` in this
+        run: ``volatile=True`` then means what it meant."""
+        options = self.context.options
+        return no_grad_added_by_run(self.names, node, adds=options.adds_no_grad,
+                                    source=self.context.source, path=self.context.path,
+                                    inference_decorators=options.inference_decorators)
+
     def _without_history(self, node: cst.Call, value: cst.BaseExpression,
                          requires: cst.Arg | None) -> str | None:
         """Why ``x`` itself can stand for ``Variable(x)`` (None when ``x.detach()`` must):
@@ -173,6 +195,12 @@ class VariableWrapper(Rule):
         if requires is not None and literal_bool(requires.value) is not False:
             return None
         reason = no_history(self.names, value, self.context.options.inference_decorators)
+        if reason is None and (in_no_grad(self.names, node) or self._no_grad_added(node)) and \
+                not tensor_facts(self.names, value,
+                                 self.context.options.inference_decorators).requires_grad.evidenced:
+            # Under no_grad nothing records what is done with `x`; only a leaf that requires
+            # grad would differ, and nothing here points at one.
+            reason = "it runs under `torch.no_grad()` and nothing shows it requires grad"
         if reason is None:
             return None
         assign = self.names.parent(node)
@@ -205,6 +233,61 @@ class VariableWrapper(Rule):
         if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1:
             return line
         return None
+
+    def _assigns_itself(self, node: cst.Call) -> cst.SimpleStatementLine | None:
+        """The line when, with every ``Variable`` on it replaced by its bare argument, it
+        would assign names to themselves: ``x = Variable(x)``, ``data, target =
+        Variable(data), Variable(target)``. Such a line does nothing and goes."""
+        element = self.names.parent(node)
+        tuple_ = self.names.parent(element) if isinstance(element, cst.Element) else None
+        value = tuple_ if isinstance(tuple_, cst.Tuple) else node
+        assign = self.names.parent(value)
+        line = self.names.parent(assign)
+        if not (isinstance(assign, cst.Assign) and assign.value is value and
+                len(assign.targets) == 1 and isinstance(line, cst.SimpleStatementLine) and
+                len(line.body) == 1):
+            return None
+        target = assign.targets[0].target
+        pairs: list[tuple[cst.BaseExpression, cst.BaseExpression]]
+        if isinstance(value, cst.Tuple):
+            if not isinstance(target, (cst.Tuple, cst.List)) or \
+                    len(target.elements) != len(value.elements):
+                return None
+            pairs = [(t.value, v.value) for t, v in zip(target.elements, value.elements,
+                                                        strict=True)]
+        else:
+            pairs = [(target, value)]
+        for name, call in pairs:
+            if not (isinstance(name, cst.Name) and isinstance(call, cst.Call) and
+                    self.qualified_name(call.func) in VARIABLE_CLASSES):
+                return None
+            args = [a for a in call.args
+                    if not (a.keyword is not None and a.keyword.value == "volatile")]
+            if len(args) != 1 or args[0].keyword is not None or args[0].star or \
+                    not (isinstance(args[0].value, cst.Name) and
+                         args[0].value.value == name.value):
+                return None
+            if not _is_fresh(self.names, args[0].value) and \
+                    self._without_history(call, args[0].value, None) is None:
+                return None
+        return line
+
+    def _report_self_assignment(self, node: cst.Call, line: cst.SimpleStatementLine,
+                                removal: tuple[ImportRemoval, ...], plain: str | None) -> None:
+        block = self.names.parent(line)
+        alone = isinstance(block, (cst.IndentedBlock, cst.Module)) and len(block.body) == 1
+        commented = line.trailing_whitespace.comment is not None or any(
+            empty.comment is not None for empty in line.leading_lines)
+        new: cst.SimpleStatementLine | cst.RemovalSentinel = cst.RemovalSentinel.REMOVE
+        if alone or commented:
+            new = line.with_changes(body=[cst.Pass()])
+        fix = self._line_fixes.get(id(line))
+        if fix is None:  # one fix for every `Variable` of the line
+            fix = self._line_fixes[id(line)] = Fix(
+                Safety.SAFE, "remove the line: without `Variable` it assigns names to "
+                "themselves", [(line, new)], remove_imports=removal)
+        self.report(node, fix=fix, reason=f"the argument can carry no autograd history "
+                    f"({plain or 'a fresh tensor'}), so the line would read `x = x`")
 
     def _report_removal(self, node: cst.Call, line: cst.SimpleStatementLine,
                         removal: tuple[ImportRemoval, ...]) -> None:
