@@ -924,7 +924,10 @@ class _Values:
             facts = _join([self._binding(binding, name, depth) for binding in bindings])
         if guarded is not None:
             return TensorFacts(guarded, facts.accelerator, facts.integer, facts.leaf)
-        if facts.requires_grad.is_no:
+        if facts.requires_grad.is_no and facts.integer.answer != "yes":
+            # An integer tensor cannot require grad whatever is written into it (measured on
+            # torch 2.13: `x = torch.zeros(3).long(); x[0:1] = w * 2` with `w` requiring grad
+            # leaves `x.requires_grad` False and no `grad_fn`).
             written = self._written_in_place(name, depth)
             if written is not None:
                 return TensorFacts(written, facts.accelerator, facts.integer)
