@@ -57,7 +57,7 @@ from typing import Literal
 import libcst as cst
 
 from torchfix_codemods.analysis.core.callees import local_function
-from torchfix_codemods.analysis.core.calls import calls_by_name, parameter_bound_by
+from torchfix_codemods.analysis.core.calls import parameter_bound_by
 from torchfix_codemods.analysis.core.definite import runs_before
 from torchfix_codemods.analysis.core.evaluation import Evaluation
 from torchfix_codemods.analysis.core.flow import reaching_bindings
@@ -66,7 +66,7 @@ from torchfix_codemods.analysis.core.names import Binding, NameIndex, dotted_nam
 from torchfix_codemods.analysis.core.positions import positions_of
 from torchfix_codemods.analysis.core.statements import statement_line
 from torchfix_codemods.analysis.core.syntax import literal_bool
-from torchfix_codemods.analysis.core.walk import walk_local
+from torchfix_codemods.analysis.core.walk import children, walk_local
 from torchfix_codemods.analysis.facts.grad_mode import calls_of_function, grad_mode_at
 from torchfix_codemods.analysis.facts.modules import self_assignments
 from torchfix_codemods.analysis.facts.tensors import module_reason, provenance
@@ -206,11 +206,22 @@ def _builds_higher_order_graph(names: NameIndex) -> bool:
     True after ``backward(create_graph=True)``)."""
     if _HIGHER_ORDER in names.memo:
         return names.memo[_HIGHER_ORDER]
-    found = any(arg.keyword is not None and arg.keyword.value == "create_graph" and
-                literal_bool(arg.value) is not False
-                for call in calls_by_name(names) for arg in call.args)
+    module = names.module_scope.node if names.module_scope is not None else None
+    found = module is not None and any(
+        isinstance(node, cst.Arg) and node.keyword is not None and
+        node.keyword.value == "create_graph" and literal_bool(node.value) is not False
+        for node in _walk(module))
     names.memo[_HIGHER_ORDER] = found
     return found
+
+
+def _walk(node: cst.CSTNode) -> Iterable[cst.CSTNode]:
+    """Every node under ``node`` (iteratively: deep expressions cannot exhaust the stack)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(children(current))
 
 
 def conversion_facts(names: NameIndex, expr: cst.BaseExpression,
