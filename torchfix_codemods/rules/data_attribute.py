@@ -67,6 +67,10 @@ class DataRead(Rule):
     `PackedSequence.data`, `torch.utils.data`.
     Where `.detach()` is already there (`t.data.detach()`, `t.detach().data`),
     only `.data` goes: `t.detach()`.
+    In a function that TFC202 decorates with `@torch.no_grad()` in the same
+    run, `.data` is dropped instead (`output.data.max(1)` becomes
+    `output.max(1)`): the value has no history there once the decorator is
+    in, and `.detach()` would be clutter.
     Stays quiet where `.data` hides nothing, so a rewrite would be churn: the
     tensor can carry no autograd history (a gradient `p.grad`, an integer or
     bool tensor such as `argmax` indices, labels or a comparison, a fresh
@@ -131,13 +135,18 @@ class DataRead(Rule):
         later = written_later(self.names, node)
         stored = _stored_for_writing(self, node)
         safety = Safety.SAFE if later is False and stored is None else Safety.UNSAFE
-        new = _detached(self, node)
+        added = _no_grad_added(self, node)
+        new = node.value.with_changes(lpar=node.lpar, rpar=node.rpar) if added else \
+            _detached(self, node)
         message = self.message
         if safety is Safety.UNSAFE:
             where = stored or "the value is written in place later"
             message += f" (unsafe: {where}; through `.detach()` autograd sees those writes)"
-        self.report(node, message, fix=Fix(safety, "replace `.data` with `.detach()`",
-                                           [(node, new)]), reason=found.reason)
+        description = ("drop `.data`: the function runs under the `torch.no_grad()` this run "
+                       "adds, where `.detach()` would change nothing" if added else
+                       "replace `.data` with `.detach()`")
+        self.report(node, message, fix=Fix(safety, description, [(node, new)]),
+                    reason=found.reason)
 
 
 def _churn(rule: Rule, node: cst.Attribute) -> bool:
@@ -156,8 +165,7 @@ def _churn(rule: Rule, node: cst.Attribute) -> bool:
     if not _is_detach_call(node.value) and \
             no_history(rule.names, node.value, decorators) is not None:
         return True  # (`t.detach().data` is not churn: it is `t.detach()` spelled twice)
-    if grad_mode_at(rule.names, node, decorators).enabled is False or \
-            _no_grad_added(rule, node):
+    if grad_mode_at(rule.names, node, decorators).enabled is False:
         return True
     parent = rule.names.parent(node)
     while isinstance(parent, cst.Subscript) and parent.value is node:
