@@ -11,6 +11,7 @@ import libcst as cst
 
 from torchfix_codemods.analysis.core.calls import keyword_arg, positional_args
 from torchfix_codemods.analysis.core.names import NameIndex
+from torchfix_codemods.analysis.core.statements import consecutive_runs, next_statement
 from torchfix_codemods.analysis.core.syntax import literal_bool
 from torchfix_codemods.analysis.facts.grad_mode import in_no_grad
 from torchfix_codemods.analysis.facts.inference import no_grad_added_by_run
@@ -118,7 +119,8 @@ class VariableWrapper(Rule):
     )
 
     def visit_Module(self, node: cst.Module) -> None:
-        self._line_fixes: dict[int, Fix] = {}
+        self._self_assigned: list[tuple[cst.Call, cst.SimpleStatementLine,
+                                        tuple[ImportRemoval, ...], str | None]] = []
 
     def visit_Call(self, node: cst.Call) -> None:
         qualified = self.qualified_name(node.func)
@@ -154,7 +156,8 @@ class VariableWrapper(Rule):
         plain = None if fresh else self._without_history(node, value, requires)
         if not fresh and plain is None:
             new = method_call(new, "detach")
-        elif requires is None and isinstance(self.names.parent(node), _WHOLE_VALUE):
+        elif (requires is None or literal_bool(requires.value) is False) and \
+                isinstance(self.names.parent(node), _WHOLE_VALUE):
             new = value  # `x = Variable(a * 2)` becomes `x = a * 2`, without parentheses
             line = self._assigns_itself(node)
             if line is not None:
@@ -261,8 +264,9 @@ class VariableWrapper(Rule):
             if not (isinstance(name, cst.Name) and isinstance(call, cst.Call) and
                     self.qualified_name(call.func) in VARIABLE_CLASSES):
                 return None
-            args = [a for a in call.args
-                    if not (a.keyword is not None and a.keyword.value == "volatile")]
+            args = [a for a in call.args if not (a.keyword is not None and (
+                a.keyword.value == "volatile" or (a.keyword.value == "requires_grad" and
+                                                  literal_bool(a.value) is False)))]
             if len(args) != 1 or args[0].keyword is not None or args[0].star or \
                     not (isinstance(args[0].value, cst.Name) and
                          args[0].value.value == name.value):
@@ -274,20 +278,45 @@ class VariableWrapper(Rule):
 
     def _report_self_assignment(self, node: cst.Call, line: cst.SimpleStatementLine,
                                 removal: tuple[ImportRemoval, ...], plain: str | None) -> None:
-        block = self.names.parent(line)
-        alone = isinstance(block, (cst.IndentedBlock, cst.Module)) and len(block.body) == 1
-        commented = line.trailing_whitespace.comment is not None or any(
-            empty.comment is not None for empty in line.leading_lines)
-        new: cst.SimpleStatementLine | cst.RemovalSentinel = cst.RemovalSentinel.REMOVE
-        if alone or commented:
-            new = line.with_changes(body=[cst.Pass()])
-        fix = self._line_fixes.get(id(line))
-        if fix is None:  # one fix for every `Variable` of the line
-            fix = self._line_fixes[id(line)] = Fix(
-                Safety.SAFE, "remove the line: without `Variable` it assigns names to "
-                "themselves", [(line, new)], remove_imports=removal)
-        self.report(node, fix=fix, reason=f"the argument can carry no autograd history "
-                    f"({plain or 'a fresh tensor'}), so the line would read `x = x`")
+        """Collected: consecutive such lines go in one fix at the end of the module."""
+        self._self_assigned.append((node, line, removal, plain))
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        for run in consecutive_runs(self.names, self._self_assigned, lambda item: item[1]):
+            lines: list[cst.SimpleStatementLine] = []
+            for _, line, _, _ in run:
+                if not lines or lines[-1] is not line:
+                    lines.append(line)
+            removals = tuple(dict.fromkeys(r for _, _, removal, _ in run for r in removal))
+            fix = Fix(Safety.SAFE, "remove the line: without `Variable` it assigns names to "
+                      "themselves", self._removed_lines(lines), remove_imports=removals)
+            for node, _, _, plain in run:
+                self.report(node, fix=fix, reason=f"the argument can carry no autograd history "
+                            f"({plain or 'a fresh tensor'}), so the line would read `x = x`")
+
+    def _removed_lines(self, lines: list[cst.SimpleStatementLine]
+                       ) -> list[tuple[cst.CSTNode, cst.CSTNode | cst.RemovalSentinel]]:
+        """Remove ``lines`` (consecutive in one block); their comments move to the statement
+        after them, or stay on a ``pass`` where nothing follows in the block."""
+        carried = [empty for line in lines for empty in line.leading_lines
+                   if empty.comment is not None or line is lines[0]]
+        trailing = [line.trailing_whitespace.comment for line in lines
+                    if line.trailing_whitespace.comment is not None]
+        carried += [cst.EmptyLine(comment=comment) for comment in trailing]
+        replacements: list[tuple[cst.CSTNode, cst.CSTNode | cst.RemovalSentinel]] = [
+            (line, cst.RemovalSentinel.REMOVE) for line in lines]
+        following = next_statement(self.names, lines[-1])
+        if following is not None and hasattr(following, "leading_lines"):
+            replacements.append((following, following.with_changes(
+                leading_lines=[*carried, *following.leading_lines])))
+        else:
+            block = self.names.parent(lines[0])
+            alone = isinstance(block, (cst.IndentedBlock, cst.Module)) and \
+                len(block.body) == len(lines)
+            if alone or any(empty.comment is not None for empty in carried):
+                replacements[-1] = (lines[-1], cst.SimpleStatementLine(
+                    body=[cst.Pass()], leading_lines=carried))
+        return replacements
 
     def _report_removal(self, node: cst.Call, line: cst.SimpleStatementLine,
                         removal: tuple[ImportRemoval, ...]) -> None:
