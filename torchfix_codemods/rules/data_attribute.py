@@ -78,7 +78,9 @@ class DataRead(Rule):
     `torch.no_grad()`/`inference_mode`); the read itself runs with autograd
     off; the value goes straight into a Python number (`loss.data.item()`,
     `.tolist()`: the same number either way); or the read is part of the value
-    of a `t.data = ...` assignment, which TFC104 reports as a whole.
+    of a `t.data = ...` assignment, which TFC104 reports as a whole, or an
+    argument of a write through `.data` that TFC103 leaves alone
+    (`p.grad.data.add_(wd, p.data)`).
     Measured on torch 2.13: a gradient filled by `backward()` has
     `requires_grad` False and no `grad_fn` (unless the file asks for
     `create_graph=True`, where the rule still acts); an `argmax` result is
@@ -175,7 +177,24 @@ def _churn(rule: Rule, node: cst.Attribute) -> bool:
             parent.attr.value in ("item", "tolist") and isinstance(call, cst.Call) and \
             call.func is parent:
         return True
-    return _in_data_assignment(rule, node)
+    return _in_data_assignment(rule, node) or _argument_of_kept_write(rule, node)
+
+
+def _argument_of_kept_write(rule: Rule, node: cst.CSTNode) -> bool:
+    """``node`` is an argument of an in-place write through ``.data`` into a tensor without
+    history (``p.grad.data.add_(wd, p.data)``): TFC103 leaves that write alone, and
+    modernising only its argument would be half a line of churn."""
+    decorators = rule.context.options.inference_decorators
+    for ancestor in rule.names.ancestors(node):
+        if isinstance(ancestor, cst.Arg):
+            call = rule.names.parent(ancestor)
+            func = call.func if isinstance(call, cst.Call) else None
+            if isinstance(func, cst.Attribute) and func.attr.value.endswith("_") and \
+                    isinstance(func.value, cst.Attribute) and func.value.attr.value == "data":
+                return no_history(rule.names, func.value.value, decorators) is not None
+        if isinstance(ancestor, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
+            return False
+    return False
 
 
 def _no_grad_added(rule: Rule, node: cst.CSTNode) -> bool:

@@ -974,8 +974,9 @@ class _Values:
         for call in calls:
             bound = [arg for arg in call.args
                      if parameter_bound_by(function, call, arg) == binding.name]
-            if len(bound) != 1 or any(arg.star for arg in call.args):
-                return _UNKNOWN_FACTS
+            if len(bound) != 1 or any(arg.star == "*" for arg in
+                                      call.args[:call.args.index(bound[0])]):
+                return _UNKNOWN_FACTS  # (a `*args` after it binds later parameters only)
             passed.append(self.of(bound[0].value, depth + 1))
         grad = _any((facts.requires_grad for facts in passed), _UNKNOWN_FACTS.requires_grad)
         if not grad.is_no or any(facts.leaf for facts in passed):
