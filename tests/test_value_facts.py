@@ -456,6 +456,11 @@ NO_HISTORY = [
      "def predict(x_val):\n    probe = x_val\n",
      "every call of `predict` in this file passes a value without grad"),
     (NET + "t = torch.zeros(4).long()\nt[0:1] = net(x)[0]\nprobe = t\n", "integer-typed"),
+    # reduced from hunkim/PyTorchZeroToAll@e5a260fac0b4ff1e2ec434fc6f0d962ac97fc289
+    # 09_01_softmax_loss.py: a loss of plain tensors
+    (NET + "loss = nn.CrossEntropyLoss()\nY = torch.tensor([2, 0])\n"
+     "Y_pred = torch.tensor([[0.1, 0.2, 0.9], [1.1, 0.1, 0.2]])\nprobe = loss(Y_pred, Y)\n",
+     "without `requires_grad=True`"),
 ]
 
 
@@ -475,6 +480,8 @@ MAY_HAVE_HISTORY = [
     NET + "probe = net.weight\n",
     # one call passes a value that requires grad
     NET + "def score(x_val):\n    probe = x_val\nscore(torch.zeros(3))\nscore(net.weight)\n",
+    # a loss of a module's output
+    NET + "loss = nn.CrossEntropyLoss()\nprobe = loss(net(x), y)\n",
     # a float buffer filled with a value that requires grad
     NET + "t = torch.zeros(4)\nt[0:2] = net(x)[0]\nprobe = t\n",
 ]
@@ -505,3 +512,6 @@ def test_the_torch_behaviour_no_history_relies_on() -> None:
     assert not t.requires_grad and t.grad_fn is None
     with pytest.raises(RuntimeError, match="floating point"):
         w.argmax().requires_grad_()
+    plain = torch.nn.CrossEntropyLoss()(torch.randn(2, 3), torch.tensor([0, 1]))
+    assert not plain.requires_grad and plain.grad_fn is None
+    assert torch.nn.CrossEntropyLoss()(w.view(1, 3), torch.tensor([0])).requires_grad

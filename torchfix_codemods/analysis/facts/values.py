@@ -200,6 +200,12 @@ def no_history(names: NameIndex, expr: cst.BaseExpression,
 _HIGHER_ORDER: Slot[bool] = Slot("values.higher_order")
 
 
+def _parameterless_loss(built_from: str | None) -> bool:
+    """A ``torch.nn`` loss class (none has parameters but the adaptive softmax)."""
+    return built_from is not None and built_from.startswith("torch.nn.") and \
+        built_from.endswith("Loss") and "Adaptive" not in built_from
+
+
 def _builds_higher_order_graph(names: NameIndex) -> bool:
     """The file asks for ``create_graph=True`` somewhere (``backward``, ``autograd.grad``):
     gradients may then carry history (measured on torch 2.13: ``w.grad.requires_grad`` is
@@ -571,6 +577,15 @@ class _Values:
             if found is not None:
                 return found
         module = module_reason(names, func)
+        if module is not None and _parameterless_loss(module.built_from):
+            # A torch.nn loss holds no parameters: its output requires grad only where an
+            # input does (measured on torch 2.13: `nn.CrossEntropyLoss()(torch.randn(2, 3),
+            # torch.tensor([0, 1]))` has `requires_grad` False and no `grad_fn`).
+            inputs = [self._operand(arg.value, depth) for arg in call.args if not arg.star]
+            grad = self._computed(call, _any((f.requires_grad for f in inputs),
+                                             _UNKNOWN_FACTS.requires_grad))
+            return TensorFacts(grad, _any((f.accelerator for f in inputs),
+                                          _UNKNOWN_FACTS.accelerator), _no("a loss value"))
         if module is not None:
             if self._grad_off(call) is not None:
                 grad = _no(f"output of a module computed {self._grad_off(call)}")
