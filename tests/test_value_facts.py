@@ -16,7 +16,12 @@ from support import FakeProject, probe
 from torchfix_codemods.analysis.core.flow import reaching_bindings
 from torchfix_codemods.analysis.core.names import NameIndex
 from torchfix_codemods.analysis.facts.grad_mode import grad_mode_at
-from torchfix_codemods.analysis.facts.values import TensorFacts, conversion_facts, tensor_facts
+from torchfix_codemods.analysis.facts.values import (
+    TensorFacts,
+    conversion_facts,
+    no_history,
+    tensor_facts,
+)
 from torchfix_codemods.analysis.project import ReturnFacts
 
 
@@ -441,3 +446,72 @@ def test_a_conversion_after_the_line_judged_proves_nothing_there() -> None:
     value = scope.bindings["probe"][0].value
     assert isinstance(value, cst.Name) and value.value == "out"
     assert conversion_facts(names, value).accelerator.suspected
+
+
+NO_HISTORY = [
+    (NET + "for p in net.parameters():\n    probe = p.grad\n", "a gradient"),
+    ("import torch\nfrom torch.autograd import Variable\nprobe = Variable(y)\n",
+     "`Variable(x)` returns `x.detach()`"),
+    ("import torch\nimport numpy as np\ndef main():\n    predict(torch.from_numpy(np.ones(3)))\n"
+     "def predict(x_val):\n    probe = x_val\n",
+     "every call of `predict` in this file passes a value without grad"),
+    (NET + "t = torch.zeros(4).long()\nt[0:1] = net(x)[0]\nprobe = t\n", "integer-typed"),
+    # reduced from hunkim/PyTorchZeroToAll@e5a260fac0b4ff1e2ec434fc6f0d962ac97fc289
+    # 09_01_softmax_loss.py: a loss of plain tensors
+    (NET + "loss = nn.CrossEntropyLoss()\nY = torch.tensor([2, 0])\n"
+     "Y_pred = torch.tensor([[0.1, 0.2, 0.9], [1.1, 0.1, 0.2]])\nprobe = loss(Y_pred, Y)\n",
+     "without `requires_grad=True`"),
+]
+
+
+@pytest.mark.parametrize(("source", "reason"), NO_HISTORY)
+def test_values_that_can_carry_no_history(source: str, reason: str) -> None:
+    names, value = probe(source)
+    found = no_history(names, value)
+    assert found is not None and reason in found
+
+
+MAY_HAVE_HISTORY = [
+    # backward(create_graph=True) leaves gradients with a graph
+    NET + "net(x).sum().backward(create_graph=True)\nfor p in net.parameters():\n"
+    "    probe = p.grad\n",
+    "import torch\nfrom torch.autograd import Variable\nprobe = Variable(y, requires_grad=True)\n",
+    # a parameter is a leaf that requires grad: not "no history" for the rules that detach
+    NET + "probe = net.weight\n",
+    # one call passes a value that requires grad
+    NET + "def score(x_val):\n    probe = x_val\nscore(torch.zeros(3))\nscore(net.weight)\n",
+    # a loss of a module's output
+    NET + "loss = nn.CrossEntropyLoss()\nprobe = loss(net(x), y)\n",
+    # a float buffer filled with a value that requires grad
+    NET + "t = torch.zeros(4)\nt[0:2] = net(x)[0]\nprobe = t\n",
+]
+
+
+@pytest.mark.parametrize("source", MAY_HAVE_HISTORY)
+def test_values_that_may_carry_history(source: str) -> None:
+    names, value = probe(source)
+    assert no_history(names, value) is None
+
+
+def test_the_torch_behaviour_no_history_relies_on() -> None:
+    """Measured on the installed torch: what the rules that detach rely on."""
+    torch = pytest.importorskip("torch")
+    from torch.autograd import Variable
+
+    w = torch.randn(3, requires_grad=True)
+    (w * w).sum().backward()
+    assert not w.grad.requires_grad and w.grad.grad_fn is None
+    w.grad = None
+    (w * w).sum().backward(create_graph=True)
+    assert w.grad.requires_grad and w.grad.grad_fn is not None
+    x = torch.zeros(2)
+    v = Variable(x)
+    assert v is not x and not v.requires_grad and v.data_ptr() == x.data_ptr()
+    t = torch.zeros(3).long()
+    t[0:1] = w[:1] * 2
+    assert not t.requires_grad and t.grad_fn is None
+    with pytest.raises(RuntimeError, match="floating point"):
+        w.argmax().requires_grad_()
+    plain = torch.nn.CrossEntropyLoss()(torch.randn(2, 3), torch.tensor([0, 1]))
+    assert not plain.requires_grad and plain.grad_fn is None
+    assert torch.nn.CrossEntropyLoss()(w.view(1, 3), torch.tensor([0])).requires_grad

@@ -95,7 +95,10 @@ def _options(settings: Settings, ignored: frozenset[str]) -> FileOptions:
         codes=tuple(settings.enabled - ignored),
         unsafe_fixes=settings.unsafe_fixes,
         target_torch=settings.target_torch,
-        rules=RuleOptions(inference_decorators=settings.inference_decorators),
+        rules=RuleOptions(
+            inference_decorators=settings.inference_decorators,
+            adds_no_grad=(() if "TFC202" not in settings.enabled - ignored else
+                          ("safe", "unsafe") if settings.unsafe_fixes else ("safe",))),
     )
 
 

@@ -14,7 +14,8 @@ import libcst as cst
 from torchfix_codemods.analysis.core.calls import keyword_arg
 from torchfix_codemods.analysis.core.statements import consecutive_runs, own_line
 from torchfix_codemods.analysis.core.syntax import is_zero_index
-from torchfix_codemods.analysis.facts.grad_mode import in_no_grad
+from torchfix_codemods.analysis.facts.grad_mode import grad_mode_at
+from torchfix_codemods.analysis.facts.inference import no_grad_added_by_run
 from torchfix_codemods.analysis.facts.tensors import (
     data_use,
     one_element_index_reason,
@@ -22,6 +23,7 @@ from torchfix_codemods.analysis.facts.tensors import (
     written_later,
     zero_dim_index_reason,
 )
+from torchfix_codemods.analysis.facts.values import no_history
 from torchfix_codemods.analysis.vocabulary.torch_api import PARAMETER_CLASSES
 from torchfix_codemods.edits.expressions import method_call
 from torchfix_codemods.edits.references import ImportUnavailable
@@ -65,6 +67,24 @@ class DataRead(Rule):
     `PackedSequence.data`, `torch.utils.data`.
     Where `.detach()` is already there (`t.data.detach()`, `t.detach().data`),
     only `.data` goes: `t.detach()`.
+    In a function that TFC202 decorates with `@torch.no_grad()` in the same
+    run, `.data` is dropped instead (`output.data.max(1)` becomes
+    `output.max(1)`): the value has no history there once the decorator is
+    in, and `.detach()` would be clutter.
+    Stays quiet where `.data` hides nothing, so a rewrite would be churn: the
+    tensor can carry no autograd history (a gradient `p.grad`, an integer or
+    bool tensor such as `argmax` indices, labels or a comparison, a fresh
+    factory tensor, a `DataLoader` batch, a value computed under
+    `torch.no_grad()`/`inference_mode`); the read itself runs with autograd
+    off; the value goes straight into a Python number (`loss.data.item()`,
+    `.tolist()`: the same number either way); or the read is part of the value
+    of a `t.data = ...` assignment, which TFC104 reports as a whole, or an
+    argument of a write through `.data` that TFC103 leaves alone
+    (`p.grad.data.add_(wd, p.data)`).
+    Measured on torch 2.13: a gradient filled by `backward()` has
+    `requires_grad` False and no `grad_fn` (unless the file asks for
+    `create_graph=True`, where the rule still acts); an `argmax` result is
+    `int64` and cannot require grad.
     Writes through `.data` are TFC103 and TFC104; `loss.data[0]` is TFC105.
 
     ## References
@@ -112,18 +132,92 @@ class DataRead(Rule):
         if use != "read" or _zero_index_of_scalar(self, node):
             return
         found = provenance(self.names, node.value)
-        if not found.is_tensor:
+        if not found.is_tensor or _churn(self, node):
             return
         later = written_later(self.names, node)
         stored = _stored_for_writing(self, node)
         safety = Safety.SAFE if later is False and stored is None else Safety.UNSAFE
-        new = _detached(self, node)
+        added = _no_grad_added(self, node)
+        new = node.value.with_changes(lpar=node.lpar, rpar=node.rpar) if added else \
+            _detached(self, node)
         message = self.message
         if safety is Safety.UNSAFE:
             where = stored or "the value is written in place later"
             message += f" (unsafe: {where}; through `.detach()` autograd sees those writes)"
-        self.report(node, message, fix=Fix(safety, "replace `.data` with `.detach()`",
-                                           [(node, new)]), reason=found.reason)
+        description = ("drop `.data`: the function runs under the `torch.no_grad()` this run "
+                       "adds, where `.detach()` would change nothing" if added else
+                       "replace `.data` with `.detach()`")
+        self.report(node, message, fix=Fix(safety, description, [(node, new)]),
+                    reason=found.reason)
+
+
+def _churn(rule: Rule, node: cst.Attribute) -> bool:
+    """Rewriting this ``t.data`` read changes nothing a reviewer would accept as a fix.
+
+    * ``t`` can carry no autograd history (a gradient, an integer or bool tensor, a fresh
+      factory tensor, a loader batch, a value computed under ``no_grad``): ``.data`` hides
+      nothing from autograd there;
+    * the read runs with autograd off: no graph records what is done with either spelling;
+    * the value goes straight into a Python number (``t.data.item()``, ``.tolist()``),
+      which is the same float either way;
+    * the read is part of the value of a ``x.data = ...`` assignment (TFC104), which stays:
+      half a modernised line is churn.
+    """
+    decorators = rule.context.options.inference_decorators
+    if not _is_detach_call(node.value) and \
+            no_history(rule.names, node.value, decorators) is not None:
+        return True  # (`t.detach().data` is not churn: it is `t.detach()` spelled twice)
+    if grad_mode_at(rule.names, node, decorators).enabled is False:
+        return True
+    parent = rule.names.parent(node)
+    while isinstance(parent, cst.Subscript) and parent.value is node:
+        node, parent = parent, rule.names.parent(parent)  # `out.data[0][0].item()`
+    call = rule.names.parent(parent) if isinstance(parent, cst.Attribute) else None
+    if isinstance(parent, cst.Attribute) and parent.value is node and \
+            parent.attr.value in ("item", "tolist") and isinstance(call, cst.Call) and \
+            call.func is parent:
+        return True
+    return _in_data_assignment(rule, node) or _argument_of_kept_write(rule, node)
+
+
+def _argument_of_kept_write(rule: Rule, node: cst.CSTNode) -> bool:
+    """``node`` is an argument of an in-place write through ``.data`` into a tensor without
+    history (``p.grad.data.add_(wd, p.data)``): TFC103 leaves that write alone, and
+    modernising only its argument would be half a line of churn."""
+    decorators = rule.context.options.inference_decorators
+    for ancestor in rule.names.ancestors(node):
+        if isinstance(ancestor, cst.Arg):
+            call = rule.names.parent(ancestor)
+            func = call.func if isinstance(call, cst.Call) else None
+            if isinstance(func, cst.Attribute) and func.attr.value.endswith("_") and \
+                    isinstance(func.value, cst.Attribute) and func.value.attr.value == "data":
+                return no_history(rule.names, func.value.value, decorators) is not None
+        if isinstance(ancestor, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
+            return False
+    return False
+
+
+def _no_grad_added(rule: Rule, node: cst.CSTNode) -> bool:
+    """The ``@torch.no_grad()`` that TFC202 adds in this run will cover ``node``."""
+    options = rule.context.options
+    return no_grad_added_by_run(rule.names, node, adds=options.adds_no_grad,
+                                source=rule.context.source,
+                                path=rule.context.path,
+                                inference_decorators=options.inference_decorators)
+
+
+def _in_data_assignment(rule: Rule, node: cst.CSTNode) -> bool:
+    """``node`` is inside the value of ``x.data = ...``."""
+    child = node
+    for ancestor in rule.names.ancestors(node):
+        if isinstance(ancestor, cst.Assign):
+            return ancestor.value is child and any(
+                isinstance(t.target, cst.Attribute) and t.target.attr.value == "data"
+                for t in ancestor.targets)
+        if isinstance(ancestor, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
+            return False
+        child = ancestor
+    return False
 
 
 def _detached(rule: Rule, node: cst.Attribute) -> cst.BaseExpression:
@@ -216,12 +310,15 @@ class DataInplace(Rule):
     bit-identical, but where a graph saved the tensor the new code raises
     instead of silently computing wrong gradients, which is a change in
     behaviour (the right one). A bare `p.add_()` without `no_grad` raises on a
-    leaf, so it is never emitted; inside an existing `no_grad` block or
-    function only `.data` is dropped, and so it is for writes to a gradient
-    (`p.grad.data.clamp_(-1, 1)` becomes `p.grad.clamp_(-1, 1)`): measured on
-    torch 2.13, a gradient filled by `backward()` does not require grad, the
-    write needs no `no_grad` block and the result is bit-identical. Writes nested in a larger expression are
+    leaf, so it is never emitted. Writes nested in a larger expression are
     reported without a fix. Only for receivers known to be tensors.
+    Stays quiet where the write hides nothing from autograd: inside an
+    existing `no_grad` block or function (an EMA or a manual SGD step already
+    written that way), and on a tensor that can carry no history, above all a
+    gradient (`p.grad.data.clamp_(-1, 1)`, `p.grad.data.zero_()`): measured on
+    torch 2.13, a gradient filled by `backward()` has `requires_grad` False and
+    no `grad_fn`, so `.data` changes nothing there (a file that asks for
+    `create_graph=True` is the exception, and is still fixed).
     For a `torch.nn.init` call only `.data` is dropped (unsafe for the same
     reason): measured on torch 2.13, `nn.init.normal_(w, 0.0, 0.02)` and
     `nn.init.zeros_`/`constant_` on a layer's parameter give bit-identical
@@ -296,7 +393,19 @@ class DataInplace(Rule):
                                       "functions write under `torch.no_grad()`", [(node, new)]),
                         reason=found.reason)
             return
+        if self._hides_nothing(node):
+            return
         self._pending.append((node, own_line(self.names, outer), found.reason))
+
+    def _hides_nothing(self, node: cst.Attribute) -> bool:
+        """The write through ``.data`` hides nothing from autograd: it runs with autograd off
+        (a ``no_grad`` block or function, so no graph records it either way), or the tensor
+        written can carry no history (a gradient ``p.grad``, an integer tensor, a fresh
+        copy made under ``no_grad``). Dropping ``.data`` there is churn."""
+        decorators = self.context.options.inference_decorators
+        return grad_mode_at(self.names, node, decorators).enabled is False or \
+            _no_grad_added(self, node) or \
+            no_history(self.names, node.value, decorators) is not None
 
     def _initialized(self, node: cst.Attribute) -> bool:
         """``node`` is the tensor a ``torch.nn.init`` function fills (its first argument)."""
@@ -330,34 +439,18 @@ class DataInplace(Rule):
             by_line[id(line)].append(node)
         rewritten = [_drop_data(line, by_line[id(line)]) for line in lines]
         first = lines[0]
-        replacements: list[tuple[cst.CSTNode, object]]
-        imports = ()
-        if in_no_grad(self.names, first):
-            replacements = list(zip(lines, rewritten, strict=True))
-            description = "drop `.data` (already under `no_grad`)"
-        elif all(_is_gradient(node.value) for node, _, _ in group):
-            # `p.grad.data.clamp_(...)`: a gradient filled by `backward()` requires no grad
-            # and has no history, so the write needs no `no_grad` block.
-            replacements = list(zip(lines, rewritten, strict=True))
-            description = "drop `.data`: a gradient has no history to hide the write from"
-        else:
-            try:
-                reference = self.context.imports.reference("torch.no_grad", first)
-            except ImportUnavailable as error:
-                for node, _, reason in group:
-                    self.report(node, self.message + f" (no fix: {error})", reason=reason)
-                return
-            imports = (reference.needs,) if reference.needs else ()
-            replacements = wrapped_in_with(lines, cst.Call(func=reference.expression), rewritten)
-            description = "write under `torch.no_grad()` instead of through `.data`"
-        fix = Fix(Safety.UNSAFE, description, replacements, imports=imports)  # type: ignore[arg-type]
+        try:
+            reference = self.context.imports.reference("torch.no_grad", first)
+        except ImportUnavailable as error:
+            for node, _, reason in group:
+                self.report(node, self.message + f" (no fix: {error})", reason=reason)
+            return
+        imports = (reference.needs,) if reference.needs else ()
+        replacements = wrapped_in_with(lines, cst.Call(func=reference.expression), rewritten)
+        fix = Fix(Safety.UNSAFE, "write under `torch.no_grad()` instead of through `.data`",
+                  replacements, imports=imports)  # type: ignore[arg-type]
         for node, _, reason in group:
             self.report(node, fix=fix, reason=reason)
-
-
-def _is_gradient(node: cst.BaseExpression) -> bool:
-    """``p.grad``: the gradient a tensor's ``backward()`` accumulated."""
-    return isinstance(node, cst.Attribute) and node.attr.value == "grad"
 
 
 class _DropData(cst.CSTTransformer):

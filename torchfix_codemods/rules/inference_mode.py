@@ -14,6 +14,7 @@ from torchfix_codemods.analysis.core.syntax import split_docstring
 from torchfix_codemods.analysis.core.walk import names_in, walk_local
 from torchfix_codemods.analysis.facts.grad_mode import in_no_grad
 from torchfix_codemods.analysis.facts.inference import (
+    FAST_PATH_MARKERS,
     FunctionFacts,
     InferenceAnalysis,
     InferenceFunction,
@@ -112,6 +113,14 @@ class MissingEval(Rule):
     (pytorch/examples' super-resolution `Net`), or it was made by
     `torch.jit.trace`, which replays the mode it was traced in (measured on
     torch 2.13: a traced Dropout still drops after `.eval()`).
+    Nor when eval mode is already set on every path to the function: it calls
+    `.eval()` itself or through a helper; every caller switches the model
+    before the call (`model.eval()` earlier, `cv2_demo(net.eval(), ...)` in
+    the call itself, or a caller that neither trains nor switches modes and is
+    itself only called in eval mode); the last module-level call before it
+    that decides a mode leaves eval on (a notebook's `evaluate(test_loader,
+    model)` cell before the prediction helper); or it is a method whose models
+    the class's `__init__` switches to eval and no method switches back.
 
     ## Fix safety
     Unsafe: eval mode changes outputs on purpose (no dropout, running
@@ -392,13 +401,9 @@ class MissingNoGrad(Rule):
 
     def leave_Module(self, original_node: cst.Module) -> None:
         analysis = _analysis(self)
-        named = analysis.inference_functions()
         behaviour = analysis.behaviour_roots()
-        roots = named + behaviour
-        for root in roots:
-            if not root.already_no_grad and not analysis.covered_by_callees(root, roots):
-                self._check(root, analysis.entry_point_call(root) if root in behaviour
-                            else None)
+        for root in analysis.no_grad_roots():
+            self._check(root, analysis.entry_point_call(root) if root in behaviour else None)
         region = analysis.script_region()
         if region is not None:
             self._check_script(region)
@@ -426,7 +431,7 @@ class MissingNoGrad(Rule):
         reason = ("its result is a metric" if root.kind == "eval" else
                   "a caller in another file may differentiate what it returns")
         if safety is Safety.SAFE and any(marker in self.context.source
-                                         for marker in _FAST_PATH_MARKERS):
+                                         for marker in FAST_PATH_MARKERS):
             safety = Safety.UNSAFE
             reason = ("under eval + no_grad, nn.Transformer/MultiheadAttention take a fast path "
                       "that zeroes padded positions")
@@ -450,7 +455,7 @@ class MissingNoGrad(Rule):
         replacements: list[tuple[cst.CSTNode, cst.CSTNode | cst.RemovalSentinel]] = [
             (first, block)]
         replacements += [(s, cst.RemovalSentinel.REMOVE) for s in region.statements[1:]]
-        fast_path = any(marker in self.context.source for marker in _FAST_PATH_MARKERS)
+        fast_path = any(marker in self.context.source for marker in FAST_PATH_MARKERS)
         fix = Fix(Safety.UNSAFE if fast_path else Safety.SAFE,
                   f"run the model under `with {reference.code}():`",
                   replacements,  # type: ignore[arg-type]
@@ -634,7 +639,6 @@ class EvalNotRestored(Rule):
         return False
 
 
-_FAST_PATH_MARKERS = ("Transformer", "MultiheadAttention")
 _PARAMETER_READS = frozenset({"parameters", "named_parameters"})
 _NOT_A_FORWARD = DEVICE_METHODS | FLOAT_CASTS | {
     "eval", "train", "requires_grad_", "zero_grad", "state_dict", "load_state_dict", "modules",

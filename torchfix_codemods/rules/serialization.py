@@ -31,6 +31,7 @@ from torchfix_codemods.analysis.facts.checkpoints import (
     saved_content,
 )
 from torchfix_codemods.analysis.facts.modules import module_evidence, named_like_model
+from torchfix_codemods.analysis.facts.restores import restores_own_save
 from torchfix_codemods.analysis.project import ModulePair, SavedContent
 from torchfix_codemods.edits.arguments import add_keyword
 from torchfix_codemods.edits.references import ImportUnavailable
@@ -330,7 +331,13 @@ class TorchLoadWithoutMapLocation(Rule):
     file that a `torch.save` on an earlier line of the same block wrote (the
     same literal path, or the same name bound the same way): this process
     saved it moments ago, from devices it has (yunjey's pytorch_basics saves
-    and reloads a whole ResNet on consecutive lines).
+    and reloads a whole ResNet on consecutive lines). Nor where a model gets
+    back the state dict this program saved from that same model earlier in the
+    same scope (the "best checkpoint" of a training loop,
+    `torch.save(model.state_dict(), "best.pt")` ... then
+    `model.load_state_dict(torch.load("best.pt"))`, same path, same model
+    object): the tensors come from devices this process has, and
+    `load_state_dict` copies them onto the parameters' device anyway.
 
     ## References
     - [`torch.load`, `map_location`](https://docs.pytorch.org/docs/stable/generated/torch.load.html)
@@ -395,6 +402,8 @@ class TorchLoadWithoutMapLocation(Rule):
             return  # nothing in the file lives on an accelerator, or its devices exist here
         if saved_before(self.names, node) is not None:
             return  # this process wrote the file just before: its devices exist here
+        if restores_own_save(self.names, node) is not None:
+            return  # the model's own state dict, saved earlier by this program, put back
         if use.into_scaler_only:
             return  # a grad scaler's state holds Python numbers
         whole = self._whole_object(node, use, saved)

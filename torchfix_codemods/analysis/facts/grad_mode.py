@@ -173,6 +173,12 @@ def _keeps_grad_mode(names: NameIndex, decorator: cst.BaseExpression) -> bool:
     return names.qualified_name(target) in _MODE_KEEPING_QUALIFIED
 
 
+def calls_of_function(names: NameIndex, function: cst.FunctionDef) -> list[cst.Call]:
+    """Every call of the module-level ``function`` in this file, or none when it is also
+    passed around (then it runs where this file does not show)."""
+    return _calls_of(names, function)
+
+
 def _calls_of(names: NameIndex, function: cst.FunctionDef) -> list[cst.Call]:
     """Calls of a module-level function by its name in this file; none when the function is
     also passed around (a callback runs where this file does not show)."""

@@ -123,6 +123,26 @@ class ModelUse:
     """Whether ``eval()`` changes what it computes (see ``modules.mode_changes_output``)."""
 
 
+def no_grad_added_by_run(names: NameIndex, node: cst.CSTNode, *, adds: tuple[str, ...],
+                         source: str, path: str,
+                         inference_decorators: tuple[str, ...] = ()) -> bool:
+    """``node`` will run under the ``@torch.no_grad()`` that TFC202 adds in this same run
+    (``adds``: the safety tiers of TFC202's fixes that the run applies)."""
+    if not adds:
+        return False
+    analysis = InferenceAnalysis.of(names, inference_decorators, path)
+    return analysis.gets_no_grad(node, unsafe_fixes="unsafe" in adds, source=source)
+
+
+FAST_PATH_MARKERS = ("Transformer", "MultiheadAttention")
+"""Under eval + no_grad, ``nn.Transformer``/``MultiheadAttention`` take a fast path that
+zeroes padded positions: TFC202's ``no_grad`` is unsafe in a file that names them."""
+
+
+def _called(expr: cst.BaseExpression) -> cst.BaseExpression:
+    return expr.func if isinstance(expr, cst.Call) else expr
+
+
 @dataclass
 class InferenceFunction:
     """An inference root: what it calls, whether it is already covered, who calls it."""
@@ -701,6 +721,34 @@ class InferenceAnalysis:
         self.names.memo[slot] = roots
         return roots
 
+    def no_grad_roots(self) -> list[InferenceFunction]:
+        """The inference functions that lack ``no_grad`` and whose model work is not all done
+        through callees that will have it: the functions TFC202 decorates."""
+        named = self.inference_functions()
+        roots = named + self.behaviour_roots()
+        return [root for root in roots
+                if not root.already_no_grad and not self.covered_by_callees(root, roots)]
+
+    def gets_no_grad(self, node: cst.CSTNode, *, unsafe_fixes: bool, source: str) -> bool:
+        """``node`` runs in a function that TFC202 decorates with ``@torch.no_grad()`` in
+        this run (its fix is applied: safe, or unsafe with ``unsafe_fixes``). A rule that
+        acts on the same function in the same run sees the code before that decorator
+        exists; this is how it knows autograd will be off there (``Variable(x,
+        volatile=True)``, ``output.data`` in a ``test()`` the run decorates)."""
+        function = self.names.enclosing(node, cst.FunctionDef)
+        if function is None:
+            return False
+        for root in self.no_grad_roots():
+            if root.facts.node is not function:
+                continue
+            if any((self.names.qualified_name(_called(d.decorator)) or "").startswith(
+                    ("torch.jit", "torch.compile")) for d in function.decorators):
+                return False  # scripted or compiled: TFC202 only reports
+            safe = root.kind == "eval" and not any(marker in source
+                                                   for marker in FAST_PATH_MARKERS)
+            return safe or unsafe_fixes
+        return False
+
     def behaviour_roots(self) -> list[InferenceFunction]:
         """Inference functions that no name announces (``test_net``, ``detect``, a script's
         ``main``, a model's own ``predict``), recognised by what they do: they switch a
@@ -902,7 +950,8 @@ class InferenceAnalysis:
         callers = self.callers(facts)
         already_no_grad = self.decorated_no_grad(facts) or bool(facts.grad_mode_calls) or \
             all(site.grad_mode_set for site, _ in uses) or self._called_without_grad(facts)
-        already_eval = self._evaluated(facts, callers)
+        already_eval = self._evaluated(facts, callers) or \
+            self._evaluated_by_constructor(facts, list(models))
         from_training = any(
             caller is not None and self.differentiates(caller) for _, caller in callers)
         differentiated = any(self._result_differentiated(call, caller)
@@ -920,20 +969,95 @@ class InferenceAnalysis:
             .enabled is False
 
     def _evaluated(self, facts: FunctionFacts,
-                   callers: list[tuple[cst.Call, FunctionFacts | None]]) -> bool:
-        """``.eval()``/``.train(False)`` already here, in a helper, or before every call site."""
+                   callers: list[tuple[cst.Call, FunctionFacts | None]],
+                   seen: frozenset[int] = frozenset()) -> bool:
+        """``.eval()``/``.train(False)`` already here, in a helper, or before every call site
+        (also where a caller that neither switches modes nor trains is itself only called in
+        eval mode: a nested ``predict`` of ``cv2_demo(net.eval(), ...)``)."""
         if self._calls_eval(facts, frozenset()):
             return True
         if not callers:
             return False
+        seen = seen | {id(facts.node)}
         for call, caller in callers:
+            if caller is not None and id(caller.node) not in seen and \
+                    self._mode_left_by(caller) is None and not self.differentiates(caller) and \
+                    self._evaluated(caller, self.callers(caller), seen):
+                continue
             evals = caller.eval_calls if caller is not None else self.module_eval_calls()
-            if any(self._before(e, call) for e in evals):
+            if any(self._before(e, call) or self._within(e, call) for e in evals):
                 continue
             if caller is not None and self._evaluated_by_helper(caller, call):
                 continue
+            if caller is None and self._left_in_eval(call):
+                continue
             return False
         return True
+
+    def _within(self, inner: cst.CSTNode, outer: cst.Call) -> bool:
+        """``inner`` is part of ``outer``'s arguments: ``cv2_demo(net.eval(), transform)``
+        (ssd.pytorch ``demo/live.py``) switches the model before the call runs."""
+        return any(ancestor is outer for ancestor in self.names.ancestors(inner))
+
+    def _left_in_eval(self, call: cst.Call) -> bool:
+        """Module-level code switched to eval last before ``call``: the latest call before it
+        that decides a mode is ``x.eval()`` or a function of this file that ends in eval
+        mode (a notebook's ``evaluate(test_loader, model)`` cell before
+        ``predict_sentiment(text, model)``; bentrevett/pytorch-sentiment-analysis)."""
+        mode: str | None = None
+        for site in self.module_sites:
+            other = site.node
+            assert isinstance(other, cst.Call)
+            if other is call or not self._before(other, call):
+                continue
+            func = other.func
+            if isinstance(func, cst.Attribute) and func.attr.value in ("eval", "train"):
+                found = "eval" if func.attr.value == "eval" or (
+                    other.args and is_false(other.args[0].value)) else "train"
+            else:
+                helper = self.resolve(other, None)
+                found = self._mode_left_by(helper) if helper is not None else None
+            if found is not None:
+                mode = found
+        return mode == "eval"
+
+    def _mode_left_by(self, facts: FunctionFacts) -> str | None:
+        """"eval"/"train": the mode the last ``.eval()``/``.train()`` of ``facts``' own body
+        leaves (in source order); None when it calls neither."""
+        calls = [(call, "eval") for call in facts.eval_calls] + [
+            (call, "eval" if call.args and is_false(call.args[0].value) else "train")
+            for call in facts.train_calls]
+        if not calls:
+            return None
+        last = calls[0]
+        for candidate in calls[1:]:
+            if self._before(last[0], candidate[0]):
+                last = candidate
+        return last[1]
+
+    def _evaluated_by_constructor(self, facts: FunctionFacts, models: list[str]) -> bool:
+        """A method whose models are attributes that the class's ``__init__`` switches to eval
+        and that no method of the class switches back (IBM/pytorch-seq2seq's ``Predictor``,
+        whose ``__init__`` calls ``self.model.eval()``): the object only ever evaluates."""
+        if not (facts.is_method and facts.cls is not None and models) or \
+                not all(model.startswith("self.") for model in models):
+            return False
+        evaluated: set[str] = set()
+        for statement in facts.cls.body.body:
+            if not isinstance(statement, cst.FunctionDef):
+                continue
+            method = self.functions.get(id(statement))
+            if method is None:
+                continue
+            for call in method.train_calls:
+                assert isinstance(call.func, cst.Attribute)
+                if not (call.args and is_false(call.args[0].value)) and \
+                        code_of(call.func.value) in models:
+                    return False
+            if statement.name.value == "__init__":
+                evaluated |= {code_of(call.func.value) for call in method.eval_calls
+                              if isinstance(call.func, cst.Attribute)}
+        return all(model in evaluated for model in models)
 
     def _evaluated_by_helper(self, caller: FunctionFacts, call: cst.Call) -> bool:
         """``model = load_model(path)`` before the call, where ``load_model`` calls ``.eval()``."""

@@ -16,7 +16,9 @@ Evidence (measured on torch 2.13, see the rules' "Fix safety"):
   integer or bool results, which autograd never tracks (``argmax``/``argmin``/
   ``argsort``, ``max(...)[1]``, ``.long()``, comparisons, ``randint``);
   ``torch.from_numpy``; factories without ``requires_grad=True``; batches of a
-  ``DataLoader``; the else branch of ``if t.requires_grad:``; ``Distribution.sample()``.
+  ``DataLoader``; the else branch of ``if t.requires_grad:``; ``Distribution.sample()``;
+  a gradient ``p.grad`` (unless the file asks for ``create_graph=True``).
+  :func:`no_history` is this answer for the rules that detach (``.data``, ``Variable``).
   A parameter (``nn.Parameter``, ``.weight``, ``requires_grad=True``) is a leaf
   that requires grad even under ``no_grad``; an op on it there does not.
 * from other files of the run, through the project index
@@ -64,8 +66,8 @@ from torchfix_codemods.analysis.core.names import Binding, NameIndex, dotted_nam
 from torchfix_codemods.analysis.core.positions import positions_of
 from torchfix_codemods.analysis.core.statements import statement_line
 from torchfix_codemods.analysis.core.syntax import literal_bool
-from torchfix_codemods.analysis.core.walk import walk_local
-from torchfix_codemods.analysis.facts.grad_mode import grad_mode_at
+from torchfix_codemods.analysis.core.walk import children, walk_local
+from torchfix_codemods.analysis.facts.grad_mode import calls_of_function, grad_mode_at
 from torchfix_codemods.analysis.facts.modules import self_assignments
 from torchfix_codemods.analysis.facts.tensors import module_reason, provenance
 from torchfix_codemods.analysis.vocabulary.tensor_methods import (
@@ -76,7 +78,7 @@ from torchfix_codemods.analysis.vocabulary.tensor_methods import (
     LEGACY_CONSTRUCTORS,
     VIEW_METHODS,
 )
-from torchfix_codemods.analysis.vocabulary.torch_api import PARAMETER_CLASSES
+from torchfix_codemods.analysis.vocabulary.torch_api import PARAMETER_CLASSES, VARIABLE_CLASSES
 
 _MAX_DEPTH = 12
 
@@ -162,6 +164,63 @@ def tensor_facts(names: NameIndex, expr: cst.BaseExpression,
                              for f in (facts.requires_grad, facts.accelerator, facts.integer)),
                            facts.leaf)
     return facts
+
+
+def no_history(names: NameIndex, expr: cst.BaseExpression,
+               inference_decorators: tuple[str, ...] = ()) -> str | None:
+    """Why the tensor ``expr`` can carry no autograd history where it is written (None when
+    it may): it neither requires grad nor has a ``grad_fn``, so ``.detach()``, ``.data`` or a
+    ``Variable(...)`` around it, and ``no_grad`` around an in-place write to it, change
+    nothing a program can observe through autograd.
+
+    The one fact behind "this rewrite is churn" in every rule that detaches: a gradient
+    (``p.grad``), integer and bool results (``argmax``, comparisons, labels), fresh
+    factories, ``DataLoader`` batches, values computed under ``no_grad`` or
+    ``inference_mode``, values already detached. Measured on torch 2.13: ``w.grad`` after
+    ``backward()`` has ``requires_grad`` False and no ``grad_fn`` (True after
+    ``backward(create_graph=True)``, which the answer excludes); an ``argmax`` is ``int64``
+    and ``requires_grad_()`` on it raises "only Tensors of floating point dtype can require
+    gradients"; a result computed under ``no_grad`` has ``requires_grad`` False. A parameter
+    (a leaf that requires grad) has no history but is not in this answer: ``.detach()`` of
+    it is a different tensor as far as autograd is concerned.
+    """
+    facts = tensor_facts(names, expr, inference_decorators)
+    if facts.requires_grad.is_no and not facts.leaf:
+        return facts.requires_grad.reason
+    return None
+
+
+_HIGHER_ORDER: Slot[bool] = Slot("values.higher_order")
+
+
+def _parameterless_loss(built_from: str | None) -> bool:
+    """A ``torch.nn`` loss class (none has parameters but the adaptive softmax)."""
+    return built_from is not None and built_from.startswith("torch.nn.") and \
+        built_from.endswith("Loss") and "Adaptive" not in built_from
+
+
+def _builds_higher_order_graph(names: NameIndex) -> bool:
+    """The file asks for ``create_graph=True`` somewhere (``backward``, ``autograd.grad``):
+    gradients may then carry history (measured on torch 2.13: ``w.grad.requires_grad`` is
+    True after ``backward(create_graph=True)``)."""
+    if _HIGHER_ORDER in names.memo:
+        return names.memo[_HIGHER_ORDER]
+    module = names.module_scope.node if names.module_scope is not None else None
+    found = module is not None and any(
+        isinstance(node, cst.Arg) and node.keyword is not None and
+        node.keyword.value == "create_graph" and literal_bool(node.value) is not False
+        for node in _walk(module))
+    names.memo[_HIGHER_ORDER] = found
+    return found
+
+
+def _walk(node: cst.CSTNode) -> Iterable[cst.CSTNode]:
+    """Every node under ``node`` (iteratively: deep expressions cannot exhaust the stack)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(children(current))
 
 
 def conversion_facts(names: NameIndex, expr: cst.BaseExpression,
@@ -511,6 +570,15 @@ class _Values:
             if found is not None:
                 return found
         module = module_reason(names, func)
+        if module is not None and _parameterless_loss(module.built_from):
+            # A torch.nn loss holds no parameters: its output requires grad only where an
+            # input does (measured on torch 2.13: `nn.CrossEntropyLoss()(torch.randn(2, 3),
+            # torch.tensor([0, 1]))` has `requires_grad` False and no `grad_fn`).
+            inputs = [self._operand(arg.value, depth) for arg in call.args if not arg.star]
+            grad = self._computed(call, _any((f.requires_grad for f in inputs),
+                                             _UNKNOWN_FACTS.requires_grad))
+            return TensorFacts(grad, _any((f.accelerator for f in inputs),
+                                          _UNKNOWN_FACTS.accelerator), _no("a loss value"))
         if module is not None:
             if self._grad_off(call) is not None:
                 grad = _no(f"output of a module computed {self._grad_off(call)}")
@@ -547,6 +615,8 @@ class _Values:
             return TensorFacts(_no("`torch.from_numpy` makes a tensor without grad"),
                                _no("`torch.from_numpy` makes a CPU tensor"),
                                _unknown("the numpy array's dtype"))
+        if qualified in VARIABLE_CLASSES:
+            return self._variable(call, depth)
         if qualified in PARAMETER_CLASSES:
             inner = self._first_tensor_argument(call, depth)
             return TensorFacts(_yes("an `nn.Parameter`"), inner.accelerator, inner.integer,
@@ -577,6 +647,22 @@ class _Values:
             integer = _all_yes((f.integer for f in facts), integer)
         return TensorFacts(grad, _any((f.accelerator for f in facts), _UNKNOWN_FACTS.accelerator),
                            integer)
+
+    def _variable(self, call: cst.Call, depth: int) -> TensorFacts:
+        """``Variable(x)`` is ``x.detach()`` (measured on torch 2.13: a new tensor sharing the
+        storage, ``requires_grad`` False), a leaf requiring grad with ``requires_grad=True``
+        (unknown for a flag that is not a literal)."""
+        inner = self._first_tensor_argument(call, depth)
+        flag = next((arg.value for arg in call.args
+                     if arg.keyword is not None and arg.keyword.value == "requires_grad"), None)
+        if flag is None or literal_bool(flag) is False:
+            return TensorFacts(_no("`Variable(x)` returns `x.detach()`"), inner.accelerator,
+                               inner.integer)
+        if literal_bool(flag) is True:
+            return TensorFacts(_yes("`Variable(..., requires_grad=True)`"), inner.accelerator,
+                               inner.integer, leaf=True)
+        return TensorFacts(_unknown("`Variable` with a runtime `requires_grad` flag"),
+                           inner.accelerator, inner.integer)
 
     def _argument(self, expr: cst.BaseExpression, depth: int) -> TensorFacts:
         """An argument of a torch function: a list of tensors counts by its items."""
@@ -857,7 +943,10 @@ class _Values:
             facts = _join([self._binding(binding, name, depth) for binding in bindings])
         if guarded is not None:
             return TensorFacts(guarded, facts.accelerator, facts.integer, facts.leaf)
-        if facts.requires_grad.is_no:
+        if facts.requires_grad.is_no and facts.integer.answer != "yes":
+            # An integer tensor cannot require grad whatever is written into it (measured on
+            # torch 2.13: `x = torch.zeros(3).long(); x[0:1] = w * 2` with `w` requiring grad
+            # leaves `x.requires_grad` False and no `grad_fn`).
             written = self._written_in_place(name, depth)
             if written is not None:
                 return TensorFacts(written, facts.accelerator, facts.integer)
@@ -874,8 +963,35 @@ class _Values:
         if kind == "for":
             return self._loop_target(binding, name, depth)
         if kind == "param":
-            return _UNKNOWN_FACTS
+            return self._parameter(binding, depth)
         return _UNKNOWN_FACTS
+
+    def _parameter(self, binding: Binding, depth: int) -> TensorFacts:
+        """A parameter of a module-level function: it requires no grad when every call of
+        the function in this file passes a value that requires none (vinhkhuc's
+        ``predict(model, teX)`` with ``teX = torch.from_numpy(...).float()``). Only that
+        answer is carried over; device and dtype stay unknown."""
+        function = self.names.enclosing(binding.node, cst.FunctionDef)
+        if function is None or any(p.name.value == binding.name and p.default is not None
+                                   for p in function.params.params):
+            return _UNKNOWN_FACTS
+        calls = calls_of_function(self.names, function)
+        if not calls:
+            return _UNKNOWN_FACTS
+        passed = []
+        for call in calls:
+            bound = [arg for arg in call.args
+                     if parameter_bound_by(function, call, arg) == binding.name]
+            if len(bound) != 1 or any(arg.star == "*" for arg in
+                                      call.args[:call.args.index(bound[0])]):
+                return _UNKNOWN_FACTS  # (a `*args` after it binds later parameters only)
+            passed.append(self.of(bound[0].value, depth + 1))
+        grad = _any((facts.requires_grad for facts in passed), _UNKNOWN_FACTS.requires_grad)
+        if not grad.is_no or any(facts.leaf for facts in passed):
+            return _UNKNOWN_FACTS
+        return TensorFacts(_no(f"every call of `{function.name.value}` in this file passes a "
+                               f"value without grad ({grad.reason})"),
+                           _unknown("a parameter"), _unknown("a parameter"))
 
     def _unpacked(self, binding: Binding, name: cst.Name, depth: int) -> TensorFacts:
         """``values, indices = torch.max(x, 1)``, ``x, y = next(iter(loader))``, ``a, b = c, d``."""
@@ -1113,6 +1229,13 @@ class _Values:
         if attr == "data":
             source = self.of(expr.value, depth)
             return TensorFacts(_no("`.data` (detached)"), source.accelerator, source.integer)
+        if attr == "grad" and provenance(self.names, expr).is_tensor:
+            source = self.of(expr.value, depth)
+            if _builds_higher_order_graph(self.names):
+                grad = _unknown("a gradient, in a file that calls `backward(create_graph=True)`")
+            else:
+                grad = _no("a gradient: `backward()` fills `.grad` without history")
+            return TensorFacts(grad, source.accelerator, _no("a gradient"))
         if attr in ("T", "mT", "H", "mH", "real", "imag"):
             return self._derived(expr, self.of(expr.value, depth))
         if attr in ("indices", "values"):
