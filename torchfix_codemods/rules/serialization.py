@@ -77,17 +77,29 @@ class TorchLoadWithoutWeightsOnly(Rule):
       user-given path, saved by another program): on torch 1.13-2.5 a file
       holding other objects would stop loading. Unsafe too with `encoding=`
       (ignored with a warning under `weights_only=True`).
+    - No fix, only a report, when the program itself may write the file and
+      nothing proves what it writes loads: a save of that file writes a
+      checkpoint dict, list or tuple holding a value the tool cannot follow
+      (a metric, a trainer's `**kwargs`, an attribute), or the load is tied
+      to the program's saves only loosely (its path is not known, but the
+      same file saves checkpoints, or the program saves a dict with every key
+      the load reads) and what they hold is not known. Training-state
+      checkpoints habitually hold metrics (numpy scalars), arguments and
+      objects beside their state dicts.
     - Never `weights_only=True` when the run shows something it cannot load:
       a save of the file writes a numpy array or numpy scalar (what
       `np.nanmean` returns), an `argparse.Namespace`, a whole module, an
       optimizer or LR scheduler object (not its `state_dict()`) or another
       object (through dict literals, items stored later, variables, the
-      arguments of a save helper such as `save_checkpoint(state, filename)`
-      and the keyword arguments of a trainer's `save(**kwargs)`); the loaded object, or a part of it
-      (`decoder = checkpoint["decoder"]`), is used as a whole `nn.Module`
-      (called, `.eval()`, `.parameters()`, ...), an optimizer (`.step()`) or
-      a namespace (`args = checkpoint["args"]` read as `args.lr`), or is
-      assigned to a model-like name. Where the run itself writes that file
+      arguments of a save helper such as `save_checkpoint(state, filename)`,
+      a helper of another module that hands its arguments to `torch.save`,
+      and the keyword arguments of a trainer's `save(**kwargs)`); the loaded
+      object, a part of it (`decoder = checkpoint["decoder"]`, also once
+      rebound as `decoder = decoder.to(device)`) or a name it is unpacked to
+      (`actor_critic, obs_rms = torch.load(...)`), is used as a whole
+      `nn.Module` (called, `.eval()`, `.parameters()`, ...), an optimizer
+      (`.step()`) or an object with attributes (`args.lr`), or is assigned
+      to a model-like name. Where the run itself writes that file
       (it is trusted), the fix is `weights_only=False`, unsafe: it keeps the
       file loading on torch >= 2.6, as torch's own error message proposes.
       Elsewhere, no fix, only a report: the file saves a whole module; the load reads an in-memory buffer
