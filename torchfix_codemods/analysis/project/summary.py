@@ -94,7 +94,8 @@ _SAME_KIND_METHODS = frozenset({
     "long", "int", "bool", "eval", "train", "requires_grad_", "share_memory_", "view",
     "reshape", "squeeze", "unsqueeze", "permute", "transpose", "flatten", "copy", "astype",
 })
-_PRIMITIVE_METHODS = frozenset({"item", "tolist", "keys", "items", "values", "__len__"})
+_PRIMITIVE_METHODS = frozenset({"item", "tolist", "keys", "items", "values", "__len__", "size",
+                                "numel", "dim"})
 _PRIMITIVE_BUILTINS = frozenset({"int", "float", "str", "bool", "len", "round", "abs", "min",
                                  "max", "sum", "repr", "format"})
 _TRAINING_METHODS = frozenset({"backward"})
@@ -396,6 +397,8 @@ class _Scope:
     filled after it is built holds them too."""
     item_keys: dict[str, list[str | None]] = field(default_factory=dict)
     """The keys of those stores, in the same order (None: not a literal string)."""
+    increments: dict[str, list[ast.expr]] = field(default_factory=dict)
+    """What augmented assignments add to a name (``correct += pred.eq(y).sum().item()``)."""
     read_keys: dict[str, list[str | None]] = field(default_factory=dict)
     """The keys each name is subscripted with (None: not a literal string)."""
 
@@ -1117,16 +1120,28 @@ class _Summarizer:
             values = scope.bindings[name]
             if len(values) == 1 and values[0] is not None:
                 return self._filled(name, self.value(values[0], scope, depth + 1), scope, depth)
-            return UNKNOWN
+            return self._counter(name, scope, depth)
         if name in self.module.bindings:
             values = self.module.bindings[name]
             if len(values) == 1 and values[0] is not None:
                 return self._filled(name, self.value(values[0], self.module, depth + 1),
                                     self.module, depth)
-            return UNKNOWN
+            return self._counter(name, self.module, depth)
         if name in self.summary.imports:
             return Ref(self.summary.imports[name])
         if name in ("True", "False", "None"):
+            return LIT
+        return UNKNOWN
+
+    def _counter(self, name: str, scope: _Scope, depth: int) -> Value:
+        """A name bound several times, every time to a number (``correct = 0`` then
+        ``correct += pred.eq(y).sum().item()``): a number; anything else is unknown."""
+        values = scope.bindings[name]
+        increments = scope.increments.get(name, [])
+        plain = [v for v in values if v is not None]
+        if len(values) - len(plain) != len(increments) or len(values) > 6:
+            return UNKNOWN  # bound some other way (a loop, a `with`, a tuple)
+        if all(self.value(v, scope, depth + 1) == LIT for v in [*plain, *increments]):
             return LIT
         return UNKNOWN
 
@@ -1574,6 +1589,7 @@ def _scan_binding(node: ast.AST, scope: _Scope) -> None:
         scope.bind(node.target.id, node.value)
     elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
         scope.bind(node.target.id, None)
+        scope.increments.setdefault(node.target.id, []).append(node.value)
     elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
         if isinstance(node.target, ast.Name) and _is_range(node.iter):
             # `for epoch in range(...)`: an int each time round (what a checkpoint's
