@@ -14,6 +14,34 @@ import torch
 from torch import nn
 
 
+class RunningStats:
+    """A plain object of the project's own class (ikostrikov's RunningMeanStd)."""
+
+    def __init__(self) -> None:
+        self.mean = np.zeros(2)
+
+
+def _fsdp_optim_state_dict() -> dict:
+    """What a torch `*state_dict` builder returns: FSDP's full optimizer state dict (one
+    process, gloo, on the CPU)."""
+    import os
+
+    import torch.distributed as dist
+    from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+
+    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+    os.environ.setdefault("MASTER_PORT", "29513")
+    dist.init_process_group("gloo", rank=0, world_size=1)
+    try:
+        wrapped = FSDP(nn.Linear(2, 2), device_id=torch.device("cpu"))
+        optimizer = torch.optim.SGD(wrapped.parameters(), lr=0.1)
+        wrapped(torch.ones(1, 2)).sum().backward()
+        optimizer.step()
+        return FSDP.full_optim_state_dict(wrapped, optimizer)
+    finally:
+        dist.destroy_process_group()
+
+
 def main() -> None:
     model = nn.Linear(2, 2)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -36,6 +64,9 @@ def main() -> None:
                                    torch.optim.lr_scheduler.StepLR(optimizer, 1).state_dict()},
         "torch.Size": {"shape": torch.Size([2, 3])},
         "tuple/list nesting": {"pairs": [(torch.ones(1), 2)]},
+        "[module, object] list (a policy with its stats)": [model, RunningStats()],
+        "int from range() (a loop's epoch)": {"epoch": next(iter(range(3, 5)))},
+        "FSDP.full_optim_state_dict(...)": _fsdp_optim_state_dict(),
     }
     print(f"torch {torch.__version__}, numpy {np.__version__}, python {sys.version.split()[0]}")
     for label, content in cases.items():

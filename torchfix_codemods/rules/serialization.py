@@ -78,17 +78,29 @@ class TorchLoadWithoutWeightsOnly(Rule):
       user-given path, saved by another program): on torch 1.13-2.5 a file
       holding other objects would stop loading. Unsafe too with `encoding=`
       (ignored with a warning under `weights_only=True`).
+    - No fix, only a report, when the program itself may write the file and
+      nothing proves what it writes loads: a save of that file writes a
+      checkpoint dict, list or tuple holding a value the tool cannot follow
+      (a metric, a trainer's `**kwargs`, an attribute), or the load is tied
+      to the program's saves only loosely (its path is not known, but the
+      same file saves checkpoints, or the program saves a dict with every key
+      the load reads) and what they hold is not known. Training-state
+      checkpoints habitually hold metrics (numpy scalars), arguments and
+      objects beside their state dicts.
     - Never `weights_only=True` when the run shows something it cannot load:
       a save of the file writes a numpy array or numpy scalar (what
       `np.nanmean` returns), an `argparse.Namespace`, a whole module, an
       optimizer or LR scheduler object (not its `state_dict()`) or another
       object (through dict literals, items stored later, variables, the
-      arguments of a save helper such as `save_checkpoint(state, filename)`
-      and the keyword arguments of a trainer's `save(**kwargs)`); the loaded object, or a part of it
-      (`decoder = checkpoint["decoder"]`), is used as a whole `nn.Module`
-      (called, `.eval()`, `.parameters()`, ...), an optimizer (`.step()`) or
-      a namespace (`args = checkpoint["args"]` read as `args.lr`), or is
-      assigned to a model-like name. Where the run itself writes that file
+      arguments of a save helper such as `save_checkpoint(state, filename)`,
+      a helper of another module that hands its arguments to `torch.save`,
+      and the keyword arguments of a trainer's `save(**kwargs)`); the loaded
+      object, a part of it (`decoder = checkpoint["decoder"]`, also once
+      rebound as `decoder = decoder.to(device)`) or a name it is unpacked to
+      (`actor_critic, obs_rms = torch.load(...)`), is used as a whole
+      `nn.Module` (called, `.eval()`, `.parameters()`, ...), an optimizer
+      (`.step()`) or an object with attributes (`args.lr`), or is assigned
+      to a model-like name. Where the run itself writes that file
       (it is trusted), the fix is `weights_only=False`, unsafe: it keeps the
       file loading on torch >= 2.6, as torch's own error message proposes.
       Elsewhere, no fix, only a report: the file saves a whole module; the load reads an in-memory buffer
@@ -190,6 +202,18 @@ class TorchLoadWithoutWeightsOnly(Rule):
         use = load_use(self.names, call)
         saved = saved_content(self.names, call)
         refusal = self._refusal(use, saved)
+        if refusal is None and _unproven(use, saved):
+            assert saved is not None
+            # The project writes this file (or one of its shape), and nothing proves that
+            # what it writes is only tensors, state dicts and primitives: no promise either
+            # way, so no fix (`False` would give up the safety of a file that may load).
+            unproven = (f"{saved.where} saves {saved.what} to {_which_file(saved)}, not "
+                        "known to be only tensors, state dicts and primitives")
+            self.report(call, f"`torch.load` without `weights_only`, but {unproven}: "
+                        "`weights_only=True` may fail to load it; pass `weights_only=True` "
+                        "if it holds only those, else `weights_only=False` for a trusted "
+                        "file", reason=unproven)
+            return
         if refusal is not None:
             if saved is not None and saved.named and saved.allow_listed is not True:
                 # The run itself writes the file (trusted), and what it writes or how the
@@ -262,7 +286,7 @@ class TorchLoadWithoutWeightsOnly(Rule):
         if use.as_module or (use.target is not None and named_like_model(use.target.value)):
             return "the loaded object is used as a whole `nn.Module`"
         if saved is not None and saved.allow_listed is False:
-            return f"{saved.where} saves {saved.what} to that file"
+            return f"{saved.where} saves {saved.what} to {_which_file(saved)}"
         part = object_part(self.names, use)
         if part is not None:
             return part
@@ -277,6 +301,26 @@ class TorchLoadWithoutWeightsOnly(Rule):
             return ("the loaded object is saved back, so this code rewrites checkpoints "
                     "and must load whatever a file holds")
         return None
+
+
+def _unproven(use: LoadUse, saved: SavedContent | None) -> bool:
+    """The program writes what this load may read, and its content is not known to load:
+    a checkpoint bundle (a dict, list or tuple) of the file the load names, or anything the
+    load is tied to only weakly (the same source file's saves, a dict with the keys it
+    reads). The whole result going into ``load_state_dict`` is proof enough of a state
+    dict."""
+    if saved is None or saved.allow_listed is not None or use.whole_into_state_dict:
+        return False
+    return saved.bundle or saved.matched_by != "path"
+
+
+def _which_file(saved: SavedContent) -> str:
+    """How the load's file is tied to the save that decides (for messages)."""
+    if saved.matched_by == "keys":
+        return "a dict with the keys this load reads (likely the file it reads)"
+    if saved.matched_by == "file":
+        return "a file (likely the one this load reads)"
+    return "that file"
 
 
 def _is_weights_only_key(elements: Sequence[cst.SubscriptElement]) -> bool:

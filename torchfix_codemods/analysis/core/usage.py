@@ -73,3 +73,26 @@ def reads_of_assigned(names: NameIndex, target: cst.Name) -> list[cst.Name] | No
     if len(bindings) != 1 or target.value in scope.global_names:
         return None
     return names.loads_in(scope, target.value)
+
+
+def reads_of_binding(names: NameIndex, target: cst.Name) -> list[cst.Name] | None:
+    """Reads that may see the value bound at ``target`` (``x`` in ``x = value`` or in
+    ``x, y = value``), also when the name is bound again (``decoder = decoder.to(device)``):
+    the reads that this binding reaches (:func:`~.flow.reaching_bindings`). None when the
+    name is global or the binding is not an assignment statement."""
+    found = reads_of_assigned(names, target)
+    if found is not None:
+        return found
+    from torchfix_codemods.analysis.core.flow import reaching_bindings
+
+    scope = names.scope_of(target)
+    if target.value in scope.global_names:
+        return None
+    statement: cst.CSTNode | None = names.parent(target)
+    while statement is not None and not isinstance(statement, (cst.Assign, cst.AnnAssign)):
+        statement = names.parent(statement)
+    ours = [b for b in scope.bindings.get(target.value, []) if b.node is statement]
+    if statement is None or len(ours) != 1:
+        return None
+    return [read for read in names.loads_in(scope, target.value)
+            if any(b is ours[0] for b in reaching_bindings(names, read))]

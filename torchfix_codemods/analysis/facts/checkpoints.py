@@ -20,7 +20,12 @@ from torchfix_codemods.analysis.core.flow import reaching_bindings
 from torchfix_codemods.analysis.core.names import NameIndex
 from torchfix_codemods.analysis.core.statements import statement_line
 from torchfix_codemods.analysis.core.syntax import code_of, literal_bool
-from torchfix_codemods.analysis.core.usage import Use, assigned_name, describe_use, reads_of_assigned
+from torchfix_codemods.analysis.core.usage import (
+    Use,
+    assigned_name,
+    describe_use,
+    reads_of_binding,
+)
 from torchfix_codemods.analysis.core.walk import walk_local
 from torchfix_codemods.analysis.project import ModulePair, SavedContent
 from torchfix_codemods.analysis.project.summary import site_of_text
@@ -60,11 +65,20 @@ class LoadUse:
     sinks: list[Use | None]
     """For each use, the ``load_state_dict(...)`` argument it is (itself, or ``x["key"]``
     passed on), or None."""
+    unpacked: tuple[cst.Name, ...] = ()
+    """``a, b`` in ``a, b = torch.load(...)``: the names the loaded sequence is unpacked to."""
 
     @property
     def into_state_dict(self) -> bool:
         """Only into ``load_state_dict`` (a module's, an optimizer's), directly or by key."""
         return bool(self.uses) and all(sink is not None for sink in self.sinks)
+
+    @property
+    def whole_into_state_dict(self) -> bool:
+        """The whole loaded object, and nothing else, goes into ``load_state_dict``: the file
+        holds a state dict (not a dict that also holds other things under other keys)."""
+        return bool(self.uses) and all(sink is not None and sink is use
+                                       for sink, use in zip(self.sinks, self.uses or (), strict=True))
 
     @property
     def into_scaler_only(self) -> bool:
@@ -88,11 +102,23 @@ def load_use(names: NameIndex, call: cst.Call) -> LoadUse:
     if target is None:
         uses = [describe_use(names, call)]
     else:
-        reads = reads_of_assigned(names, target)
+        reads = reads_of_binding(names, target)
         if reads is None:
             return LoadUse(target, None, [])
         uses = [describe_use(names, read) for read in reads]
-    return LoadUse(target, uses, [_state_dict_sink(names, use) for use in uses])
+    return LoadUse(target, uses, [_state_dict_sink(names, use) for use in uses],
+                   _unpacked(names, call))
+
+
+def _unpacked(names: NameIndex, call: cst.Call) -> tuple[cst.Name, ...]:
+    """``a, b`` in ``a, b = call`` (the plain names among the targets)."""
+    parent = names.parent(call)
+    if not (isinstance(parent, cst.Assign) and parent.value is call and
+            len(parent.targets) == 1 and
+            isinstance(parent.targets[0].target, (cst.Tuple, cst.List))):
+        return ()
+    return tuple(element.value for element in parent.targets[0].target.elements
+                 if isinstance(element.value, cst.Name))
 
 
 def object_part(names: NameIndex, use: LoadUse) -> str | None:
@@ -107,6 +133,19 @@ def object_part(names: NameIndex, use: LoadUse) -> str | None:
         verdict = _object_use(names, item.node, 0)
         if verdict is not None:
             return f"{shown} of the loaded object is {verdict}"
+    for name in use.unpacked:
+        verdict = _name_use(names, name, 0)
+        if verdict is not None:
+            return f"`{name.value}`, unpacked from the loaded object, is {verdict}"
+    return None
+
+
+def _name_use(names: NameIndex, target: cst.Name, depth: int) -> str | None:
+    """How the value bound at ``target`` is used as an object (one of its reads suffices)."""
+    for read in reads_of_binding(names, target) or ():
+        verdict = _object_use(names, read, depth + 1)
+        if verdict is not None:
+            return verdict
     return None
 
 
@@ -133,12 +172,7 @@ def _object_use(names: NameIndex, node: cst.CSTNode, depth: int) -> str | None:
     target = assigned_name(names, node) if use.kind == "other" else None
     if target is None:
         return None
-    reads = reads_of_assigned(names, target)
-    for read in reads or ():
-        verdict = _object_use(names, read, depth + 1)
-        if verdict is not None:
-            return verdict
-    return None
+    return _name_use(names, target, depth)
 
 
 def saved_back(names: NameIndex, use: LoadUse) -> bool:

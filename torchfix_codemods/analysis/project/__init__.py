@@ -79,15 +79,21 @@ class SavedContent:
     """The saved object that decides ``allow_listed`` (``a numpy array``), for messages."""
     where: str
     """The file that saves it (no line: a message must not change when that file's lines do)."""
-    matched_by: Literal["path", "file"]
+    matched_by: Literal["path", "file", "keys"]
     """``path``: a save whose path expression names the same file; ``file``: only the same
-    source file's saves, the load's path being unknown (weaker: never a reason for a safe fix)."""
+    source file's saves, the load's path being unknown (weaker: never a reason for a safe fix);
+    ``keys``: saves of dicts holding every key the load's result is read by, in files of the
+    same program (as weak: the program writes checkpoints of that shape)."""
     whole_module: bool = False
     transport: bool = False
     """An in-memory buffer written and read in the same file (objects sent between processes)."""
     named: bool = False
     """Matched by a file name both sides spell (a literal, a module constant, an argparse
     default), not only by the same expression text: the run itself writes that file."""
+    bundle: bool = False
+    """A save whose content is not known to load writes a dict, list or tuple (a
+    training-state checkpoint, which habitually holds metrics, arguments and objects
+    beside its state dicts), rather than one value."""
 
 
 @dataclass(frozen=True)

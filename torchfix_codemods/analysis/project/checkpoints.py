@@ -18,12 +18,12 @@ function around it ("" at module level).
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from torchfix_codemods.analysis.project import ModulePair, SavedContent
 from torchfix_codemods.analysis.project.registry import Fact, Question, register
 from torchfix_codemods.analysis.project.summary import Key, LoadSite, SaveSite
-from torchfix_codemods.analysis.project.values import Str, Value
+from torchfix_codemods.analysis.project.values import AnyOf, Dict, Param, Seq, Str, Value
 
 if TYPE_CHECKING:
     from torchfix_codemods.analysis.project.index import IndexedFile, ProjectIndex, _Definition
@@ -102,6 +102,8 @@ def _table(index: ProjectIndex, kind: str) -> Table:
         table = {}
         for indexed in index.files.values():
             for site in getattr(indexed.summary, kind):
+                if kind == "saves" and not writes(index, indexed, site):
+                    continue
                 key = normal_key(index, site.key, indexed)
                 if key is not None:
                     table.setdefault(key, []).append((indexed, site))
@@ -109,23 +111,64 @@ def _table(index: ProjectIndex, kind: str) -> Table:
     return table  # type: ignore[return-value]
 
 
+def writes(index: ProjectIndex, file: IndexedFile, save: SaveSite) -> bool:
+    """A save site that writes a file: ``torch.save`` (or a same-file helper), or a call of
+    another module's function that hands all its arguments to ``torch.save``."""
+    if save.via is None:
+        return True
+    found = index.definition(save.via, file)
+    return found is not None and found.kind == "function" and \
+        found.name in found.file.summary.save_helpers
+
+
+def load_keys(index: ProjectIndex, key: Key | None, file: IndexedFile) -> list[tuple[str, ...]]:
+    """Every file a load's path may name: one key, or for a helper's path parameter whose
+    callers pass different files, each of them."""
+    if key is not None and key[0] == "param":
+        passed = {_file_of(value) for _, value in index.arguments_of(
+            file, key[1], int(key[2]), key[3])}
+        if len(passed) > 1 and None not in passed:
+            return sorted(passed)  # type: ignore[arg-type]
+    found = normal_key(index, key, file)
+    return [] if found is None else [found]
+
+
 def saves_for(index: ProjectIndex, load: LoadSite,
               file: IndexedFile) -> list[tuple[IndexedFile, SaveSite]]:
-    key = normal_key(index, load.key, file)
-    if key is None:
-        return []
-    return [(other, save) for other, save in _table(index, "saves").get(key, [])  # type: ignore[misc]
+    table = _table(index, "saves")
+    return [(other, save) for key in load_keys(index, load.key, file)
+            for other, save in table.get(key, [])  # type: ignore[misc]
             if related(file, other)]
+
+
+def keyed_saves(index: ProjectIndex, load: LoadSite,
+                file: IndexedFile) -> list[tuple[IndexedFile, SaveSite]]:
+    """Saves of dicts that have every key the load's result is read by (``checkpoint["epoch"]``,
+    ``checkpoint["decoder"]`` against ``torch.save({"epoch": ..., "decoder": ...}, ...)``),
+    in files of the same program: a load whose path does not say which file it reads
+    may read one of them. A load read by a key that is not a literal
+    (``checkpoint[checkpoint_key]``) may read any saved dict."""
+    if load.keys is None or not (load.keys or load.open_keys):
+        return []
+    wanted = set(load.keys)
+    return [(other, save) for other in index.files.values() if related(file, other)
+            for save in other.summary.saves
+            if save.keys is not None and wanted <= set(save.keys) and
+            writes(index, other, save)]
 
 
 def _saved_content(index: ProjectIndex, load: LoadSite, file: IndexedFile) -> SavedContent | None:
     matched = saves_for(index, load, file)
-    matched_by = "path"
+    matched_by: Literal["path", "file", "keys"] = "path"
     if not matched and (normal_key(index, load.key, file) or ("expr",))[0] == "expr":
         # The path is not known: the saves of the same file are what it most likely
         # reads (a script resuming from its own checkpoints), as weak evidence.
-        matched = [(file, save) for save in file.summary.saves]
+        matched = [(file, save) for save in file.summary.saves if writes(index, file, save)]
         matched_by = "file"
+    if not matched:
+        # Still unknown: a dict the program saves with the keys this load reads.
+        matched = keyed_saves(index, load, file)
+        matched_by = "keys"
     if not matched:
         return None
     contents = [(other, index.content(save.content, other)) for other, save in matched]
@@ -133,10 +176,28 @@ def _saved_content(index: ProjectIndex, load: LoadSite, file: IndexedFile) -> Sa
     decisive = next((o for o, c in contents if c.allow is False),
                     next((o for o, c in contents if c.allow is None), contents[0][0]))
     transport = load.key is not None and load.key[0] == "buffer"
-    named = matched_by == "path" and (normal_key(index, load.key, file) or ("",))[0] == "file"
+    named = matched_by == "path" and all(key[0] == "file"
+                                         for key in load_keys(index, load.key, file))
+    bundle = any(c.allow is not True and _bundle(index, save.content, other, 0)
+                 for (other, c), (_, save) in zip(contents, matched, strict=True))
     return SavedContent(combined.allow, combined.cpu, combined.what,
                         _seen_from(decisive.path, file.path), matched_by,
-                        combined.module is not None, transport, named)
+                        combined.module is not None, transport, named, bundle)
+
+
+def _bundle(index: ProjectIndex, value: Value, file: IndexedFile, depth: int) -> bool:
+    """A saved dict, list or tuple (a training-state checkpoint: state dicts beside epochs,
+    metrics, arguments, objects), here or in what a save helper's callers pass."""
+    if depth > 4:
+        return False
+    if isinstance(value, (Dict, Seq)):
+        return True
+    if isinstance(value, AnyOf):
+        return any(_bundle(index, option, file, depth + 1) for option in value.options)
+    if isinstance(value, Param):
+        return any(_bundle(index, passed, caller, depth + 1) for caller, passed in
+                   index.arguments_of(file, value.function, value.index, value.name))
+    return False
 
 
 def _seen_from(path: str, reader: str) -> str:
@@ -154,7 +215,8 @@ def _pair(index: ProjectIndex, file: IndexedFile,
     from torchfix_codemods.analysis.project.index import _same_policy
 
     key = normal_key(index, save.key, file)
-    if key is None or key[0] != "file" or save.noqa or save.built is None or \
+    if key is None or key[0] != "file" or save.noqa or save.via is not None or \
+            save.built is None or \
             save.built_args is None or save.obj is None:
         return None
     saves = _table(index, "saves").get(key, [])

@@ -102,7 +102,8 @@ _SAME_KIND_METHODS = frozenset({
     "long", "int", "bool", "eval", "train", "requires_grad_", "share_memory_", "view",
     "reshape", "squeeze", "unsqueeze", "permute", "transpose", "flatten", "copy", "astype",
 })
-_PRIMITIVE_METHODS = frozenset({"item", "tolist", "keys", "items", "values", "__len__"})
+_PRIMITIVE_METHODS = frozenset({"item", "tolist", "keys", "items", "values", "__len__", "size",
+                                "numel", "dim"})
 _PRIMITIVE_BUILTINS = frozenset({"int", "float", "str", "bool", "len", "round", "abs", "min",
                                  "max", "sum", "repr", "format"})
 _TRAINING_METHODS = frozenset({"backward"})
@@ -135,6 +136,14 @@ class SaveSite:
     obj: str | None = None
     """``obj`` when it is a plain name."""
     noqa: bool = False
+    keys: list[str] | None = None
+    """The string keys of a saved dict (its literal's, and items stored into it afterwards);
+    None when ``obj`` is not such a dict or one of its keys is not a literal string. A load
+    whose result is read only by keys the dict has may read this file (:mod:`.checkpoints`)."""
+    via: str | None = None
+    """A call of a function of another module that may hand its arguments to ``torch.save``
+    (``utils.save_on_master(state, path)``), as the file spells it; the index keeps the
+    site only when that function is one (``FileSummary.save_helpers``)."""
 
 
 @dataclass
@@ -153,6 +162,11 @@ class LoadSite:
     bound: list[str] = field(default_factory=list)
     """Names the scope of an assigned load binds other than by import (a class name a
     rewrite would add must not be one of them)."""
+    keys: list[str] | None = None
+    """The literal string keys its result is read by (``checkpoint["model"]``, directly or
+    through the name it is assigned to); None when it is not read by key."""
+    open_keys: bool = False
+    """...and it is also read by a key that is not a literal (``checkpoint[key]``)."""
 
 
 @dataclass
@@ -262,6 +276,9 @@ class FileSummary:
     callees: dict[str, int] = field(default_factory=dict)
     """How many times the file calls each function of another module (dotted as the file
     spells it, like ``CallSite.callee``) or of its own module level (``@.name``)."""
+    save_helpers: list[str] = field(default_factory=list)
+    """Module-level functions that hand all their arguments to ``torch.save``
+    (``def save_on_master(*args, **kwargs): torch.save(*args, **kwargs)``)."""
     methods: dict[str, FunctionSummary] = field(default_factory=dict)
     """Plain methods of module-level classes (``Class.method``): their parameters other than
     ``self`` and ``**kwargs``, for what calls on instances pass (a trainer's ``save``)."""
@@ -301,6 +318,7 @@ class FileSummary:
             data_parallel=_data_parallel_use(data.get("data_parallel")),
             passed_loaders=[PassedLoader(**p) for p in data.get("passed_loaders", [])],
             callees=dict(data.get("callees", {})),
+            save_helpers=list(data.get("save_helpers", [])),
             methods={k: _function(v) for k, v in data.get("methods", {}).items()},
             facts=dict(data.get("facts", {})),
             parsed=bool(data["parsed"]),
@@ -385,6 +403,12 @@ class _Scope:
     items: dict[str, list[ast.expr]] = field(default_factory=dict)
     """Values stored into a name's items (``state["args"] = args``): a checkpoint dict
     filled after it is built holds them too."""
+    item_keys: dict[str, list[str | None]] = field(default_factory=dict)
+    """The keys of those stores, in the same order (None: not a literal string)."""
+    increments: dict[str, list[ast.expr]] = field(default_factory=dict)
+    """What augmented assignments add to a name (``correct += pred.eq(y).sum().item()``)."""
+    read_keys: dict[str, list[str | None]] = field(default_factory=dict)
+    """The keys each name is subscripted with (None: not a literal string)."""
 
     def bind(self, name: str, value: ast.expr | None) -> None:
         self.bindings.setdefault(name, []).append(value)
@@ -400,6 +424,7 @@ class _Summarizer:
         self._visiting: set[int] = set()
         self._defined: set[str] = set()
         self._crowded: set[int] = set()
+        self._read_keys: dict[int, list[str | None]] = {}
         self._functions: dict[int, _Scope] = {}
         self._calls: list[tuple[ast.Call, _Scope, str | None, ast.stmt | None]] = []
         self._methods = {id(item): f"{node.name}.{item.name}" for node in tree.body
@@ -412,6 +437,7 @@ class _Summarizer:
             scope.trains = _trains(scope.methods)
         self._collect_module(tree)
         self._save_helpers = self._pass_through_saves(tree)
+        self.summary.save_helpers = sorted(self._save_helpers)
         for call, scope, target, statement in self._calls:
             self._call(call, scope, target, statement)
         # TFC301's data side across files; the substring tests keep the cost out of the
@@ -472,6 +498,8 @@ class _Summarizer:
                         if isinstance(target, ast.Subscript) and \
                                 isinstance(target.value, ast.Name):
                             scope.items.setdefault(target.value.id, []).append(node.value)
+                            scope.item_keys.setdefault(target.value.id, []).append(
+                                _string_key(target.slice))
                         plain = single and isinstance(target, ast.Name)
                         for name in _target_names(target):
                             scope.bind(name, node.value if plain else None)
@@ -491,6 +519,14 @@ class _Summarizer:
                     scope.returns.append(node)
             elif isinstance(node, (ast.Yield, ast.YieldFrom)):
                 scope.generator = True
+            elif kind is ast.Subscript and isinstance(node.ctx, ast.Load):  # type: ignore[attr-defined]
+                # Keys a loaded checkpoint is read by (``checkpoint["model"]``).
+                key = _string_key(node.slice)  # type: ignore[attr-defined]
+                value = node.value  # type: ignore[attr-defined]
+                if isinstance(value, ast.Name):
+                    scope.read_keys.setdefault(value.id, []).append(key)
+                elif isinstance(value, ast.Call):
+                    self._read_keys[id(value)] = [key]
             elif not quiet:
                 _scan_binding(node, scope)
             stack.extend((child, scope, in_class, in_lambda) for child in _children(node))
@@ -685,6 +721,11 @@ class _Summarizer:
         elif dotted == "torch.load":
             self._load(call, scope, target, statement)
         else:
+            if dotted is not None and not dotted.startswith(("@.", "torch.", "numpy.")) and \
+                    dotted.split(".")[0] not in _STDLIB_HINTS and len(call.args) >= 2 and \
+                    not any(isinstance(a, ast.Starred) for a in call.args[:2]):
+                # Perhaps another module's save helper: kept by the index if it is one.
+                self._save(call, scope, via=dotted)
             if dotted is None:
                 dotted = self._instance_method(call, scope)
             if dotted is None or dotted.startswith(("torch.", "numpy.")) or \
@@ -696,7 +737,10 @@ class _Summarizer:
             alternatives = {key: found for key, a in passed.items()
                             if (found := self._alternatives(a, scope)) is not None}
             if any(isinstance(v, _PASSED_KINDS)
-                   for v in [*args.values(), *alternatives.values()]):
+                   for v in [*args.values(), *alternatives.values()]) or (
+                    # numbers too for this file's own functions: what a checkpoint
+                    # helper's `epoch` parameter holds
+                    dotted.startswith("@.") and any(v == LIT for v in args.values())):
                 self.summary.calls.append(CallSite(dotted, args, scope.trains, call.lineno,
                                                    alternatives))
 
@@ -773,7 +817,7 @@ class _Summarizer:
         if any(name.startswith("_ddp_") for scope in (self.module, *self._functions.values())
                for name in scope.bindings):
             use.problem = "the training file already binds `_ddp_*` names"
-        if any(load.line > save.line for save in self.summary.saves
+        if any(load.line > save.line for save in self.summary.saves if save.via is None
                for load in self.summary.loads):
             use.problem = "the training file loads with torch.load after it saves"
         classes = [(node.lineno, node.end_lineno or node.lineno, node.name) for node in tree.body
@@ -859,11 +903,14 @@ class _Summarizer:
                     found.add(node.name)
         return found
 
-    def _save(self, call: ast.Call, scope: _Scope) -> None:
+    def _save(self, call: ast.Call, scope: _Scope, via: str | None = None) -> None:
         obj = _argument(call, "obj", 0)
         where = _argument(call, "f", 1)
         if obj is None or where is None:
             return
+        key = self.key(where, scope)
+        if via is not None and key is None:
+            return  # a helper call whose path names no file: nothing to match a load by
         built = built_args = None
         name = obj.id if isinstance(obj, ast.Name) else None
         constructor = self._constructor(obj, scope)
@@ -875,8 +922,29 @@ class _Summarizer:
                                        [f"{k.arg}={ast.unparse(k.value)}"
                                         for k in constructor.keywords])
         self.summary.saves.append(SaveSite(
-            call.lineno, scope.name, site_id(where), self.key(where, scope),
-            self.value(obj, scope), built, built_args, name, self._noqa(call, "TFC003")))
+            call.lineno, scope.name, site_id(where), key,
+            self.value(obj, scope), built, built_args, name, self._noqa(call, "TFC003"),
+            self._dict_keys(obj, scope), via))
+
+    def _dict_keys(self, obj: ast.expr, scope: _Scope) -> list[str] | None:
+        """The string keys of the dict ``obj`` is (a literal, ``dict(k=...)``, or a name bound
+        once to one), with the keys stored into it afterwards; None when one is not known."""
+        stored: list[str | None] = []
+        if isinstance(obj, ast.Name):
+            bound = self._plain_binding(obj.id, scope)
+            if bound is None:
+                return None
+            stored = bound[1].item_keys.get(obj.id, [])
+            obj = bound[0]
+        if isinstance(obj, ast.Dict):
+            keys = [_string_key(k) if k is not None else None for k in obj.keys]
+        elif isinstance(obj, ast.Call) and isinstance(obj.func, ast.Name) and \
+                obj.func.id == "dict" and not obj.args:
+            keys = [k.arg for k in obj.keywords]
+        else:
+            return None
+        found = [*keys, *stored]
+        return None if None in found else sorted(set(found))  # type: ignore[arg-type]
 
     def _load(self, call: ast.Call, scope: _Scope, target: str | None,
               statement: ast.stmt | None = None) -> None:
@@ -887,9 +955,12 @@ class _Summarizer:
             line in self._crowded for line in range(statement.lineno,
                                                     (statement.end_lineno or 0) + 1))
         bound = sorted({*scope.params, *scope.bindings}) if target is not None else []
+        read = self._read_keys.get(id(call), []) + (
+            scope.read_keys.get(target, []) if target is not None else [])
+        keys = sorted({k for k in read if k is not None}) if read else None
         self.summary.loads.append(LoadSite(
             call.lineno, scope.name, site_id(where), self.key(where, scope), target,
-            self._noqa(call, "TFC003"), alone, bound))
+            self._noqa(call, "TFC003"), alone, bound, keys, None in read))
 
     def _noqa(self, node: ast.AST, code: str) -> bool:
         first = getattr(node, "lineno", 0)
@@ -970,6 +1041,13 @@ class _Summarizer:
                 return self.key(bound[0], bound[1], depth + 1)
             values = scope.bindings.get(expr.id) if not scope.module_level else \
                 self.module.bindings.get(expr.id)
+            paths = [v for v in values or () if not (isinstance(v, ast.Call) and self.dotted(
+                v.func, scope) == "torch.load")]
+            if values and len(paths) == 1 and len(values) > 1 and paths[0] is not None:
+                # `checkpoint = 'ckpt.pth'` then `checkpoint = torch.load(checkpoint)`: the
+                # name's other binding is the loaded object, not a path.
+                return self.key(paths[0], scope if not scope.module_level else self.module,
+                                depth + 1)
             if values and all(v is not None and self.key(v, scope, depth + 1) == ["buffer"]
                               for v in values):
                 return ["buffer"]  # `buffer = io.BytesIO()` ... `buffer = io.BytesIO(data)`
@@ -1050,16 +1128,28 @@ class _Summarizer:
             values = scope.bindings[name]
             if len(values) == 1 and values[0] is not None:
                 return self._filled(name, self.value(values[0], scope, depth + 1), scope, depth)
-            return UNKNOWN
+            return self._counter(name, scope, depth)
         if name in self.module.bindings:
             values = self.module.bindings[name]
             if len(values) == 1 and values[0] is not None:
                 return self._filled(name, self.value(values[0], self.module, depth + 1),
                                     self.module, depth)
-            return UNKNOWN
+            return self._counter(name, self.module, depth)
         if name in self.summary.imports:
             return Ref(self.summary.imports[name])
         if name in ("True", "False", "None"):
+            return LIT
+        return UNKNOWN
+
+    def _counter(self, name: str, scope: _Scope, depth: int) -> Value:
+        """A name bound several times, every time to a number (``correct = 0`` then
+        ``correct += pred.eq(y).sum().item()``): a number; anything else is unknown."""
+        values = scope.bindings[name]
+        increments = scope.increments.get(name, [])
+        plain = [v for v in values if v is not None]
+        if len(values) - len(plain) != len(increments) or len(values) > 6:
+            return UNKNOWN  # bound some other way (a loop, a `with`, a tuple)
+        if all(self.value(v, scope, depth + 1) == LIT for v in [*plain, *increments]):
             return LIT
         return UNKNOWN
 
@@ -1146,6 +1236,10 @@ class _Summarizer:
             return LIT  # a bool, or the version of a package other than torch's
         if dotted.startswith("numpy."):
             return NUMPY
+        if dotted.startswith("torch.") and dotted.endswith("state_dict"):
+            # torch's own state-dict builders (`FSDP.full_optim_state_dict(model, optim)`,
+            # `torch.distributed.checkpoint.state_dict.get_model_state_dict(model)`)
+            return StateDict(False)
         if dotted.startswith("torch.") and dotted.count(".") == 1:
             last = dotted.rsplit(".", 1)[-1]
             if last == "from_numpy" or last in _TENSOR_FACTORIES:
@@ -1230,6 +1324,11 @@ class _Summarizer:
         if values and len(values) == 1 and values[0] is not None:
             return values[0], self.module
         return None
+
+
+def _string_key(node: ast.expr) -> str | None:
+    """A literal string subscript or dict key."""
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
 
 def _string_default(function: ast.AST, name: str) -> str | None:
@@ -1498,6 +1597,11 @@ def module_path_parts(path: str) -> tuple[list[str], str]:
     return parts, directory
 
 
+def _is_range(node: ast.expr) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+        node.func.id == "range"
+
+
 def _scan_binding(node: ast.AST, scope: _Scope) -> None:
     """The names a statement other than an assignment or import (or a comprehension's
     ``for``) binds in ``scope``."""
@@ -1505,7 +1609,13 @@ def _scan_binding(node: ast.AST, scope: _Scope) -> None:
         scope.bind(node.target.id, node.value)
     elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
         scope.bind(node.target.id, None)
+        scope.increments.setdefault(node.target.id, []).append(node.value)
     elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+        if isinstance(node.target, ast.Name) and _is_range(node.iter):
+            # `for epoch in range(...)`: an int each time round (what a checkpoint's
+            # `'epoch': epoch` holds).
+            scope.bind(node.target.id, ast.Constant(0))
+            return
         for name in _target_names(node.target):
             scope.bind(name, None)
     elif isinstance(node, ast.withitem) and node.optional_vars is not None:
