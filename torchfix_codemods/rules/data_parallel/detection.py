@@ -285,8 +285,16 @@ class DataParallelToDDP(Rule):
     `loss_D.backward()`): DDP averages gradients in the first backward after a
     forward only, and the second trains each process apart with no error
     (measured on torch 2.13, gloo, 2 processes: 0.27 from the one-process
-    weights after 5 steps); wrap the parts each loss reaches in a DDP of their
-    own, or run a forward per backward. Of several wraps, the refusal names the
+    weights after 5 steps). A DDP for each part (`net.G` and `net.D` wrapped
+    apart) ends just as far from them (0.27): the generator's loss runs the
+    discriminator, so the first backward completes the discriminator's
+    averaging too, and the second backward's gradients come after it. What
+    works: a forward per backward (the generator's loss, its backward and
+    step, then a new forward for the discriminator's), or the model left
+    unwrapped with its gradients averaged by hand before each step
+    (`torch.distributed.all_reduce(p.grad); p.grad /= world_size` for every
+    parameter that optimizer steps; measured equal to the one-process weights
+    to 1e-8). Of several wraps, the refusal names the
     one refused (its line and function) and the blocks around it. A file with no backward and no
     optimizer that evaluates (`.eval()`, `no_grad`) is told that no migration is
     needed: DDP synchronises gradients, and there are none.

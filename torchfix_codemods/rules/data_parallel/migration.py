@@ -577,7 +577,9 @@ class _Migration:
         in one block: DDP all-reduces the gradients of the first backward after a forward
         only; the second trains each process apart, with no error. Two ``.backward()`` calls
         among the statements of one block, with no call of (or passing) a wrapped model
-        between them and one before, are refused: the parts need a DDP each."""
+        between them and one before, are refused. A DDP per submodule is no fix where the
+        first loss runs the part the second steps (measured in
+        tests/ddp_real/measure_two_backward.py); the message says what is."""
         targets = [t for unit, _, _ in placed if (t := _wrap_target(unit)) is not None]
         if not targets:
             return
@@ -587,13 +589,21 @@ class _Migration:
             found = self._second_backward(body, wrapped, forwarded=False)
             if found is not None:
                 lines = positions_of(self.context.module, list(found))
+                model = f" of `{code_of(targets[0])}`" if len(targets) == 1 else ""
                 raise _Irregular(
                     f"line {lines[id(found[1])].start.line} calls backward a second time after "
                     f"one forward of the wrapped model (the first at line "
                     f"{lines[id(found[0])].start.line}): DDP averages gradients across "
-                    "processes in the first backward after a forward only, the second trains "
-                    "each process apart; wrap the parts that each loss reaches in a DDP of "
-                    "their own, or run a forward per backward")
+                    "processes in the first backward after a forward only, so the second "
+                    "loss's gradients stay each process's own and the copies drift apart with "
+                    f"no error. A DDP per submodule{model} does not help where the first "
+                    "loss also runs the part the second one steps (a generator loss through "
+                    "the discriminator completes the discriminator's averaging in the first "
+                    "backward). Either run a forward per backward (the first loss, its "
+                    "backward and step, then a new forward for the second), or leave the "
+                    "model unwrapped and average by hand before each step: for every "
+                    "parameter `p` that optimizer steps, `torch.distributed.all_reduce(p.grad)"
+                    "; p.grad /= world_size`")
 
     def _functions(self) -> list[cst.FunctionDef]:
         return [s.node for s in self.names.all_scopes if isinstance(s.node, cst.FunctionDef)]
