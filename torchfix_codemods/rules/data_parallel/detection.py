@@ -408,6 +408,7 @@ class DataParallelToDDP(Rule):
         self._batch_scaling: list[cst.CSTNode] = []
         self._file_writes: list[cst.Call] = []
         self._writers: list[cst.Call] = []
+        self._quiet: set[int] = set()
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         if isinstance(node.operator, cst.MultiplyAssign):
@@ -545,15 +546,23 @@ class DataParallelToDDP(Rule):
         writes on every process once the file runs under ``torchrun``; not where a rank
         condition guards it or the path names the rank."""
         for call in self._writers:
-            if self._in_helper(call) or any(
-                    isinstance(a, cst.If) and "rank" in code_of(a.test).lower()
-                    or isinstance(a, cst.If) and "_ddp_is_main" in code_of(a.test)
-                    for a in self.names.ancestors(call)) or "rank" in code_of(call).lower():
+            if id(call) in self._quiet:
+                continue  # made to write on rank 0 only by the migration
+            if self._rank_guarded(call):
                 continue
             what = " ".join(code_of(call.func).split())
             self.report(call, f"`{what}(...)` writes on every process once this file runs under "
                         "DDP (duplicated, interleaved output in one file): create and use it on "
                         "rank 0 only (`if _ddp_is_main():`), or give each rank a path of its own")
+
+    def _rank_guarded(self, call: cst.Call) -> bool:
+        """A writer in this rule's helpers, under a rank condition, or with a path that names
+        the rank: each process's own, or rank 0's already."""
+        return self._in_helper(call) or any(
+            isinstance(a, cst.If | cst.IfExp) and "rank" in code_of(a.test).lower()
+            or isinstance(a, cst.If | cst.IfExp) and "_ddp_is_main" in code_of(a.test)
+            for a in self.names.ancestors(call)) or "rank" in code_of(call).lower() or \
+            "_ddp_is_main()" in code_of(call)
 
     def _shard_for_other_files(self) -> None:
         """The loaders this file builds for another file's DataParallel training loop (the
@@ -663,6 +672,7 @@ class DataParallelToDDP(Rule):
                             f"process); no automatic rewrite: {why}; {CHECKLIST}")
             return False
         passed = migration.passed_shard()
+        self._quiet = migration.quiet
         if remaining is not None and passed is not None:
             self.report(call, f"{self.message}: `{launch}`; the model side is migrated here, "
                         f"{passed.loader_path} shards the loader it hands to this class "
@@ -697,6 +707,7 @@ class DataParallelToDDP(Rule):
         migration.first_gpu = self._first_gpu
         migration.batch_scaling = self._batch_scaling
         migration.file_writes = self._file_writes
+        migration.writers = [c for c in self._writers if not self._rank_guarded(c)]
         return migration
 
     def _report_isinstance(self, call: cst.Call, classes: cst.Arg, migrated: bool) -> None:

@@ -60,11 +60,13 @@ from torchfix_codemods.rules.data_parallel.shapes import (
 )
 from torchfix_codemods.rules.data_parallel.templates import (
     _HELPER_TEMPLATE,
+    _NO_WRITER_TEMPLATE,
     _UNWRAP_TEMPLATE,
     _WORLD_TEMPLATE,
     HELPERS,
     LAUNCH,
 )
+from torchfix_codemods.rules.data_parallel.writers import quiet_writers
 
 
 class _Migration:
@@ -88,9 +90,18 @@ class _Migration:
         self.first_gpu: list[cst.SimpleString] = []
         """The file's ``"cuda:0"`` literals."""
         self.batch_scaling: list[cst.CSTNode] = []
+        """``batch_size *= n_gpu`` statements of the file."""
         self.file_writes: list[cst.Call] = []
         """``open(path, "w"/"a"/"x")`` calls of the file."""
-        """``batch_size *= n_gpu`` statements of the file."""
+        self.writers: list[cst.Call] = []
+        """Objects that write files for as long as they live (a file opened outside a
+        ``with``, a ``FileHandler``, a ``SummaryWriter``)."""
+        self.guarded: list[cst.CSTNode] = []
+        """Statements moved under ``if _ddp_is_main():``."""
+        self.quiet: set[int] = set()
+        """The writers made to write on rank 0 only (the others stay reported)."""
+        self.no_writer = False
+        """A writer was replaced by ``_DDPNoWriter()`` on the other processes."""
         self.unwraps = False
         """A save of the wrapper itself was rewritten to ``_ddp_unwrap(...)``."""
         self.wrap: cst.Call | None = None
@@ -138,6 +149,8 @@ class _Migration:
             self._set_epoch_each_epoch(loop, loader_name)
             training = self.names.scope_of(loop)
         self._outputs_on_rank_zero()
+        self.quiet = quiet_writers(self, [*self.writers, *self._ungrouped_with_writes()],
+                                   self.guarded)
         self._save_the_model_not_the_wrapper(placed)
         self._own_device_per_process()
         if training is not None:
@@ -535,8 +548,18 @@ class _Migration:
                 continue  # a file of each rank's own (a print still runs on rank 0 only)
             if line is not None and len(line.body) == 1 and isinstance(line.body[0], cst.Expr):
                 self.edits.rewrite(line, _rank_zero_guard)
+                self.guarded.append(line)
         for group in groups:
             self.edits.rewrite(group, _rank_zero_guard)
+            self.guarded.append(group)
+
+    def _ungrouped_with_writes(self) -> list[cst.Call]:
+        """``with open(log, "a") as f:`` blocks that stay on every process (something they
+        bind is read after them), writing to a path that is not each rank's own."""
+        return [call for call in self.file_writes
+                if isinstance(self.names.parent(call), cst.WithItem)
+                and not any(self._inside(call, g) for g in self.guarded)
+                and not self._per_rank(call)]
 
     def _per_rank(self, node: cst.CSTNode) -> bool:
         """A write to a path of each rank's own (``f"log.{rank}"``, ``... + os.environ["RANK"]``)
@@ -752,7 +775,8 @@ class _Migration:
     def _helpers_after_imports(self, scope: Scope) -> None:
         """The helper block right after the file's leading imports."""
         anchor = self._helper_anchor()
-        template = _HELPER_TEMPLATE + (_UNWRAP_TEMPLATE if self.unwraps else "")
+        template = _HELPER_TEMPLATE + (_UNWRAP_TEMPLATE if self.unwraps else "") + (
+            _NO_WRITER_TEMPLATE if self.no_writer else "")
         helpers, needs = self._helpers(anchor, template)
         self.imports.extend(needs)
         self.edits.after(anchor, *helpers)
