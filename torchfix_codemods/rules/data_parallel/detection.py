@@ -161,10 +161,20 @@ class DataParallelToDDP(Rule):
     when nothing it binds is read after it: a CSV log appended every epoch
     gets each line once, not once per process. A write to a path that names
     the rank (`open(f"order.{rank}", "w")`) is each process's own and stays on
-    every process. A `SummaryWriter`, a logging `FileHandler` and a file opened
-    outside a `with` keep writing on every process (every later use would need
-    the guard): a migrated file reports each one not under a rank condition.
-    Prints made by functions of other modules are not seen.
+    every process. Objects that write for as long as they live write on rank 0
+    only: a file opened outside a `with` (or in a `with` block whose names are
+    read after it), and a logging `FileHandler`, get `path if _ddp_is_main()
+    else os.devnull`, so the other processes keep a real file object and every
+    later use (`f.write`, `csv.writer(f)`, `handler.setFormatter`) runs
+    unchanged; a TensorBoard `SummaryWriter` used only through method calls
+    whose results are not used (`writer.add_scalar(...)`, `writer.close()`)
+    becomes `SummaryWriter(...) if _ddp_is_main() else _DDPNoWriter()`, an
+    object whose every method does nothing. They stay reported where that
+    could change the program: a writer read as a value (`writer.log_dir`) or
+    handed to a function, a file opened with mode `x` (`os.devnull` exists) or
+    a mode not written out, and a path the file also opens for reading (the
+    other processes would read rank 0's file while it is written). Prints made
+    by functions of other modules are not seen.
 
     A wrap inside `if __name__ == "__main__":` (directly, or under a condition
     there) is migrated as one at module level is, since every process runs the
@@ -250,7 +260,7 @@ class DataParallelToDDP(Rule):
     migrated: where the data side is not sharded, every process reads the whole
     data and DDP averages identical gradients. With `shuffle=True` each rank reads exactly
     `randperm(64, seed=epoch)[rank::2]`, a new order each epoch, with the
-    loader built in the same file or by another module's function. Five
+    loader built in the same file or by another module's function. Six
     reduced real scripts, each run in a process of its own (a checkpoint that
     pickles the wrapper and scales its batch by the GPU count, run with
     `device_count()` reporting 2; a `sys.exit()` inside the epoch loop; a
@@ -259,7 +269,8 @@ class DataParallelToDDP(Rule):
     the best checkpoint, beside a CSV log and a JSON summary; pytorch-YOLOv4's
     wrap under a GPU count inside `if __name__ == "__main__":`, with a
     training function that keeps the newest checkpoints and removes the
-    oldest) reach the original weights plain and under torchrun (2 processes); rank 1 writes no
+    oldest; a module-level script that logs to TensorBoard every 10 steps)
+    reach the original weights plain and under torchrun (2 processes); rank 1 writes no
     file and prints nothing, rank 0 writes the original's files, the pickled
     model loads in a process without a process group, and no process group is
     left at exit.

@@ -17,6 +17,7 @@ from torchfix_codemods.analysis.core.calls import argument
 from torchfix_codemods.analysis.core.statements import statement_line
 from torchfix_codemods.analysis.core.syntax import code_of
 from torchfix_codemods.analysis.core.walk import children
+from torchfix_codemods.analysis.vocabulary.torch_api import SUMMARY_WRITERS
 from torchfix_codemods.edits.references import ImportUnavailable
 from torchfix_codemods.edits.statements import with_trailing_comment
 
@@ -25,12 +26,6 @@ if TYPE_CHECKING:
 
 FILE_HANDLERS = frozenset({"logging.FileHandler", "logging.handlers.RotatingFileHandler"})
 """Handlers whose first argument is the file they append to."""
-SUMMARY_WRITERS = frozenset({
-    "torch.utils.tensorboard.SummaryWriter", "torch.utils.tensorboard.writer.SummaryWriter",
-    "tensorboardX.SummaryWriter",
-})
-"""Writers that make a folder and event files when built; no argument makes them write
-nowhere, so the other processes get ``_DDPNoWriter()``."""
 DEVNULL_COMMENT = "TFC301: rank 0 writes the file, the other processes os.devnull"
 NO_WRITER_COMMENT = "TFC301: rank 0 writes the logs, the other processes nothing"
 
