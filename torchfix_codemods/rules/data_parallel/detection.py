@@ -173,8 +173,12 @@ class DataParallelToDDP(Rule):
     could change the program: a writer read as a value (`writer.log_dir`) or
     handed to a function, a file opened with mode `x` (`os.devnull` exists) or
     a mode not written out, and a path the file also opens for reading (the
-    other processes would read rank 0's file while it is written). Prints made
-    by functions of other modules are not seen.
+    other processes would read rank 0's file while it is written). A call, on
+    a line of its own, of a function of another file of the run that only
+    prints (a progress bar: it prints, formats text or reads the clock, and
+    changes nothing its caller or the module sees) runs on rank 0 too; a
+    helper that also does anything else runs on every process, and a function
+    of a file outside the run is not known to print.
 
     A wrap inside `if __name__ == "__main__":` (directly, or under a condition
     there) is migrated as one at module level is, since every process runs the
@@ -472,6 +476,9 @@ class DataParallelToDDP(Rule):
             self._saved = self._saved or qualified == "torch.save"
         elif qualified == "torch.load" and self._saved:
             self._reloads = True
+        elif qualified is not None and self.context.project.only_prints(qualified):
+            # A helper of another module that only prints (a progress bar): rank 0's too.
+            self._outputs.append(node)
         elif self._is_builtin(node.func, "isinstance"):
             classes = argument(node, "class_or_tuple", 1)
             if classes is not None and self._needs_ddp(classes.value) and \
