@@ -410,3 +410,44 @@ def test_a_helper_of_another_module_that_only_prints_runs_on_rank_zero(tmp_path:
 def test_a_helper_that_does_more_than_print_is_not_only_printing(body: str) -> None:
     text = "log = []\n\n\ndef show(x):\n" + body
     assert summarize(text).facts["only-prints"] == []
+
+
+PROGRESS_BAR = """import sys
+import time
+
+last_time = time.time()
+begin_time = last_time
+
+
+def progress_bar(current, total, msg=None):
+    global last_time, begin_time
+    if current == 0:
+        begin_time = time.time()
+    sys.stdout.write(" [" + "=" * int(30 * current / total) + "]")
+    cur_time = time.time()
+    step_time = cur_time - last_time
+    last_time = cur_time
+    parts = []
+    parts.append("  Step: %s" % format_time(step_time))
+    parts.append(" | Tot: %s" % format_time(cur_time - begin_time))
+    if msg:
+        parts.append(" | " + msg)
+    sys.stdout.write("".join(parts))
+    sys.stdout.write("\\r" if current < total - 1 else "\\n")
+    sys.stdout.flush()
+
+
+def format_time(seconds):
+    minutes = int(seconds / 60)
+    return "%dm%ds" % (minutes, int(seconds - minutes * 60))
+"""
+
+
+def test_a_progress_bar_with_globals_of_its_own_only_prints() -> None:
+    """The pytorch-cifar lineage's progress bar (mixup-cifar10's utils.py has it): it writes
+    through sys.stdout, keeps its timing in globals only it uses, and formats with a helper
+    that only computes text. With a function that reads one of its globals for something
+    else, it no longer counts: skipping it on rank 1 could change what that one sees."""
+    assert summarize(PROGRESS_BAR).facts["only-prints"] == ["progress_bar"]
+    shared = PROGRESS_BAR + "\n\ndef elapsed(log):\n    log.append(last_time)\n"
+    assert summarize(shared).facts["only-prints"] == []
