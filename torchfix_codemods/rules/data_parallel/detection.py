@@ -264,7 +264,7 @@ class DataParallelToDDP(Rule):
     migrated: where the data side is not sharded, every process reads the whole
     data and DDP averages identical gradients. With `shuffle=True` each rank reads exactly
     `randperm(64, seed=epoch)[rank::2]`, a new order each epoch, with the
-    loader built in the same file or by another module's function. Six
+    loader built in the same file or by another module's function. Seven
     reduced real scripts, each run in a process of its own (a checkpoint that
     pickles the wrapper and scales its batch by the GPU count, run with
     `device_count()` reporting 2; a `sys.exit()` inside the epoch loop; a
@@ -273,7 +273,8 @@ class DataParallelToDDP(Rule):
     the best checkpoint, beside a CSV log and a JSON summary; pytorch-YOLOv4's
     wrap under a GPU count inside `if __name__ == "__main__":`, with a
     training function that keeps the newest checkpoints and removes the
-    oldest; a module-level script that logs to TensorBoard every 10 steps)
+    oldest; a module-level script that logs to TensorBoard every 10 steps; a
+    script whose progress bar is a function of another of its modules)
     reach the original weights plain and under torchrun (2 processes); rank 1 writes no
     file and prints nothing, rank 0 writes the original's files, the pickled
     model loads in a process without a process group, and no process group is
