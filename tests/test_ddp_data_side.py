@@ -329,3 +329,125 @@ def test_a_loader_handed_as_the_evaluation_loader_is_not_the_training_one(tmp_pa
     assert "the training DataLoader (not in this file)" in message
     _fix(tmp_path)
     assert (tmp_path / "main.py").read_text() == entry
+
+
+PRINTING_UTILS = """import sys
+import time
+
+begin = time.time()
+
+
+def progress_bar(current, total, msg=None):
+    cur_len = int(30 * current / total)
+    text = "[" + "=" * cur_len + "." * (30 - cur_len) + "]"
+    if msg:
+        text = text + " | " + msg
+    sys.stdout.write(text)
+    print(" %d/%d " % (current + 1, total))
+
+
+def count_and_print(stats, x):
+    stats["n"] = stats.get("n", 0) + 1
+    print(x)
+"""
+
+PRINTING_TRAIN = """import torch
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+
+from utils import count_and_print, progress_bar
+
+
+def main():
+    data = TensorDataset(torch.randn(64, 4), torch.randn(64, 1))
+    loader = DataLoader(data, batch_size=16, shuffle=False)
+    model = nn.DataParallel(nn.Linear(4, 1))
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    stats = {}
+    for epoch in range(2):
+        for i, (x, y) in enumerate(loader):
+            loss = (model(x) - y).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            progress_bar(i, len(loader), "loss %.3f" % loss.item())
+            count_and_print(stats, i)
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_a_helper_of_another_module_that_only_prints_runs_on_rank_zero(tmp_path: Path) -> None:
+    """Issue 24 item 1: prints made by helpers of other modules ran on every rank (a progress
+    bar printed once per process). The project index knows which functions only print; a
+    helper that also changes what the caller sees (a dict it is given) runs everywhere."""
+    _write(tmp_path, {"utils.py": PRINTING_UTILS, "train.py": PRINTING_TRAIN})
+    assert summarize(PRINTING_UTILS).facts["only-prints"] == ["progress_bar"]
+    _fix(tmp_path)
+    fixed = (tmp_path / "train.py").read_text()
+    assert ("            if _ddp_is_main():  # TFC301: rank 0 only\n"
+            "                progress_bar(i, len(loader), \"loss %.3f\" % loss.item())\n") in fixed
+    assert "            count_and_print(stats, i)\n" in fixed
+    assert (tmp_path / "utils.py").read_text() == PRINTING_UTILS
+    # Run alone (no index knows utils.py), the call is not known to print: left as it was.
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    _write(alone, {"train.py": PRINTING_TRAIN})
+    _fix(alone)
+    assert "            progress_bar(i, len(loader)" in (alone / "train.py").read_text()
+    assert "if _ddp_is_main():  # TFC301: rank 0 only\n                progress_bar" not in (
+        alone / "train.py").read_text()
+
+
+@pytest.mark.parametrize("body", [
+    "    print(x, file=log)\n",  # a file, not the console
+    "    global seen\n    seen = x\n    print(x)\n",  # state the caller may read
+    "    log.append(x)\n    print(x)\n",  # a call that is not text
+    "    x.shown = True\n    print(x)\n",  # an attribute of what it is given
+])
+def test_a_helper_that_does_more_than_print_is_not_only_printing(body: str) -> None:
+    text = "log = []\n\n\ndef show(x):\n" + body
+    assert summarize(text).facts["only-prints"] == []
+
+
+PROGRESS_BAR = """import sys
+import time
+
+last_time = time.time()
+begin_time = last_time
+
+
+def progress_bar(current, total, msg=None):
+    global last_time, begin_time
+    if current == 0:
+        begin_time = time.time()
+    sys.stdout.write(" [" + "=" * int(30 * current / total) + "]")
+    cur_time = time.time()
+    step_time = cur_time - last_time
+    last_time = cur_time
+    parts = []
+    parts.append("  Step: %s" % format_time(step_time))
+    parts.append(" | Tot: %s" % format_time(cur_time - begin_time))
+    if msg:
+        parts.append(" | " + msg)
+    sys.stdout.write("".join(parts))
+    sys.stdout.write("\\r" if current < total - 1 else "\\n")
+    sys.stdout.flush()
+
+
+def format_time(seconds):
+    minutes = int(seconds / 60)
+    return "%dm%ds" % (minutes, int(seconds - minutes * 60))
+"""
+
+
+def test_a_progress_bar_with_globals_of_its_own_only_prints() -> None:
+    """The pytorch-cifar lineage's progress bar (mixup-cifar10's utils.py has it): it writes
+    through sys.stdout, keeps its timing in globals only it uses, and formats with a helper
+    that only computes text. With a function that reads one of its globals for something
+    else, it no longer counts: skipping it on rank 1 could change what that one sees."""
+    assert summarize(PROGRESS_BAR).facts["only-prints"] == ["progress_bar"]
+    shared = PROGRESS_BAR + "\n\ndef elapsed(log):\n    log.append(last_time)\n"
+    assert summarize(shared).facts["only-prints"] == []

@@ -28,6 +28,12 @@ own, records whether a process group is still initialised.
   `main()`, the loader passed to `train(...)` each epoch, a `save_checkpoint()` helper.
 - classification_best_copy.py (pytorch-classification's cifar.py): the same loop shape with
   a helper that copies the best checkpoint right after saving it.
+- mixup_progress_bar.py: mixup_csv_log.py with the original's progress bar, a helper of
+  another module (mixup_utils.py, reduced from mixup-cifar10's utils.py) that writes to
+  sys.stdout every batch: it runs on rank 0 only, rank 1 prints nothing.
+- tensorboard_log.py (lunan0320/pytorch_distributed_training's data_parallel.py): module level,
+  a TensorBoard `SummaryWriter` built before the loop and written every 10 steps; rank 1
+  gets a writer that writes nothing, rank 0 writes the event file.
 The reductions, each with its repository, commit and path, are described in their docstrings.
 """
 
@@ -47,7 +53,10 @@ from test_ddp_migration import _env, _run, _torchrun, _wait
 REAL = Path(__file__).parent / "ddp_real"
 SCRIPTS = ("pickled_checkpoint.py", "early_exit.py", "conditional_module.py",
            "checkpoint_log.py", "main_guard_yolo.py", "mixup_csv_log.py",
-           "resnet_cifar_trainer.py", "classification_best_copy.py")
+           "resnet_cifar_trainer.py", "classification_best_copy.py", "tensorboard_log.py",
+           "mixup_progress_bar.py")
+MODULES = ("mixup_utils.py",)
+"""Modules the scripts import, migrated in the same run (the project index reads them)."""
 FAKE_GPUS = {"pickled_checkpoint.py": "2"}
 """What ``torch.cuda.device_count()`` reports to a script (its batch scales with it)."""
 
@@ -66,7 +75,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]
     out.mkdir()
     fixed = subprocess.run(
         [sys.executable, "-m", "torchfix_codemods", "fix", "--select", "TFC301",
-         "--unsafe-fixes", *(str(migrated / name) for name in SCRIPTS)],
+         "--unsafe-fixes", *(str(migrated / name) for name in (*SCRIPTS, *MODULES))],
         capture_output=True, text=True, env=_env(root, "cpu"), check=False)
     report = fixed.stdout + fixed.stderr
     assert fixed.returncode in (0, 1), report
@@ -118,6 +127,13 @@ def test_the_scripts_are_migrated_as_the_issue_asks(
     # The process group is joined at the top of the __main__ block, not on import.
     yolo = (migrated / "main_guard_yolo.py").read_text()
     assert 'if __name__ == "__main__":\n    _ddp_setup()  # TFC301: join' in yolo
+    progress = (migrated / "mixup_progress_bar.py").read_text()
+    assert progress.count("if _ddp_is_main():  # TFC301: rank 0 only\n"
+                          "            progress_bar(batch_idx, len(trainloader),") == 1, progress
+    assert (migrated / "mixup_utils.py").read_text() == (REAL / "mixup_utils.py").read_text()
+    board = (migrated / "tensorboard_log.py").read_text()
+    assert ("tb_writer = SummaryWriter('data-parallel-training') if _ddp_is_main() else "
+            "_DDPNoWriter()") in board
     assert "\n_ddp_setup()\n" not in yolo
     assert "    if _ddp_setup()[2] > 1 or torch.cuda.device_count() > 1:" in yolo
 
@@ -183,6 +199,12 @@ def test_rank_zero_writes_the_files_the_original_writes(
         assert original, name
         for run in ("plain", "torchrun.rank0"):
             assert _files(out / f"{stem}.{run}.files") == original, (name, run)
+    # TensorBoard's event file (its name holds the time, host and process id): one on rank 0,
+    # as in the original run.
+    for run in ("original", "plain", "torchrun.rank0"):
+        events = _files(out / f"tensorboard_log.{run}.files")
+        assert len(events) == 1 and events[0].startswith(
+            "data-parallel-training/events.out.tfevents."), (run, events)
     # The CSV: a header and a row per epoch, written once.
     for run in ("original", "plain", "torchrun.rank0"):
         rows = (out / f"mixup_csv_log.{run}.files" / "results" / "log_Sequential_0_1.csv"

@@ -28,6 +28,11 @@ ENV = {k: v for k, v in os.environ.items()
 ENV.update(CUDA_VISIBLE_DEVICES="", OMP_NUM_THREADS="1")
 
 
+MODULES = {"mixup_progress_bar.py": ("mixup_utils.py",)}
+"""The modules of this folder a script imports, migrated in the same run (the project index
+reads them: a helper there that only prints runs on rank 0)."""
+
+
 def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, *args], cwd=cwd, env=ENV, text=True,
                           capture_output=True, timeout=300, check=False)
@@ -77,7 +82,8 @@ def main() -> None:
             shutil.copytree(HERE, migrated)
             out.mkdir()
             fixed = _run(["-m", "torchfix_codemods", "fix", "--select", "TFC301",
-                          "--unsafe-fixes", str(migrated / name)], Path.cwd())
+                          "--unsafe-fixes", str(migrated / name),
+                          *(str(migrated / m) for m in MODULES.get(name, ()))], Path.cwd())
             original = _run([str(HERE / "run_one.py"), str(HERE / name), str(out), "original"],
                             root)
             if original.returncode != 0 or "_ddp_wrap(" not in (migrated / name).read_text():

@@ -206,6 +206,9 @@ class ProjectFacts(Protocol):
         """Parameters of this file's module-level ``function`` that every call from another
         file of the run passes an ``nn.Module`` to, with the reason; None without such calls."""
 
+    def only_prints(self, qualified: str) -> bool | None:
+        """Does the function ``qualified`` of another file of the run only print? (:mod:`.prints`)"""
+
     def training_loaders(self) -> tuple[LoaderShard, ...]:
         """The loaders this file's functions build that another file's DataParallel training
         loop reads and that are sharded here (every one's ``problem`` is None)."""
@@ -253,6 +256,7 @@ from torchfix_codemods.analysis.project import (  # noqa: E402, F401
     checkpoints,
     classes,
     loader_shards,
+    prints,
     returns,
     stars,
     version_flags,

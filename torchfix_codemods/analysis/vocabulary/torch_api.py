@@ -177,5 +177,12 @@ EVERY_RANK_WRITERS = frozenset({
     "torch.utils.tensorboard.SummaryWriter", "torch.utils.tensorboard.writer.SummaryWriter",
     "tensorboardX.SummaryWriter", "logging.FileHandler", "logging.handlers.RotatingFileHandler",
 })
-"""Objects that write files for as long as they live: the migration cannot guard them (every
-later use would need the guard too), so a migrated file reports them."""
+"""Objects that write files for as long as they live: guarding the line that makes one is not
+enough (every later use would need the guard too); TFC301 gives the other processes one that
+writes nowhere where it can, and reports the rest."""
+SUMMARY_WRITERS = frozenset({
+    "torch.utils.tensorboard.SummaryWriter", "torch.utils.tensorboard.writer.SummaryWriter",
+    "tensorboardX.SummaryWriter",
+})
+"""TensorBoard writers: they make a folder and an event file when built, and no argument makes
+them write nowhere."""

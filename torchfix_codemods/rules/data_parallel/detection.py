@@ -161,10 +161,24 @@ class DataParallelToDDP(Rule):
     when nothing it binds is read after it: a CSV log appended every epoch
     gets each line once, not once per process. A write to a path that names
     the rank (`open(f"order.{rank}", "w")`) is each process's own and stays on
-    every process. A `SummaryWriter`, a logging `FileHandler` and a file opened
-    outside a `with` keep writing on every process (every later use would need
-    the guard): a migrated file reports each one not under a rank condition.
-    Prints made by functions of other modules are not seen.
+    every process. Objects that write for as long as they live write on rank 0
+    only: a file opened outside a `with` (or in a `with` block whose names are
+    read after it), and a logging `FileHandler`, get `path if _ddp_is_main()
+    else os.devnull`, so the other processes keep a real file object and every
+    later use (`f.write`, `csv.writer(f)`, `handler.setFormatter`) runs
+    unchanged; a TensorBoard `SummaryWriter` used only through method calls
+    whose results are not used (`writer.add_scalar(...)`, `writer.close()`)
+    becomes `SummaryWriter(...) if _ddp_is_main() else _DDPNoWriter()`, an
+    object whose every method does nothing. They stay reported where that
+    could change the program: a writer read as a value (`writer.log_dir`) or
+    handed to a function, a file opened with mode `x` (`os.devnull` exists) or
+    a mode not written out, and a path the file also opens for reading (the
+    other processes would read rank 0's file while it is written). A call, on
+    a line of its own, of a function of another file of the run that only
+    prints (a progress bar: it prints, formats text or reads the clock, and
+    changes nothing its caller or the module sees) runs on rank 0 too; a
+    helper that also does anything else runs on every process, and a function
+    of a file outside the run is not known to print.
 
     A wrap inside `if __name__ == "__main__":` (directly, or under a condition
     there) is migrated as one at module level is, since every process runs the
@@ -250,7 +264,7 @@ class DataParallelToDDP(Rule):
     migrated: where the data side is not sharded, every process reads the whole
     data and DDP averages identical gradients. With `shuffle=True` each rank reads exactly
     `randperm(64, seed=epoch)[rank::2]`, a new order each epoch, with the
-    loader built in the same file or by another module's function. Five
+    loader built in the same file or by another module's function. Seven
     reduced real scripts, each run in a process of its own (a checkpoint that
     pickles the wrapper and scales its batch by the GPU count, run with
     `device_count()` reporting 2; a `sys.exit()` inside the epoch loop; a
@@ -259,7 +273,9 @@ class DataParallelToDDP(Rule):
     the best checkpoint, beside a CSV log and a JSON summary; pytorch-YOLOv4's
     wrap under a GPU count inside `if __name__ == "__main__":`, with a
     training function that keeps the newest checkpoints and removes the
-    oldest) reach the original weights plain and under torchrun (2 processes); rank 1 writes no
+    oldest; a module-level script that logs to TensorBoard every 10 steps; a
+    script whose progress bar is a function of another of its modules)
+    reach the original weights plain and under torchrun (2 processes); rank 1 writes no
     file and prints nothing, rank 0 writes the original's files, the pickled
     model loads in a process without a process group, and no process group is
     left at exit.
@@ -285,8 +301,16 @@ class DataParallelToDDP(Rule):
     `loss_D.backward()`): DDP averages gradients in the first backward after a
     forward only, and the second trains each process apart with no error
     (measured on torch 2.13, gloo, 2 processes: 0.27 from the one-process
-    weights after 5 steps); wrap the parts each loss reaches in a DDP of their
-    own, or run a forward per backward. Of several wraps, the refusal names the
+    weights after 5 steps). A DDP for each part (`net.G` and `net.D` wrapped
+    apart) ends just as far from them (0.27): the generator's loss runs the
+    discriminator, so the first backward completes the discriminator's
+    averaging too, and the second backward's gradients come after it. What
+    works: a forward per backward (the generator's loss, its backward and
+    step, then a new forward for the discriminator's), or the model left
+    unwrapped with its gradients averaged by hand before each step
+    (`torch.distributed.all_reduce(p.grad); p.grad /= world_size` for every
+    parameter that optimizer steps; measured equal to the one-process weights
+    to 1e-8). Of several wraps, the refusal names the
     one refused (its line and function) and the blocks around it. A file with no backward and no
     optimizer that evaluates (`.eval()`, `no_grad`) is told that no migration is
     needed: DDP synchronises gradients, and there are none.
@@ -400,6 +424,7 @@ class DataParallelToDDP(Rule):
         self._batch_scaling: list[cst.CSTNode] = []
         self._file_writes: list[cst.Call] = []
         self._writers: list[cst.Call] = []
+        self._quiet: set[int] = set()
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         if isinstance(node.operator, cst.MultiplyAssign):
@@ -452,6 +477,9 @@ class DataParallelToDDP(Rule):
             self._saved = self._saved or qualified == "torch.save"
         elif qualified == "torch.load" and self._saved:
             self._reloads = True
+        elif qualified is not None and self.context.project.only_prints(qualified):
+            # A helper of another module that only prints (a progress bar): rank 0's too.
+            self._outputs.append(node)
         elif self._is_builtin(node.func, "isinstance"):
             classes = argument(node, "class_or_tuple", 1)
             if classes is not None and self._needs_ddp(classes.value) and \
@@ -537,15 +565,23 @@ class DataParallelToDDP(Rule):
         writes on every process once the file runs under ``torchrun``; not where a rank
         condition guards it or the path names the rank."""
         for call in self._writers:
-            if self._in_helper(call) or any(
-                    isinstance(a, cst.If) and "rank" in code_of(a.test).lower()
-                    or isinstance(a, cst.If) and "_ddp_is_main" in code_of(a.test)
-                    for a in self.names.ancestors(call)) or "rank" in code_of(call).lower():
+            if id(call) in self._quiet:
+                continue  # made to write on rank 0 only by the migration
+            if self._rank_guarded(call):
                 continue
             what = " ".join(code_of(call.func).split())
             self.report(call, f"`{what}(...)` writes on every process once this file runs under "
                         "DDP (duplicated, interleaved output in one file): create and use it on "
                         "rank 0 only (`if _ddp_is_main():`), or give each rank a path of its own")
+
+    def _rank_guarded(self, call: cst.Call) -> bool:
+        """A writer in this rule's helpers, under a rank condition, or with a path that names
+        the rank: each process's own, or rank 0's already."""
+        return self._in_helper(call) or any(
+            isinstance(a, cst.If | cst.IfExp) and "rank" in code_of(a.test).lower()
+            or isinstance(a, cst.If | cst.IfExp) and "_ddp_is_main" in code_of(a.test)
+            for a in self.names.ancestors(call)) or "rank" in code_of(call).lower() or \
+            "_ddp_is_main()" in code_of(call)
 
     def _shard_for_other_files(self) -> None:
         """The loaders this file builds for another file's DataParallel training loop (the
@@ -655,6 +691,7 @@ class DataParallelToDDP(Rule):
                             f"process); no automatic rewrite: {why}; {CHECKLIST}")
             return False
         passed = migration.passed_shard()
+        self._quiet = migration.quiet
         if remaining is not None and passed is not None:
             self.report(call, f"{self.message}: `{launch}`; the model side is migrated here, "
                         f"{passed.loader_path} shards the loader it hands to this class "
@@ -689,6 +726,7 @@ class DataParallelToDDP(Rule):
         migration.first_gpu = self._first_gpu
         migration.batch_scaling = self._batch_scaling
         migration.file_writes = self._file_writes
+        migration.writers = [c for c in self._writers if not self._rank_guarded(c)]
         return migration
 
     def _report_isinstance(self, call: cst.Call, classes: cst.Arg, migrated: bool) -> None:

@@ -60,11 +60,13 @@ from torchfix_codemods.rules.data_parallel.shapes import (
 )
 from torchfix_codemods.rules.data_parallel.templates import (
     _HELPER_TEMPLATE,
+    _NO_WRITER_TEMPLATE,
     _UNWRAP_TEMPLATE,
     _WORLD_TEMPLATE,
     HELPERS,
     LAUNCH,
 )
+from torchfix_codemods.rules.data_parallel.writers import quiet_writers
 
 
 class _Migration:
@@ -88,9 +90,18 @@ class _Migration:
         self.first_gpu: list[cst.SimpleString] = []
         """The file's ``"cuda:0"`` literals."""
         self.batch_scaling: list[cst.CSTNode] = []
+        """``batch_size *= n_gpu`` statements of the file."""
         self.file_writes: list[cst.Call] = []
         """``open(path, "w"/"a"/"x")`` calls of the file."""
-        """``batch_size *= n_gpu`` statements of the file."""
+        self.writers: list[cst.Call] = []
+        """Objects that write files for as long as they live (a file opened outside a
+        ``with``, a ``FileHandler``, a ``SummaryWriter``)."""
+        self.guarded: list[cst.CSTNode] = []
+        """Statements moved under ``if _ddp_is_main():``."""
+        self.quiet: set[int] = set()
+        """The writers made to write on rank 0 only (the others stay reported)."""
+        self.no_writer = False
+        """A writer was replaced by ``_DDPNoWriter()`` on the other processes."""
         self.unwraps = False
         """A save of the wrapper itself was rewritten to ``_ddp_unwrap(...)``."""
         self.wrap: cst.Call | None = None
@@ -138,6 +149,8 @@ class _Migration:
             self._set_epoch_each_epoch(loop, loader_name)
             training = self.names.scope_of(loop)
         self._outputs_on_rank_zero()
+        self.quiet = quiet_writers(self, [*self.writers, *self._ungrouped_with_writes()],
+                                   self.guarded)
         self._save_the_model_not_the_wrapper(placed)
         self._own_device_per_process()
         if training is not None:
@@ -535,8 +548,18 @@ class _Migration:
                 continue  # a file of each rank's own (a print still runs on rank 0 only)
             if line is not None and len(line.body) == 1 and isinstance(line.body[0], cst.Expr):
                 self.edits.rewrite(line, _rank_zero_guard)
+                self.guarded.append(line)
         for group in groups:
             self.edits.rewrite(group, _rank_zero_guard)
+            self.guarded.append(group)
+
+    def _ungrouped_with_writes(self) -> list[cst.Call]:
+        """``with open(log, "a") as f:`` blocks that stay on every process (something they
+        bind is read after them), writing to a path that is not each rank's own."""
+        return [call for call in self.file_writes
+                if isinstance(self.names.parent(call), cst.WithItem)
+                and not any(self._inside(call, g) for g in self.guarded)
+                and not self._per_rank(call)]
 
     def _per_rank(self, node: cst.CSTNode) -> bool:
         """A write to a path of each rank's own (``f"log.{rank}"``, ``... + os.environ["RANK"]``)
@@ -577,7 +600,9 @@ class _Migration:
         in one block: DDP all-reduces the gradients of the first backward after a forward
         only; the second trains each process apart, with no error. Two ``.backward()`` calls
         among the statements of one block, with no call of (or passing) a wrapped model
-        between them and one before, are refused: the parts need a DDP each."""
+        between them and one before, are refused. A DDP per submodule is no fix where the
+        first loss runs the part the second steps (measured in
+        tests/ddp_real/measure_two_backward.py); the message says what is."""
         targets = [t for unit, _, _ in placed if (t := _wrap_target(unit)) is not None]
         if not targets:
             return
@@ -587,13 +612,21 @@ class _Migration:
             found = self._second_backward(body, wrapped, forwarded=False)
             if found is not None:
                 lines = positions_of(self.context.module, list(found))
+                model = f" of `{code_of(targets[0])}`" if len(targets) == 1 else ""
                 raise _Irregular(
                     f"line {lines[id(found[1])].start.line} calls backward a second time after "
                     f"one forward of the wrapped model (the first at line "
                     f"{lines[id(found[0])].start.line}): DDP averages gradients across "
-                    "processes in the first backward after a forward only, the second trains "
-                    "each process apart; wrap the parts that each loss reaches in a DDP of "
-                    "their own, or run a forward per backward")
+                    "processes in the first backward after a forward only, so the second "
+                    "loss's gradients stay each process's own and the copies drift apart with "
+                    f"no error. A DDP per submodule{model} does not help where the first "
+                    "loss also runs the part the second one steps (a generator loss through "
+                    "the discriminator completes the discriminator's averaging in the first "
+                    "backward). Either run a forward per backward (the first loss, its "
+                    "backward and step, then a new forward for the second), or leave the "
+                    "model unwrapped and average by hand before each step: for every "
+                    "parameter `p` that optimizer steps, `torch.distributed.all_reduce(p.grad)"
+                    "; p.grad /= world_size`")
 
     def _functions(self) -> list[cst.FunctionDef]:
         return [s.node for s in self.names.all_scopes if isinstance(s.node, cst.FunctionDef)]
@@ -742,7 +775,8 @@ class _Migration:
     def _helpers_after_imports(self, scope: Scope) -> None:
         """The helper block right after the file's leading imports."""
         anchor = self._helper_anchor()
-        template = _HELPER_TEMPLATE + (_UNWRAP_TEMPLATE if self.unwraps else "")
+        template = _HELPER_TEMPLATE + (_UNWRAP_TEMPLATE if self.unwraps else "") + (
+            _NO_WRITER_TEMPLATE if self.no_writer else "")
         helpers, needs = self._helpers(anchor, template)
         self.imports.extend(needs)
         self.edits.after(anchor, *helpers)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 
 HELPERS = ("_ddp_setup", "_ddp_is_main", "_ddp_wrap", "_ddp_cleanup", "_ddp_world",
-           "_ddp_unwrap")
+           "_ddp_unwrap", "_DDPNoWriter")
 
 CHECKLIST = (
     "migration checklist: init the process group (nccl on GPU, gloo on CPU) from LOCAL_RANK/"
@@ -109,6 +109,18 @@ def _ddp_unwrap(module):
     # TFC301: save the model itself, not the DDP wrapper: a pickled DistributedDataParallel
     # loads only in a process that has a process group. torch.load gives the bare model.
     return module.module if isinstance(module, {ddp}) else module
+'''
+
+
+# Written only where a writer that makes files as it is built (a TensorBoard SummaryWriter)
+# is used through method calls alone: the processes other than rank 0 get this in its place.
+_NO_WRITER_TEMPLATE = '''
+
+class _DDPNoWriter:
+    # TFC301: what the processes other than rank 0 use in place of a writer of log files:
+    # every method is accepted and writes nothing.
+    def __getattr__(self, name):
+        return lambda *args, **kwargs: None
 '''
 
 
