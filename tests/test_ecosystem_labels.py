@@ -213,13 +213,32 @@ def test_score_says_which_mirror_is_missing(tmp_path):
 HELDOUT = Path(__file__).parent / "realcode" / "heldout"
 
 
-def test_heldout_set_loads_with_unique_keys_and_shares_no_repository_with_dev(repos):
-    heldout = catalog.load_set("heldout", CODES)
+@pytest.mark.parametrize("name", sorted(catalog.HELDOUT_SETS))
+def test_heldout_set_loads_with_unique_keys_and_shares_no_repository_with_dev(repos, name):
+    heldout = catalog.load_set(name, CODES)
     assert heldout.repos, "no held-out repositories"
     assert not set(heldout.repos) & set(repos)
     assert len({label.key for label in heldout.labels}) == len(heldout.labels)
     assert {label.verdict for label in heldout.labels} <= set(catalog.VERDICTS)
     assert len({review.key for review in heldout.reviews}) == len(heldout.reviews)
+
+
+def test_the_heldout_sets_share_no_repository():
+    seen: dict[str, str] = {}
+    for name in catalog.HELDOUT_SETS:
+        for repo in catalog.load_set(name, CODES).repos:
+            assert repo not in seen, f"{repo} is held out in both {seen[repo]} and {name}"
+            seen[repo] = name
+
+
+def test_a_repository_in_two_heldout_sets_is_rejected(tmp_path):
+    first = next(iter(catalog.load_set("heldout", CODES).repos.values()))
+    again = (f'[[repo]]\nname = "{first.name}"\ncommit = "{"d" * 40}"\npaths = ["."]\n'
+             'kind = "k"\n')
+    folder = _heldout_folder(tmp_path, _HELD_REPO + again)
+    with pytest.raises(catalog.CatalogError, match=f"{first.name} is in both held-out sets "
+                                                   "heldout2 and heldout"):
+        catalog.load_set("heldout2", CODES, folder=folder)
 
 
 def test_dev_set_is_what_the_ecosystem_files_hold(repos, labels):

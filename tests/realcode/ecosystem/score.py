@@ -36,7 +36,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from catalog import (
-    HELDOUT,
     LABELS_FILE,
     REPOS_FILE,
     REVIEWS,
@@ -584,11 +583,12 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--jobs", type=int, default=2, help="worker processes for the tool")
     parser.add_argument("--json", type=Path, help="also write the full results here as JSON")
     parser.add_argument("--set", choices=SETS, default="dev", dest="label_set",
-                        help="dev: repos.toml and labels.toml (tuned on); heldout: the test set in "
-                             f"{HELDOUT.name}/ (repos-*.toml, labels-*.toml and the hunk review "
-                             "review-*.toml). Default %(default)s")
-    parser.add_argument("--heldout-dir", type=Path, default=HELDOUT,
-                        help="folder of the held-out set's files (default: %(default)s)")
+                        help="dev: repos.toml and labels.toml (tuned on); heldout2: the test set in "
+                             "heldout2/; heldout: the first test set, now looked at (each a folder "
+                             "of repos-*.toml, labels-*.toml and the hunk review review-*.toml). "
+                             "Default %(default)s")
+    parser.add_argument("--heldout-dir", type=Path, default=None,
+                        help="folder of the held-out set's files (default: the set's own folder)")
     parser.add_argument("--repos-file", type=Path, default=REPOS_FILE,
                         help="the dev set's repositories (the held-out set may share none); "
                              "default: %(default)s")
@@ -624,8 +624,8 @@ class Selected:
 
 
 def load_selected(options: argparse.Namespace, codes: Sequence[str]) -> Selected:
-    if options.label_set == "heldout":
-        chosen = load_set("heldout", codes, folder=options.heldout_dir,
+    if options.label_set != "dev":
+        chosen = load_set(options.label_set, codes, folder=options.heldout_dir,
                           dev_repos_file=options.repos_file)
         return Selected(chosen.repos, chosen.labels, chosen.reviews)
     repos = load_repos(options.repos_file)
