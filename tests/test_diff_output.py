@@ -181,7 +181,7 @@ def test_two_rules_on_one_call_label_only_that_hunk(tmp_path: Path) -> None:
 
 
 # A decorator added to a function and a `.data` fixed eight lines below it: two hunks.
-DECORATED_AND_DATA = """\
+DECORATED_AND_RENAMED = """\
 import torch
 import torch.nn as nn
 
@@ -195,7 +195,7 @@ def evaluate(loader):
         out = model(x)
         pred = out.argmax(1)
         correct += (pred == y).sum().item()
-    print("weights", model.weight.data.norm())
+    print("cached", torch.cuda.memory_cached())
     return correct
 """
 
@@ -203,17 +203,19 @@ def evaluate(loader):
 def test_a_fix_that_replaces_a_whole_function_labels_only_the_lines_it_changes(
         tmp_path: Path) -> None:
     # issue 21: TFC202 replaces the whole `def` (to add its decorator), so every hunk inside
-    # the function was put down to it too, `.data` hunk twenty lines below included.
-    (tmp_path / "e.py").write_text(DECORATED_AND_DATA)
+    # the function was put down to it too, `.data` hunk twenty lines below included. (A `.data`
+    # read inside the function is quiet now that it runs under the decorator's no_grad: a
+    # rename of another rule stands in for it.)
+    (tmp_path / "e.py").write_text(DECORATED_AND_RENAMED)
     assert hunk_headers(str(tmp_path / "e.py")) == [
-        "@@ -4,6 +4,7 @@ TFC202 (safe)", "@@ -11,5 +12,5 @@ TFC102 (safe)"]
+        "@@ -4,6 +4,7 @@ TFC202 (safe)", "@@ -11,5 +12,5 @@ TFC406 (safe)"]
 
 
 def test_a_notebook_hunk_names_the_codes_of_its_own_lines_not_of_its_whole_cell(
         tmp_path: Path) -> None:
     # issue 21: a piped notebook diff labelled each JSON hunk with every code of its cell,
-    # so the decorator's hunk also said TFC102 (and its safety) and the reverse.
-    (tmp_path / "nb.ipynb").write_text(json.dumps(_notebook(DECORATED_AND_DATA), indent=1))
+    # so the decorator's hunk also said the code of the other edit (and its safety) and the reverse.
+    (tmp_path / "nb.ipynb").write_text(json.dumps(_notebook(DECORATED_AND_RENAMED), indent=1))
     headers = hunk_headers(str(tmp_path / "nb.ipynb"))
     assert [header.split("@@")[-1] for header in headers] == [
-        " cell 1: TFC202 (safe)", " cell 1: TFC102 (safe)"]
+        " cell 1: TFC202 (safe)", " cell 1: TFC406 (safe)"]
