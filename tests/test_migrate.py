@@ -420,7 +420,9 @@ def test_readme_shows_the_pr_body_migrate_writes_for_the_examples() -> None:
     rows = re.findall(r"^\| (TFC\d+) `[^`]+` \|.*\| (\d+) \| (\d+) \|$", readme, re.MULTILINE)
     codes = [code for code, _, _ in rows]
     assert len(codes) > 10 and len(codes) == len(set(codes))
-    assert ("TFC102", "2", "4") in rows
+    # (train.py's `logits.data` is the fix that needs model.py; utils.py's EMA reads are the
+    # other two. Its gradient-norm read `p.grad.data` is left alone: a gradient has no history.)
+    assert ("TFC102", "2", "3") in rows
 
 
 def test_excludes_are_honoured(tmp_path: Path) -> None:

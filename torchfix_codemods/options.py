@@ -23,11 +23,6 @@ class RuleOptions:
 
     inference_decorators: tuple[str, ...] = ()
     """Decorators of the user's own that run a function without gradients (TFC202)."""
-    adds_no_grad: tuple[str, ...] = ()
-    """Which fixes of TFC202 (``@torch.no_grad()`` on evaluation functions) this run
-    applies: ``("safe",)``, ``("safe", "unsafe")``, or none when TFC202 does not run. A rule
-    that edits the same function sees the code before that decorator exists; with this it
-    knows autograd will be off there (``Variable(x, volatile=True)``, ``output.data``)."""
 
 
 @dataclass(frozen=True)

@@ -96,9 +96,7 @@ def _options(settings: Settings, ignored: frozenset[str]) -> FileOptions:
         unsafe_fixes=settings.unsafe_fixes,
         target_torch=settings.target_torch,
         rules=RuleOptions(
-            inference_decorators=settings.inference_decorators,
-            adds_no_grad=(() if "TFC202" not in settings.enabled - ignored else
-                          ("safe", "unsafe") if settings.unsafe_fixes else ("safe",))),
+            inference_decorators=settings.inference_decorators),
     )
 
 

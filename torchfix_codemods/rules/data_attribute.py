@@ -15,7 +15,6 @@ from torchfix_codemods.analysis.core.calls import keyword_arg
 from torchfix_codemods.analysis.core.statements import consecutive_runs, own_line
 from torchfix_codemods.analysis.core.syntax import is_zero_index
 from torchfix_codemods.analysis.facts.grad_mode import grad_mode_at
-from torchfix_codemods.analysis.facts.inference import no_grad_added_by_run
 from torchfix_codemods.analysis.facts.tensors import (
     data_use,
     one_element_index_reason,
@@ -137,16 +136,12 @@ class DataRead(Rule):
         later = written_later(self.names, node)
         stored = _stored_for_writing(self, node)
         safety = Safety.SAFE if later is False and stored is None else Safety.UNSAFE
-        added = _no_grad_added(self, node)
-        new = node.value.with_changes(lpar=node.lpar, rpar=node.rpar) if added else \
-            _detached(self, node)
+        new = _detached(self, node)
         message = self.message
         if safety is Safety.UNSAFE:
             where = stored or "the value is written in place later"
             message += f" (unsafe: {where}; through `.detach()` autograd sees those writes)"
-        description = ("drop `.data`: the function runs under the `torch.no_grad()` this run "
-                       "adds, where `.detach()` would change nothing" if added else
-                       "replace `.data` with `.detach()`")
+        description = "replace `.data` with `.detach()`"
         self.report(node, message, fix=Fix(safety, description, [(node, new)]),
                     reason=found.reason)
 
@@ -195,15 +190,6 @@ def _argument_of_kept_write(rule: Rule, node: cst.CSTNode) -> bool:
         if isinstance(ancestor, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
             return False
     return False
-
-
-def _no_grad_added(rule: Rule, node: cst.CSTNode) -> bool:
-    """The ``@torch.no_grad()`` that TFC202 adds in this run will cover ``node``."""
-    options = rule.context.options
-    return no_grad_added_by_run(rule.names, node, adds=options.adds_no_grad,
-                                source=rule.context.source,
-                                path=rule.context.path,
-                                inference_decorators=options.inference_decorators)
 
 
 def _in_data_assignment(rule: Rule, node: cst.CSTNode) -> bool:
@@ -404,7 +390,6 @@ class DataInplace(Rule):
         copy made under ``no_grad``). Dropping ``.data`` there is churn."""
         decorators = self.context.options.inference_decorators
         return grad_mode_at(self.names, node, decorators).enabled is False or \
-            _no_grad_added(self, node) or \
             no_history(self.names, node.value, decorators) is not None
 
     def _initialized(self, node: cst.Attribute) -> bool:

@@ -14,7 +14,6 @@ from torchfix_codemods.analysis.core.names import NameIndex
 from torchfix_codemods.analysis.core.statements import consecutive_runs, next_statement
 from torchfix_codemods.analysis.core.syntax import literal_bool
 from torchfix_codemods.analysis.facts.grad_mode import in_no_grad
-from torchfix_codemods.analysis.facts.inference import no_grad_added_by_run
 from torchfix_codemods.analysis.facts.values import no_history, tensor_facts
 from torchfix_codemods.analysis.vocabulary.tensor_methods import TENSOR_FACTORIES
 from torchfix_codemods.analysis.vocabulary.torch_api import VARIABLE_CLASSES
@@ -65,8 +64,8 @@ class VariableWrapper(Rule):
     `torch.no_grad()` (TFC202 adds one to evaluation functions) the wrapper is
     removed like any other, since no graph is built there, which is what
     `volatile` meant; elsewhere it is reported without a fix, use
-    `with torch.no_grad():`. Under `no_grad` (existing, or the one TFC202 adds
-    in the same run) `x` itself replaces the call unless the code shows that
+    `with torch.no_grad():` (when TFC202 adds one to the function in the same
+    `fix` run, the next round removes the wrapper). Under `no_grad` `x` itself replaces the call unless the code shows that
     `x` requires grad: nothing records what is done with it there. Other
     arguments (positional flags, `*args`) are reported without a fix. A
     `Variable(x)` that is a statement of its own (its result dropped, perhaps
@@ -134,7 +133,7 @@ class VariableWrapper(Rule):
         known = {"data", "requires_grad"}
         if volatile is not None:
             if not (literal_bool(volatile.value) is True and (
-                    in_no_grad(self.names, node) or self._no_grad_added(node))):
+                    in_no_grad(self.names, node))):
                 self.report(node, "`Variable(..., volatile=True)` was removed in torch 0.4 and "
                             "is ignored: run inference under `with torch.no_grad():`")
                 return
@@ -180,14 +179,6 @@ class VariableWrapper(Rule):
                   else "`Variable(x)` returns `x.detach()`")
         self.report(node, fix=fix, reason=reason)
 
-    def _no_grad_added(self, node: cst.CSTNode) -> bool:
-        """TFC202 decorates the function around ``node`` with ``@torch.no_grad()`` in this
-        run: ``volatile=True`` then means what it meant."""
-        options = self.context.options
-        return no_grad_added_by_run(self.names, node, adds=options.adds_no_grad,
-                                    source=self.context.source, path=self.context.path,
-                                    inference_decorators=options.inference_decorators)
-
     def _without_history(self, node: cst.Call, value: cst.BaseExpression,
                          requires: cst.Arg | None) -> str | None:
         """Why ``x`` itself can stand for ``Variable(x)`` (None when ``x.detach()`` must):
@@ -198,7 +189,7 @@ class VariableWrapper(Rule):
         if requires is not None and literal_bool(requires.value) is not False:
             return None
         reason = no_history(self.names, value, self.context.options.inference_decorators)
-        if reason is None and (in_no_grad(self.names, node) or self._no_grad_added(node)) and \
+        if reason is None and in_no_grad(self.names, node) and \
                 not tensor_facts(self.names, value,
                                  self.context.options.inference_decorators).requires_grad.evidenced:
             # Under no_grad nothing records what is done with `x`; only a leaf that requires

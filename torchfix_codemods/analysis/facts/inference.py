@@ -123,17 +123,6 @@ class ModelUse:
     """Whether ``eval()`` changes what it computes (see ``modules.mode_changes_output``)."""
 
 
-def no_grad_added_by_run(names: NameIndex, node: cst.CSTNode, *, adds: tuple[str, ...],
-                         source: str, path: str,
-                         inference_decorators: tuple[str, ...] = ()) -> bool:
-    """``node`` will run under the ``@torch.no_grad()`` that TFC202 adds in this same run
-    (``adds``: the safety tiers of TFC202's fixes that the run applies)."""
-    if not adds:
-        return False
-    analysis = InferenceAnalysis.of(names, inference_decorators, path)
-    return analysis.gets_no_grad(node, unsafe_fixes="unsafe" in adds, source=source)
-
-
 FAST_PATH_MARKERS = ("Transformer", "MultiheadAttention")
 """Under eval + no_grad, ``nn.Transformer``/``MultiheadAttention`` take a fast path that
 zeroes padded positions: TFC202's ``no_grad`` is unsafe in a file that names them."""
@@ -728,26 +717,6 @@ class InferenceAnalysis:
         roots = named + self.behaviour_roots()
         return [root for root in roots
                 if not root.already_no_grad and not self.covered_by_callees(root, roots)]
-
-    def gets_no_grad(self, node: cst.CSTNode, *, unsafe_fixes: bool, source: str) -> bool:
-        """``node`` runs in a function that TFC202 decorates with ``@torch.no_grad()`` in
-        this run (its fix is applied: safe, or unsafe with ``unsafe_fixes``). A rule that
-        acts on the same function in the same run sees the code before that decorator
-        exists; this is how it knows autograd will be off there (``Variable(x,
-        volatile=True)``, ``output.data`` in a ``test()`` the run decorates)."""
-        function = self.names.enclosing(node, cst.FunctionDef)
-        if function is None:
-            return False
-        for root in self.no_grad_roots():
-            if root.facts.node is not function:
-                continue
-            if any((self.names.qualified_name(_called(d.decorator)) or "").startswith(
-                    ("torch.jit", "torch.compile")) for d in function.decorators):
-                return False  # scripted or compiled: TFC202 only reports
-            safe = root.kind == "eval" and not any(marker in source
-                                                   for marker in FAST_PATH_MARKERS)
-            return safe or unsafe_fixes
-        return False
 
     def behaviour_roots(self) -> list[InferenceFunction]:
         """Inference functions that no name announces (``test_net``, ``detect``, a script's
