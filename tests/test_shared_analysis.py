@@ -331,3 +331,13 @@ def test_no_module_evidence_when_one_step_does_not_hold(change: str, by: str) ->
     source = textwrap.dedent(_DARKNET)
     assert change in source
     assert _probe_evidence(source.replace(change, by)) is None
+
+
+def test_data_indexed_by_zero_with_unknown_dimensions_is_reported_without_a_fix() -> None:
+    # On a 0-dim tensor `x.detach()[0]` raises like `x.data[0]` (IndexError on torch 2.13):
+    # the rewrite would only pretend to fix the line.
+    source = ("import torch\nimport torch.nn as nn\nmodel = nn.Linear(3, 2)\n"
+              "def f(x):\n    out = model(x)\n    return out.data[0]\n")
+    found = findings(source, ["TFC102"])
+    assert len(found) == 1 and found[0].fix is None and ".item()" in found[0].message
+    assert fixed_text(source, ["TFC102"], unsafe=True) == source

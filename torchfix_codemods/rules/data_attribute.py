@@ -52,8 +52,11 @@ class DataRead(Rule):
     ```
 
     ## Fix safety
-    Safe when the receiver is known to be a torch tensor and the result is only
-    read: `.detach()` shares the storage, dtype and device and does not require
+    `x.data[0]` is reported without a fix when nothing shows whether `x` is 0-dim:
+    on a 0-dim tensor (a loss) `x.detach()[0]` raises `IndexError` like the
+    original (measured on torch 2.13), and `x.item()` is the fix (TFC105 makes
+    it where the 0-dim shape is shown). Otherwise safe when the receiver is known
+    to be a torch tensor and the result is only read: `.detach()` shares the storage, dtype and device and does not require
     grad. Unsafe when the value is assigned to a name that is later written in
     place, or kept where in-place writes are expected (`nn.Parameter(w.data)`,
     `register_buffer(..., w.data)`, `obj.attr = w.data`): the shared version
@@ -132,6 +135,13 @@ class DataRead(Rule):
             return
         found = provenance(self.names, node.value)
         if not found.is_tensor or _churn(self, node):
+            return
+        if _indexed_by_zero(self, node):
+            # `x.data[0]` whose dimensions are unknown: on a 0-dim tensor (the torch 0.3 way
+            # of reading a loss) `x.detach()[0]` raises like the original, and `.item()` is
+            # the fix, which only a person who knows the shape can choose.
+            self.report(node, self.message + " (`x.data[0]`: if `x` is 0-dim, as a loss is, "
+                        "use `x.item()`; `x.detach()[0]` would still raise)", reason=found.reason)
             return
         later = written_later(self.names, node)
         stored = _stored_for_writing(self, node)
@@ -246,6 +256,12 @@ def _stored_for_writing(rule: Rule, node: cst.Attribute) -> str | None:
             not isinstance(target.target, cst.Name) for target in parent.targets):
         return "the value is stored on an object"
     return None
+
+
+def _indexed_by_zero(rule: Rule, node: cst.Attribute) -> bool:
+    """``t.data[0]``: the subscript reads the first element or the first row."""
+    parent = rule.names.parent(node)
+    return isinstance(parent, cst.Subscript) and parent.value is node and is_zero_index(parent)
 
 
 def _zero_index_of_scalar(rule: Rule, node: cst.Attribute) -> bool:
