@@ -65,7 +65,8 @@ class VariableWrapper(Rule):
     removed like any other, since no graph is built there, which is what
     `volatile` meant; elsewhere it is reported without a fix, use
     `with torch.no_grad():` (when TFC202 adds one to the function in the same
-    `fix` run, the next round removes the wrapper). Under `no_grad` `x` itself replaces the call unless the code shows that
+    `fix` run, the next round removes the wrapper). Under `no_grad` `x` itself
+    replaces the call unless the code shows that
     `x` requires grad: nothing records what is done with it there. Other
     arguments (positional flags, `*args`) are reported without a fix. A
     `Variable(x)` that is a statement of its own (its result dropped, perhaps
