@@ -57,8 +57,8 @@ class DataRead(Rule):
     original (measured on torch 2.13), and `x.item()` is the fix (TFC105 makes
     it where the 0-dim shape is shown). Otherwise safe when the receiver is known
     to be a torch tensor and the result is only read: `.detach()` shares the
-    storage, dtype and device and does not require grad. Unsafe when the value is assigned to a name that is later written in
-    place, or kept where in-place writes are expected (`nn.Parameter(w.data)`,
+    storage, dtype and device and does not require grad. Unsafe when the value
+    is assigned to a name that is later written in place, or kept where in-place writes are expected (`nn.Parameter(w.data)`,
     `register_buffer(..., w.data)`, `obj.attr = w.data`): the shared version
     counter can then make a backward raise where `.data` gave wrong gradients.
     Outputs of submodules reached through an instance (`rnd_model.predictor(x)`
