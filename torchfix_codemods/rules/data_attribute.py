@@ -52,13 +52,14 @@ class DataRead(Rule):
     ```
 
     ## Fix safety
-    `x.data[0]` is reported without a fix when nothing shows whether `x` is 0-dim:
-    on a 0-dim tensor (a loss) `x.detach()[0]` raises `IndexError` like the
-    original (measured on torch 2.13), and `x.item()` is the fix (TFC105 makes
-    it where the 0-dim shape is shown). Otherwise safe when the receiver is known
-    to be a torch tensor and the result is only read: `.detach()` shares the
-    storage, dtype and device and does not require grad. Unsafe when the value
-    is assigned to a name that is later written in place, or kept where in-place writes are expected (`nn.Parameter(w.data)`,
+    `x.data[0]` is reported without a fix when nothing shows whether `x` is
+    0-dim: on a 0-dim tensor (a loss) `x.detach()[0]` raises `IndexError` like
+    the original (measured on torch 2.13), and `x.item()` is the fix (TFC105
+    makes it where the 0-dim shape is shown). Otherwise safe when the receiver
+    is known to be a torch tensor and the result is only read: `.detach()`
+    shares the storage, dtype and device and does not require grad. Unsafe when
+    the value is assigned to a name that is later written in place, or kept
+    where in-place writes are expected (`nn.Parameter(w.data)`,
     `register_buffer(..., w.data)`, `obj.attr = w.data`): the shared version
     counter can then make a backward raise where `.data` gave wrong gradients.
     Outputs of submodules reached through an instance (`rnd_model.predictor(x)`
@@ -66,28 +67,24 @@ class DataRead(Rule):
     parameters of layers passed to functions (see TFC103) count as tensors.
     Never fixed or reported when the receiver is not known to be a tensor:
     `args.data`, a dataset's `.data`, numpy's `arr.data` (a memoryview),
-    `PackedSequence.data`, `torch.utils.data`.
-    Where `.detach()` is already there (`t.data.detach()`, `t.detach().data`),
-    only `.data` goes: `t.detach()`.
-    In a function that TFC202 decorates with `@torch.no_grad()` in the same
-    run, `.data` is dropped instead (`output.data.max(1)` becomes
-    `output.max(1)`): the value has no history there once the decorator is
-    in, and `.detach()` would be clutter.
-    Stays quiet where `.data` hides nothing, so a rewrite would be churn: the
-    tensor can carry no autograd history (a gradient `p.grad`, an integer or
-    bool tensor such as `argmax` indices, labels or a comparison, a fresh
-    factory tensor, a `DataLoader` batch, a value computed under
-    `torch.no_grad()`/`inference_mode`); the read itself runs with autograd
-    off; the value goes straight into a Python number (`loss.data.item()`,
-    `.tolist()`: the same number either way); or the read is part of the value
-    of a `t.data = ...` assignment, which TFC104 reports as a whole, or an
-    argument of a write through `.data` that TFC103 leaves alone
-    (`p.grad.data.add_(wd, p.data)`).
-    Measured on torch 2.13: a gradient filled by `backward()` has
-    `requires_grad` False and no `grad_fn` (unless the file asks for
-    `create_graph=True`, where the rule still acts); an `argmax` result is
-    `int64` and cannot require grad.
-    Writes through `.data` are TFC103 and TFC104; `loss.data[0]` is TFC105.
+    `PackedSequence.data`, `torch.utils.data`. Where `.detach()` is already
+    there (`t.data.detach()`, `t.detach().data`), only `.data` goes:
+    `t.detach()`. In a function that TFC202 decorates with `@torch.no_grad()` in
+    the same `fix` run, `.data` is left alone from the next round on: the read
+    then runs with autograd off. Stays quiet where `.data` hides nothing, so a
+    rewrite would be churn: the tensor can carry no autograd history (a gradient
+    `p.grad`, an integer or bool tensor such as `argmax` indices, labels or a
+    comparison, a fresh factory tensor, a `DataLoader` batch, a value computed
+    under `torch.no_grad()`/`inference_mode`); the read itself runs with
+    autograd off; the value goes straight into a Python number
+    (`loss.data.item()`, `.tolist()`: the same number either way); or the read
+    is part of the value of a `t.data = ...` assignment, which TFC104 reports as
+    a whole, or an argument of a write through `.data` that TFC103 leaves alone
+    (`p.grad.data.add_(wd, p.data)`). Measured on torch 2.13: a gradient filled
+    by `backward()` has `requires_grad` False and no `grad_fn` (unless the file
+    asks for `create_graph=True`, where the rule still acts); an `argmax` result
+    is `int64` and cannot require grad. Writes through `.data` are TFC103 and
+    TFC104; `loss.data[0]` is TFC105.
 
     ## References
     - [`torch.Tensor.detach`](https://docs.pytorch.org/docs/stable/generated/torch.Tensor.detach.html)
