@@ -43,6 +43,23 @@ CASES = [
     ("comprehension variables", "xs = [y for y in range(3)]\nprint([z for z in xs if z])\n", {}),
     ("except name is deleted after the handler",
      "try:\n    pass\nexcept E as e:\n    pass\nprint(e)\n", {("", "e"): 1}),
+    # A module-level name bound only under the __main__ guard does not exist when the file
+    # is imported; code defined outside that block may run then (a backbone built by
+    # another module). Code defined inside the block runs only as a script.
+    ("a function reads a name only the script block binds",
+     "def f():\n    return torch.zeros(1)\nif __name__ == '__main__':\n    import torch\n",
+     {("f.<locals>.", "torch"): 1}),
+    ("a method reads a name only the script block binds",
+     "class A:\n    def f(self):\n        return np.e\n"
+     "if '__main__' == __name__:\n    import numpy as np\n", {("A.f.<locals>.", "np"): 1}),
+    ("the name is also bound outside the script block",
+     "def f():\n    return torch\ntorch = 1\nif __name__ == '__main__':\n    import torch\n",
+     {}),
+    ("a function defined inside the script block",
+     "if __name__ == '__main__':\n    import torch\n    def f():\n        return torch\n", {}),
+    ("a local of the enclosing function hides the script name",
+     "def f(torch):\n    def g():\n        return torch\n    return g\n"
+     "if __name__ == '__main__':\n    torch = 1\n", {}),
 ]
 
 
@@ -53,6 +70,9 @@ def test_doubtful_reads(name: str, source: str, doubtful: dict) -> None:
 
 RUNS = [
     ("m = load(device)\ndevice = 1\n", "NameError"),
+    # imported, not run: __name__ is the module's name, so the guarded import never runs
+    ("def f():\n    return torch\nif __name__ == '__main__':\n    import torch\nf()\n",
+     "NameError"),
     ("def f():\n    print(d)\n    d = 1\nf()\n", "UnboundLocalError"),
     ("try:\n    pass\nexcept E as e:\n    pass\nprint(e)\n", "NameError"),
     ("if False:\n    d = 1\nprint(d)\n", "NameError"),
@@ -62,7 +82,7 @@ RUNS = [
 @pytest.mark.parametrize(("source", "error"), RUNS)
 def test_a_doubtful_read_fails_when_the_path_is_taken(source: str, error: str) -> None:
     assert flow_of(source).unbound_reads, "the analysis must doubt this read"
-    namespace = {"load": lambda *a: a, "E": Exception}
+    namespace = {"load": lambda *a: a, "E": Exception, "__name__": "imported"}
     with pytest.raises(NameError) as raised:
         exec(compile(source, "<case>", "exec"), namespace)  # noqa: S102 - the test's own code
     assert type(raised.value).__name__ == error
@@ -97,6 +117,11 @@ def _at(source: str, code: str) -> tuple[NameIndex, cst.CSTNode]:
     ("with g() as device:\n    x = load(p)\n", True),
     ("x = [load(p) for device in ds]\n", True),
     ("x = load(p)\n", False),
+    ("def f():\n    return load(p)\nif __name__ == '__main__':\n    device = 1\n", False),
+    ("if __name__ == '__main__':\n    device = 1\n    def f():\n        return load(p)\n",
+     True),
+    ("def f():\n    return load(p)\ndevice = 0\nif __name__ == '__main__':\n    device = 1\n",
+     True),
 ])
 def test_definitely_bound_at_a_node(source: str, expected: bool) -> None:
     names, node = _at(source, "load(p)")

@@ -359,6 +359,17 @@ BOUND_IN_ONE_BRANCH = (
     "        device = 'cuda'\n"
     "    return torch.load(path)\n"
 )
+# A name bound only by the module's script block does not exist when another module imports
+# this one and calls the function (jfzhang95/pytorch-deeplab-xception's backbones, whose only
+# `import torch` is under `if __name__ == "__main__":`).
+BOUND_ONLY_AS_A_SCRIPT = (
+    "import torch\n\n\n"
+    "def load(path):\n"
+    "    return torch.load(path)\n\n\n"
+    "if __name__ == '__main__':\n"
+    "    device = 'cuda'\n"
+    "    load('x')\n"
+)
 BOUND_BEFORE = (
     "import torch\n"
     "if opt.accel:\n"
@@ -369,7 +380,8 @@ BOUND_BEFORE = (
 )
 
 
-@pytest.mark.parametrize("source", [BOUND_LATER, BOUND_IN_ONE_BRANCH], ids=["later", "branch"])
+@pytest.mark.parametrize("source", [BOUND_LATER, BOUND_IN_ONE_BRANCH, BOUND_ONLY_AS_A_SCRIPT],
+                         ids=["later", "branch", "script-only"])
 def test_fix_reading_a_name_before_it_is_bound_is_withheld(fake_rules, source: str) -> None:
     """Issue 16 item 1: the undefined-name check respects order and branches."""
     result = fix_bytes(source.encode(), ["TFC995"])

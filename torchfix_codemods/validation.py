@@ -127,4 +127,5 @@ def _unbound_reads_added(before: str, after: str) -> str | None:
     if not problems:
         return None
     return ("the fix would read " + ", ".join(problems) +
-            " where it may not be bound yet (bound only later or only in some branches)")
+            " where it may not be bound yet (bound only later, only in some branches, or only "
+            "when the file runs as a script)")

@@ -88,6 +88,13 @@ class Imports:
         found = self._names.lookup(top, self._names.scope_of(at))
         if found is not None and all(b.star for b in found[1]):
             found = None  # only a star import binds it: an explicit import names it for sure
+        if found is not None and found[0] is self._names.module_scope and \
+                all(b.kind == "import" and b.qualified == top for b in found[1]) and \
+                self._imported_at_module_level(top):
+            # `import torch` only where `at` may not see it (the `__main__` block), while
+            # the module always imports the package (`import torch.nn as nn`): one more
+            # `import torch` at the top binds the same module everywhere.
+            found = None
         if found is not None:
             if all(b.kind == "import" for b in found[1]):
                 raise ImportUnavailable(

@@ -23,8 +23,11 @@ LibCST). Where Python is dynamic it stays conservative in the same way on
 both sides of a rewrite, so only *new* doubtful reads count: a loop body may
 run zero times, a ``try`` body may stop at its first line, a call never ends
 the path (``sys.exit()`` included), and names used by a nested function are
-looked up when it is called (never flagged). Annotations are not read (they
-may be strings or postponed).
+looked up when it is called (never flagged), except a module-level name bound only
+under ``if __name__ == "__main__":``: a function defined outside that block may run when
+the file is imported, where the name does not exist (deeplab-xception's backbones read
+``torch`` that only the script block imports). Annotations are not read (they may be
+strings or postponed).
 """
 
 from __future__ import annotations
@@ -39,8 +42,9 @@ from functools import lru_cache
 
 import libcst as cst
 
+from torchfix_codemods.analysis.core.import_time import guarded_suite
 from torchfix_codemods.analysis.core.memo import Slot
-from torchfix_codemods.analysis.core.names import NameIndex, Scope
+from torchfix_codemods.analysis.core.names import Binding, NameIndex, Scope
 from torchfix_codemods.analysis.core.positions import positions_of
 
 State = frozenset[str] | None
@@ -75,9 +79,47 @@ def flow_of(text: str) -> Flow:
     tree = ast.parse(text)
     flow = Flow()
     lines = _LINE_BREAK.split(text)
-    _ScopeFlow(flow, lines, "", _local_names(tree.body), None, module_like=True).run(
-        tree.body, frozenset())
+    module = _ScopeFlow(flow, lines, "", _local_names(tree.body), None, module_like=True)
+    module.script_only = script_only_names(tree.body)
+    module.run(tree.body, frozenset())
     return flow
+
+
+def script_suite(node: ast.stmt) -> list[ast.stmt] | None:
+    """The suite of ``if __name__ == "__main__":`` (or the ``else`` of ``!=``) that runs only
+    when the file is run as a script, or None."""
+    if not isinstance(node, ast.If) or not isinstance(node.test, ast.Compare) or \
+            len(node.test.ops) != 1:
+        return None
+    sides = [node.test.left, *node.test.comparators]
+    names = {s.id for s in sides if isinstance(s, ast.Name)}
+    texts = {s.value for s in sides if isinstance(s, ast.Constant)}
+    if names != {"__name__"} or texts != {"__main__"}:
+        return None
+    if isinstance(node.test.ops[0], ast.Eq):
+        return node.body
+    if isinstance(node.test.ops[0], ast.NotEq) and node.orelse:
+        return node.orelse
+    return None
+
+
+def script_only_names(body: Sequence[ast.stmt]) -> frozenset[str]:
+    """Module-level names bound only inside the module's ``__main__`` block(s): they do not
+    exist when the file is imported."""
+    script: list[ast.stmt] = []
+    rest: list[ast.AST] = []
+    for statement in body:
+        suite = script_suite(statement)
+        if suite is None:
+            rest.append(statement)
+            continue
+        script.extend(suite)
+        assert isinstance(statement, ast.If)
+        rest.append(statement.test)
+        rest.extend(statement.orelse if suite is statement.body else statement.body)
+    if not script:
+        return frozenset()
+    return _local_names(script).names - _local_names(rest).names
 
 
 def _meet(*states: State) -> State:
@@ -174,6 +216,12 @@ class _ScopeFlow:
         state at that point: reads of its names are judged there."""
         self.module_like = module_like
         """Module and class bodies fall back to builtins for a name not bound yet."""
+        self.script_only: frozenset[str] = frozenset()
+        """Module level: its names bound only under the ``__main__`` guard."""
+        self.deferred: frozenset[str] = frozenset()
+        """Names of the module that a read here may find unbound when it runs: the
+        script-only ones, for code defined outside the ``__main__`` block."""
+        self._in_script = False
         self._breaks: list[list[State]] = []
 
     # ---------------------------------------------------------------- reads
@@ -190,6 +238,10 @@ class _ScopeFlow:
         elif self.outer is not None:
             scope, outer_state = self.outer
             scope.read(node, outer_state)
+        elif name in self.deferred:
+            key = (self.path, name)
+            self.flow.unbound_reads[key] += 1
+            self.flow.unbound_lines.setdefault(key, []).append(node.lineno)
 
     # ----------------------------------------------------------- statements
     def run(self, body: Sequence[ast.stmt], state: State) -> State:
@@ -246,6 +298,12 @@ class _ScopeFlow:
                                  for a in node.names if a.name != "*"))
         if isinstance(node, ast.If):
             state = self.expression(node.test, state)
+            if self.script_only and script_suite(node) is not None:
+                self._in_script = True
+                try:
+                    return _meet(self.run(node.body, state), self.run(node.orelse, state))
+                finally:
+                    self._in_script = False
             return _meet(self.run(node.body, state), self.run(node.orelse, state))
         if isinstance(node, ast.While):
             state = self.expression(node.test, state)
@@ -273,6 +331,7 @@ class _ScopeFlow:
             state = self.expressions([*node.decorator_list, *node.bases, *node.keywords], state)
             body = _ScopeFlow(self.flow, self.lines, f"{self.path}{node.name}.",
                               _local_names(node.body), (self, state), module_like=True)
+            body.deferred = self._deferred_inside()
             body.run(node.body, frozenset())
             return _bind(state, [node.name])
         if isinstance(node, ast.Match):
@@ -335,7 +394,16 @@ class _ScopeFlow:
         params = _parameters(args)
         scope = _ScopeFlow(self.flow, self.lines, f"{self.path}{name}.<locals>.",
                            _local_names(body, params), None)
+        scope.deferred = self._deferred_inside()
         scope.run(body, frozenset(params))
+
+    def _deferred_inside(self) -> frozenset[str]:
+        """What a function or class defined here may find unbound among the module's names."""
+        if self.script_only:
+            return frozenset() if self._in_script else self.script_only
+        if self.module_like:
+            return self.deferred  # a class body: its methods skip its own names
+        return self.deferred - self.local
 
     def target(self, node: ast.expr, state: State) -> State:
         """Bind an assignment target (reading what a subscript or attribute target reads)."""
@@ -369,6 +437,7 @@ class _ScopeFlow:
             params = _parameters(node.args)
             scope = _ScopeFlow(self.flow, self.lines, f"{self.path}<lambda>.",
                                _local_names([node.body], params), None)
+            scope.deferred = self._deferred_inside()
             scope.expression(node.body, frozenset(params))
             return state
         if isinstance(node, _COMPREHENSIONS):
@@ -467,7 +536,9 @@ def definitely_bound(names: NameIndex, node: cst.CSTNode, name: str) -> bool:
     """Would reading ``name`` at ``node`` find it bound, on every path that gets there?
 
     A name of an enclosing scope (a module-level name read in a function) counts
-    as bound: it is looked up when the function runs. A name of the scope that
+    as bound: it is looked up when the function runs; except a module-level name
+    bound only under ``if __name__ == "__main__":``, read from code defined outside
+    that block, which may run when the file is imported. A name of the scope that
     runs ``node`` must be bound before it in execution order, on every branch.
     """
     found = names.lookup(name, names.scope_of(node))
@@ -475,7 +546,8 @@ def definitely_bound(names: NameIndex, node: cst.CSTNode, name: str) -> bool:
         return False
     scope, bindings = found
     if scope is not execution_scope(names, node):
-        return True
+        return scope is not names.module_scope or \
+            not _script_only(names, bindings) or _in_script_block(names, node)
     if any(runs_before(names, b.node, node) for b in bindings
            if b.kind in ("import", "assign", "annassign")):
         return True
@@ -489,3 +561,21 @@ def definitely_bound(names: NameIndex, node: cst.CSTNode, name: str) -> bool:
         return False
     bound = flow.bound_at.get((position.start.line, position.start.column))
     return bound is not None and name in bound
+
+
+def _script_only(names: NameIndex, bindings: Sequence[Binding]) -> bool:
+    """Every binding is inside a module-level ``__main__`` block."""
+    return bool(bindings) and all(_in_script_block(names, b.node) for b in bindings)
+
+
+def _in_script_block(names: NameIndex, node: cst.CSTNode) -> bool:
+    """``node`` is inside the suite of a module-level ``if __name__ == "__main__":``."""
+    child: cst.CSTNode = node
+    for ancestor in names.ancestors(node):
+        if isinstance(ancestor, cst.Module):
+            if not isinstance(child, cst.BaseStatement):
+                return False
+            suite = guarded_suite(child)
+            return suite is not None and any(a is suite for a in names.ancestors(node))
+        child = ancestor
+    return False
