@@ -10,6 +10,8 @@ on purpose (a crashing rule, a fix that would break the file) use fake rules.
 
 from __future__ import annotations
 
+import ast
+
 import codecs
 import re
 import textwrap
@@ -304,9 +306,24 @@ class _ReadsDevice(Rule):
             self.report(node, fix=Fix(Safety.SAFE, "read device", [(node, new)]))
 
 
+class _UnwrapsBare(Rule):
+    """Replaces ``unwrap(x)`` by ``x`` itself, bare, as a fix that forgets parentheses would."""
+
+    code = "TFC994"
+    name = "unwraps-bare"
+    message = "unwraps"
+    safety = Safety.SAFE
+    triggers = ("unwrap",)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name) and node.func.value == "unwrap":
+            self.report(node, fix=Fix(Safety.SAFE, "unwrap", [(node, node.args[0].value)]))
+
+
 @pytest.fixture
 def fake_rules(monkeypatch: pytest.MonkeyPatch) -> None:
-    fakes = {rule.code: rule for rule in (_Crashes, _BreaksCode, _BadSyntax, _ReadsDevice)}
+    fakes = {rule.code: rule for rule in (_Crashes, _BreaksCode, _BadSyntax, _ReadsDevice,
+                                          _UnwrapsBare)}
 
     def lookup(code: str) -> type[Rule]:
         return fakes[code] if code in fakes else rule_by_code(code)
@@ -411,3 +428,57 @@ def test_a_file_libcst_cannot_write_back_byte_for_byte_is_left_untouched() -> No
                                     "form feed before a statement?), so it is left untouched")
     fixed = fix_bytes(data.replace(b"\x0c", b""), ["TFC001"], unsafe=True).fixed
     assert fixed == "import torch\nstate = torch.load(path, weights_only=True)\n"
+
+
+# Reduced from keon/seq2seq@0e124a7b0da81f44cba9fa9944d95fdbd4e16efc model.py:
+# `Variable(trg.data[t] if is_teacher else top1).cuda()` lost its parentheses once, and
+# `.cuda()` applied to one branch only. Whatever a fix puts where an expression stood, the
+# code around it must compute what it computed.
+@pytest.mark.parametrize("expression", [
+    "unwrap(a if t else b).real",
+    "unwrap(a + b) * c",
+    "c - unwrap(a - b)",
+    "unwrap(a ** b) ** c",
+    "c ** unwrap(-a)",
+    "-unwrap(a + b)",
+    "not unwrap(t or f)",
+    "unwrap(a < b) < c",
+    "unwrap(t or f) and f",
+    "unwrap(f and t) or t",
+    "unwrap(a if f else b) if t else c",
+    "unwrap(lambda: a)()",
+    "unwrap(a)[0:1] if False else unwrap(a if t else b) + 1",
+    "unwrap((a + b))",
+    "[unwrap(a if t else b), unwrap(a + b)]",
+])
+def test_a_replacement_never_changes_what_its_surroundings_compute(fake_rules,
+                                                                     expression: str) -> None:
+    source = f"import torch\n\n\ndef unwrap(x):\n    return x\n\n\nvalue = {expression}\n"
+    result = fix_bytes(source.encode(), ["TFC994"])
+    assert result.fixed is not None
+    fixed = result.fixed
+    assert "unwrap(" not in fixed.split("value = ", 1)[1], fixed
+    names = {"a": 2, "b": 3, "c": 5, "t": True, "f": False}
+
+    def value_of(text: str) -> object:
+        namespace = dict(names)
+        exec(compile(text, "<case>", "exec"), namespace)  # noqa: S102 - the test's own code
+        result = namespace["value"]
+        return result() if callable(result) else result
+
+    assert value_of(fixed) == value_of(source), fixed
+
+    class _Unwrap(ast.NodeTransformer):
+        def visit_Call(self, node: ast.Call) -> ast.AST:
+            self.generic_visit(node)
+            if isinstance(node.func, ast.Name) and node.func.id == "unwrap":
+                return node.args[0]
+            return node
+
+    # The same tree as the original with each call replaced by its argument: what the
+    # code computes, not only the value these inputs happen to give.
+    expected = _Unwrap().visit(ast.parse(source).body[-1])
+    assert ast.dump(ast.parse(fixed).body[-1]) == ast.dump(expected), fixed
+    # Nothing parenthesised that needed no parentheses: a whole value stays bare.
+    if expression.startswith("[unwrap"):
+        assert "[a if t else b, a + b]" in fixed

@@ -36,6 +36,7 @@ from torchfix_codemods.analysis.core.walk import walk
 from torchfix_codemods.analysis.facts.compat import guard_of
 from torchfix_codemods.analysis.project import NO_PROJECT, ProjectFacts
 from torchfix_codemods.catalog import PARSE_CODES, SYNTAX_ERROR_CODE
+from torchfix_codemods.edits.expressions import in_place_of
 from torchfix_codemods.edits.import_statements import (
     add_module_imports,
     handles,
@@ -513,6 +514,9 @@ def _apply(module: cst.Module, fixes: Iterable[Fix], names: NameIndex | None = N
     removals: list[ImportRemoval] = []
     for fix in fixes:
         for old, new in fix.replacements:
+            if names is not None and isinstance(old, cst.BaseExpression) and \
+                    isinstance(new, cst.BaseExpression):
+                new = in_place_of(new, old, names.parent(old))
             replacements[id(old)] = new
             nodes[id(old)] = old
         for request in fix.imports:

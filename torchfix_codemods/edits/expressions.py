@@ -77,6 +77,47 @@ def as_receiver(expr: cst.BaseExpression) -> cst.BaseExpression:
     return parenthesized(expr)
 
 
+def in_place_of(new: cst.BaseExpression, old: cst.BaseExpression,
+                parent: cst.CSTNode | None) -> cst.BaseExpression:
+    """``new`` ready to stand where ``old`` stood under ``parent``: parenthesised when it binds
+    more loosely than that position needs, so a replacement never changes what the code
+    around it computes (``Variable(a if t else b).cuda()`` must become
+    ``(a if t else b).cuda()``, not ``a if t else b.cuda()``)."""
+    if new.lpar or parent is None:
+        return new
+    if isinstance(parent, cst.Attribute) and parent.value is old:
+        return as_receiver(new)
+    needed = _needed_precedence(old, parent)
+    bound = precedence(new)
+    if bound < needed:
+        return parenthesized(new)
+    return new
+
+
+def _needed_precedence(old: cst.BaseExpression, parent: cst.CSTNode) -> int:
+    """How tightly an expression must bind to stand as ``old`` does in ``parent``."""
+    if isinstance(parent, (cst.Call, cst.Subscript)) and \
+            (getattr(parent, "func", None) is old or getattr(parent, "value", None) is old):
+        return _ATOM
+    if isinstance(parent, cst.Await):
+        return _ATOM
+    if isinstance(parent, cst.BinaryOperation):
+        level = _BINARY[type(parent.operator)]
+        if isinstance(parent.operator, cst.Power):
+            return level + 1 if parent.left is old else 13  # -x ** -y: the right side is unary
+        return level if parent.left is old else level + 1
+    if isinstance(parent, cst.UnaryOperation):
+        return 5 if isinstance(parent.operator, cst.Not) else 13
+    if isinstance(parent, (cst.Comparison, cst.ComparisonTarget)):
+        return 7
+    if isinstance(parent, cst.BooleanOperation):
+        level = 3 if isinstance(parent.operator, cst.Or) else 4
+        return level if parent.left is old else level + 1
+    if isinstance(parent, cst.IfExp):
+        return _CONDITIONAL if parent.orelse is old else _CONDITIONAL + 1
+    return 0
+
+
 def method_call(receiver: cst.BaseExpression, name: str,
                 args: Sequence[cst.Arg] = ()) -> cst.Call:
     """``receiver.name(*args)``, the receiver parenthesised where needed."""

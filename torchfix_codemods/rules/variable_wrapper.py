@@ -173,7 +173,7 @@ class VariableWrapper(Rule):
         description = "replace `Variable(x)` with " + ("`x`" if bare else "`x.detach()`")
         fix = Fix(Safety.SAFE, description,
                   [(node, new.with_changes(lpar=node.lpar, rpar=node.rpar)
-                    if not isinstance(new, cst.Name) or node.lpar else new)],
+                    if node.lpar else new)],
                   remove_imports=removal)
         reason = ("the argument is a fresh tensor from a factory" if fresh else
                   f"the argument can carry no autograd history ({plain})" if plain is not None
