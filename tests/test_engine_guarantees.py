@@ -11,7 +11,6 @@ on purpose (a crashing rule, a fix that would break the file) use fake rules.
 from __future__ import annotations
 
 import ast
-
 import codecs
 import re
 import textwrap
