@@ -17,6 +17,7 @@ from torchfix_codemods.analysis.core.syntax import is_zero_index
 from torchfix_codemods.analysis.facts.grad_mode import grad_mode_at
 from torchfix_codemods.analysis.facts.tensors import (
     data_use,
+    metadata_only,
     one_element_index_reason,
     provenance,
     written_later,
@@ -80,10 +81,15 @@ class DataRead(Rule):
     (`loss.data.item()`, `.tolist()`: the same number either way); or the read
     is part of the value of a `t.data = ...` assignment, which TFC104 reports as
     a whole, or an argument of a write through `.data` that TFC103 leaves alone
-    (`p.grad.data.add_(wd, p.data)`). Measured on torch 2.13: a gradient filled
+    (`p.grad.data.add_(wd, p.data)`); or only the tensor's shape, dtype or
+    device is read (`y.view_as(w.data)`, `reshape_as`/`expand_as`/`type_as`,
+    `w.data.numel()`, `.size()`, `.shape`, `w.data.new(...)`/`new_zeros(...)`,
+    `torch.zeros_like(w.data)`). Measured on torch 2.13: a gradient filled
     by `backward()` has `requires_grad` False and no `grad_fn` (unless the file
     asks for `create_graph=True`, where the rule still acts); an `argmax` result
-    is `int64` and cannot require grad. Writes through `.data` are TFC103 and
+    is `int64` and cannot require grad; none of those metadata reads lets a
+    gradient reach `w`, and each gives the same shape, dtype, device and
+    `requires_grad` through `w.data` as through `w.detach()`. Writes through `.data` are TFC103 and
     TFC104; `loss.data[0]` is TFC105.
 
     ## References
@@ -163,9 +169,13 @@ def _churn(rule: Rule, node: cst.Attribute) -> bool:
     * the value goes straight into a Python number (``t.data.item()``, ``.tolist()``),
       which is the same float either way;
     * the read is part of the value of a ``x.data = ...`` assignment (TFC104), which stays:
-      half a modernised line is churn.
+      half a modernised line is churn;
+    * only the tensor's metadata is read (``x.view_as(w.data)``, ``w.data.numel()``,
+      ``w.data.new(...)``): nothing computed there can carry its history.
     """
     decorators = rule.context.options.inference_decorators
+    if metadata_only(rule.names, node) is not None:
+        return True
     if not _is_detach_call(node.value) and \
             no_history(rule.names, node.value, decorators) is not None:
         return True  # (`t.detach().data` is not churn: it is `t.detach()` spelled twice)

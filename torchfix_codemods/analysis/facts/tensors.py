@@ -39,7 +39,15 @@ from torchfix_codemods.analysis.facts.modules import (
     passed_to_apply,
 )
 from torchfix_codemods.analysis.facts.modules import self_assignments as method_self_assignments
-from torchfix_codemods.analysis.vocabulary.tensor_methods import CONVERSIONS, COPIES, VIEW_METHODS
+from torchfix_codemods.analysis.vocabulary.tensor_methods import (
+    CONVERSIONS,
+    COPIES,
+    FRESH_LIKE_METHODS,
+    LIKE_FACTORIES,
+    METADATA_READS,
+    SHAPE_TEMPLATE_METHODS,
+    VIEW_METHODS,
+)
 from torchfix_codemods.analysis.vocabulary.torch_api import (
     NOT_TENSOR_FUNCTIONS,
     NOT_TENSOR_PACKAGES,
@@ -1016,6 +1024,37 @@ def data_use(names: NameIndex, node: cst.BaseExpression) -> tuple[DataUse, cst.C
             if isinstance(call, cst.Call) and _mutating_argument(call, parent):
                 return "inplace", call
         return "read", current
+
+
+def metadata_only(names: NameIndex, node: cst.BaseExpression) -> str | None:
+    """Why the tensor at ``node`` is read only for its metadata (shape, dtype, device), else
+    None: ``t.size()``, ``t.shape``, ``t.numel()``, ``t.new_zeros(...)``, ``y.view_as(t)``,
+    ``torch.zeros_like(t)``. Nothing computed from ``t`` there can carry its autograd history
+    (measured on torch 2.13, see :data:`SHAPE_TEMPLATE_METHODS`), so ``t.data`` and
+    ``t.detach()`` give the same result."""
+    parent = names.parent(node)
+    if isinstance(parent, cst.Attribute) and parent.value is node:
+        attribute = parent.attr.value
+        call = names.parent(parent)
+        called = isinstance(call, cst.Call) and call.func is parent
+        bare_call = called and isinstance(call, cst.Call) and not call.args
+        if attribute in METADATA_READS or (attribute == "type" and bare_call):
+            return f"only its metadata is read (`.{attribute}`)"
+        if attribute in FRESH_LIKE_METHODS and called:
+            return f"`.{attribute}()` takes only its dtype and device"
+        return None
+    if not isinstance(parent, cst.Arg) or parent.keyword is not None:
+        return None
+    call = names.parent(parent)
+    if not isinstance(call, cst.Call) or call.args[0] is not parent:
+        return None
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value in SHAPE_TEMPLATE_METHODS:
+        return f"`.{func.attr.value}()` takes only its shape or dtype"
+    qualified = names.qualified_name(func) or ""
+    if qualified.startswith("torch.") and qualified[len("torch."):] in LIKE_FACTORIES:
+        return f"`{qualified}` takes only its shape, dtype and device"
+    return None
 
 
 def _mutating_argument(call: cst.Call, arg: cst.Arg) -> bool:

@@ -37,6 +37,24 @@ data (unknown), or the argument's dtype (like)."""
 assert set(FACTORY_INTEGER_RESULT) == TENSOR_FACTORIES, "one answer per factory"
 DATA_SHARING_FACTORIES = frozenset({"from_numpy", "as_tensor"})
 """Tensors made from existing data, which may share its memory."""
+LIKE_FACTORIES = frozenset(name for name in FACTORY_FUNCTIONS if name.endswith("_like"))
+"""``torch.zeros_like(t)`` and its kin: a fresh tensor with ``t``'s shape, dtype and device."""
+
+# ------------------------------------------------------------------ metadata
+METADATA_READS = frozenset({"size", "shape", "numel", "nelement", "dim", "ndimension", "dtype",
+                            "device", "is_cuda", "element_size"})
+"""Attributes and methods that give a tensor's metadata as a Python value (``type()`` without
+an argument too; with one it is a cast)."""
+FRESH_LIKE_METHODS = frozenset({"new", "new_zeros", "new_ones", "new_empty", "new_full",
+                                "new_tensor"})
+"""``t.new_zeros(...)`` and its kin: a fresh tensor with ``t``'s dtype and device only."""
+SHAPE_TEMPLATE_METHODS = frozenset({"view_as", "reshape_as", "expand_as", "type_as"})
+"""``y.view_as(t)`` and its kin read only the argument's shape or dtype.
+
+Measured on torch 2.13 (``docs/measurements/metadata_reads.py``): for a ``t`` that requires
+grad, none of these, nor the ``_like`` factories or the ``new_*`` methods, lets a gradient reach
+``t``, and each gives the same shape, dtype, device and ``requires_grad`` through ``t`` as
+through ``t.detach()``; the metadata reads are equal on both and are not tensors."""
 
 # ------------------------------------------------------------------ conversions
 DEVICE_METHODS = frozenset({"to", "cuda", "cpu"})
