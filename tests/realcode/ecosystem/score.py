@@ -269,6 +269,11 @@ class RepoResult:
     crashes: list[str] = field(default_factory=list)
     broken: list[str] = field(default_factory=list)
     new_undefined: list[str] = field(default_factory=list)
+    """Names a fix made undefined: read in a changed file where nothing binds them, which the
+    original did not read undefined (the engine's guarantee, checked independently)."""
+    more_undefined_reads: list[str] = field(default_factory=list)
+    """Extra reads of a name the original already reads undefined (a snippet's `optimizer`
+    given a `zero_grad()`): reported, not a failure; the original fails there already."""
     non_idempotent: list[str] = field(default_factory=list)
     drifted: list[str] = field(default_factory=list)
     changed: int = 0
@@ -308,8 +313,12 @@ def score_repo(repo: Repo, labels: list[Label], source: Path, scratch: Path, too
     changed = sorted(p for p, digest in after_first.items() if before.get(p) != digest)
     result.changed = len(changed)
     result.broken = [p for p in changed if compiles(source / p) and not compiles(scratch / p)]
-    introduced = undefined_names(ruff, scratch, changed) - undefined_names(ruff, source, changed)
-    result.new_undefined = [f"{path}: {message}" for (path, message) in sorted(introduced)]
+    undefined_before = undefined_names(ruff, source, changed)
+    introduced = undefined_names(ruff, scratch, changed) - undefined_before
+    result.new_undefined = [f"{path}: {message}" for (path, message) in sorted(introduced)
+                            if (path, message) not in undefined_before]
+    result.more_undefined_reads = [f"{path}: {message}" for (path, message) in sorted(introduced)
+                                   if (path, message) in undefined_before]
     again = run_tool(tool, "fix", scratch, repo.paths, codes, jobs, ["--unsafe-fixes"])
     _collect_crashes(result, again, "second fix")
     after_second = tree_hashes(scratch)
@@ -420,6 +429,8 @@ def render(results: list[RepoResult], tool_desc: str,
         out += [f"  {item}" for item in missing]
     for title, attribute in (("crashes", "crashes"), ("files that stop compiling", "broken"),
                              ("new undefined names", "new_undefined"),
+                             ("more reads of names the original already reads undefined "
+                              "(not a failure)", "more_undefined_reads"),
                              ("non-idempotent files", "non_idempotent"),
                              ("drifted labels", "drifted")):
         items = [f"{r.repo.name}: {item}" for r in results for item in getattr(r, attribute)]
@@ -530,7 +541,8 @@ def as_json(results: list[RepoResult], reviews: Sequence[HunkReview] | None = No
         "repos": [{
             "name": r.repo.name, "commit": r.repo.commit, "files": r.files, "changed": r.changed,
             "missing": r.missing, "crashes": r.crashes, "broken": r.broken,
-            "new_undefined": r.new_undefined, "non_idempotent": r.non_idempotent,
+            "new_undefined": r.new_undefined, "more_undefined_reads": r.more_undefined_reads,
+            "non_idempotent": r.non_idempotent,
             "drifted": r.drifted, "seconds": round(r.seconds, 2),
             "labels": [{"path": o.label.path, "cell": o.label.cell, "line": o.label.line,
                         "code": o.label.code, "verdict": o.label.verdict, "found": o.found,
