@@ -31,6 +31,7 @@ def _facts(source: str, decorators: tuple[str, ...] = ()) -> TensorFacts:
 
 
 NET = "import torch\nimport torch.nn as nn\nnet = nn.Linear(3, 2)\n"
+_SCRIPT = "if __name__ == '__main__':\n    main()\n"
 
 NO_GRAD = [
     (NET + "with torch.no_grad():\n    probe = net(x)\n", "computed under `torch.no_grad`"),
@@ -163,7 +164,20 @@ ACCELERATOR = [
     ("import torch\ndevice = 'cpu'\nprobe = torch.ones(2).to(device)\n", "no", "on `cpu`"),
     ("import torch\nfrom torch.utils.data import DataLoader\nloader = DataLoader(ds, 4)\n"
      "for images, labels in loader:\n    probe = images\n", "no", "collated on the CPU"),
+    (NET + "net.to(device)\nprobe = net(x)\n", "unknown", "the module's parameters"),
+    # A file that places nothing anywhere: torch makes the parameters on the CPU and nothing
+    # moves them (a docstring naming `.cuda()` is prose, not a placement).
+    ('"""Runs on `.cuda()` too."""\n' + NET + _SCRIPT + "probe = net(x)\n", "no",
+     "places nothing"),
+    # ... but not a library module (no `__main__` block: its callers may pass a moved model),
+    # not one that names a device or loads something, not one that imports its own project
     (NET + "probe = net(x)\n", "unknown", "the module's parameters"),
+    (NET + _SCRIPT + "print('cuda' if x else 'cpu')\nprobe = net(x)\n", "unknown",
+     "the module's parameters"),
+    (NET + _SCRIPT + "import numpy as np\nw = np.load(p)\nprobe = net(x)\n", "unknown",
+     "the module's parameters"),
+    (NET + _SCRIPT + "from models import build\nprobe = net(x)\n", "unknown",
+     "the module's parameters"),
     ("import torch\nprobe = torch.ones(2).to(device)\n", "unknown", "moved with `.to(device)`"),
     ("import torch\nprobe = torch.zeros(3, device=dev)\n", "unknown", "chosen at run time"),
     ("import torch\nprobe = torch.zeros(3).cuda()\n", "yes", "`.cuda()`"),

@@ -150,6 +150,12 @@ class NumpyOnTensor(Rule):
     `onnx_export` checks `original_out.numpy()` after converting
     `example_input` in `onnx_forward`). The earlier conversion counts only where
     it is not a device finding itself, so fixing one line never changes another.
+    Nor is anything on an accelerator in a program that places nothing: a file
+    with a `__main__` block that imports only the standard library and
+    libraries that make no GPU objects unasked (torch, torchvision, numpy, gym,
+    ...; no module of its own project), and names no device, `.cuda()`,
+    `.to(...)` or `load`: torch makes its tensors and parameters on the CPU and
+    nothing there moves them (an RL script's `Categorical(p).sample().numpy()`).
 
     ## Fix safety
     Safe when the receiver is known to be a torch tensor (the finding's reason

@@ -50,6 +50,7 @@ returns GPU tensors from a custom class, a default device set in another file.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -61,6 +62,7 @@ from torchfix_codemods.analysis.core.definite import runs_before
 from torchfix_codemods.analysis.core.evaluation import Evaluation
 from torchfix_codemods.analysis.core.evidence import Evidence
 from torchfix_codemods.analysis.core.flow import reaching_bindings
+from torchfix_codemods.analysis.core.import_time import has_main_guard
 from torchfix_codemods.analysis.core.memo import Slot
 from torchfix_codemods.analysis.core.names import Binding, NameIndex, dotted_name
 from torchfix_codemods.analysis.core.positions import positions_of
@@ -78,7 +80,11 @@ from torchfix_codemods.analysis.vocabulary.tensor_methods import (
     LEGACY_CONSTRUCTORS,
     VIEW_METHODS,
 )
-from torchfix_codemods.analysis.vocabulary.torch_api import PARAMETER_CLASSES, VARIABLE_CLASSES
+from torchfix_codemods.analysis.vocabulary.torch_api import (
+    LIBRARIES_THAT_PLACE_NOTHING,
+    PARAMETER_CLASSES,
+    VARIABLE_CLASSES,
+)
 
 _MAX_DEPTH = 12
 
@@ -465,6 +471,19 @@ _ACCELERATORS = ("cuda", "mps", "xpu", "xla", "hpu", "npu", "mlu", "meta")
 _MEMO: Slot[dict[int, TensorFacts]] = Slot("values.memo")
 _GRAD_OFF: Slot[dict[int, str | None]] = Slot("values.grad_off")
 _DEFAULT_DEVICE: Slot[bool] = Slot("values.default_device")
+_PLACES_NOTHING: Slot[bool] = Slot("values.places_nothing")
+_PLACEMENT_WORDS = frozenset({"cuda", "to", "device", "devices", "load", "DataParallel",
+                              "DistributedDataParallel", "set_default_device",
+                              "set_default_tensor_type", "accelerator", "mps", "xpu",
+                              "device_map", "map_location", "device_ids"})
+"""Names and attributes with which a program places tensors or modules on a device, or gets
+them from somewhere that may have (``torch.load`` restores tensors to the device they were
+saved from)."""
+
+
+def _places_nothing_package(module: str | None) -> bool:
+    top = (module or "").split(".")[0]
+    return bool(top) and (top in sys.stdlib_module_names or top in LIBRARIES_THAT_PLACE_NOTHING)
 
 
 class _Values:
@@ -584,7 +603,7 @@ class _Values:
                 grad = _no(f"output of a module computed {self._grad_off(call)}")
             else:
                 grad = _yes(f"output of a module ({module.reason}) with autograd on")
-            return TensorFacts(grad, _suspected("on the device of the module's parameters"),
+            return TensorFacts(grad, self._module_device("on the device of the module's parameters"),
                                _unknown("a module's output"))
         local = self._local_function(func)
         if local is not None:
@@ -787,6 +806,54 @@ class _Values:
             return _no(f"dtype `{qualified}`")
         return None
 
+    def _module_device(self, reason: str) -> Fact:
+        """Where a module of this file keeps its parameters: suspected to be an accelerator,
+        unless the file places nothing anywhere (torch makes parameters on the CPU, and
+        nothing here moves them)."""
+        if self._places_nothing():
+            return _no("the file places nothing on an accelerator (torch makes tensors and "
+                       "parameters on the CPU)")
+        return _suspected(reason)
+
+    def _places_nothing(self) -> bool:
+        """The file is a program (it has a ``__main__`` block) that builds its own objects and
+        keeps them on the CPU: it imports only the standard library and
+        :data:`LIBRARIES_THAT_PLACE_NOTHING` (no module of its own project, which could hand
+        it a model moved elsewhere), never names a device, an accelerator, a placement method
+        (``.cuda()``, ``.to(...)``), a ``load`` or a device keyword, and no string mentions
+        ``cuda``/``mps``/``xpu`` (docstrings do not count): minimalRL's scripts. Only ever
+        removes a suspicion, so a wrong answer can cost a finding, never a fix."""
+        if _PLACES_NOTHING in self.names.memo:
+            return self.names.memo[_PLACES_NOTHING]
+        module = self.names.module_scope.node if self.names.module_scope is not None else None
+        stack: list[cst.CSTNode] = [module] if isinstance(module, cst.Module) and \
+            has_main_guard(module) else []
+        nothing = bool(stack)
+        while stack and nothing:
+            node = stack.pop()
+            if isinstance(node, cst.Expr) and isinstance(node.value, (cst.SimpleString,
+                                                                       cst.ConcatenatedString)):
+                continue  # a docstring: prose, not a device
+            if isinstance(node, cst.Name):
+                nothing = node.value not in _PLACEMENT_WORDS
+            elif isinstance(node, cst.SimpleString):
+                text = node.value.lower()
+                nothing = not any(word in text for word in ("cuda", "mps", "xpu"))
+            elif isinstance(node, cst.ImportFrom):
+                nothing = not node.relative and node.module is not None and \
+                    _places_nothing_package(dotted_name(node.module))
+                if nothing and not isinstance(node.names, cst.ImportStar):
+                    continue  # the imported names are not reads
+            elif isinstance(node, cst.Import):
+                nothing = all(_places_nothing_package(dotted_name(alias.name))
+                              for alias in node.names)
+                continue
+            elif isinstance(node, (cst.FormattedString, cst.ConcatenatedString)):
+                nothing = "cuda" not in cst.Module([]).code_for_node(node).lower()
+            stack.extend(children(node))
+        self.names.memo[_PLACES_NOTHING] = nothing
+        return nothing
+
     def _default_device_changed(self) -> bool:
         if _DEFAULT_DEVICE in self.names.memo:
             return self.names.memo[_DEFAULT_DEVICE]
@@ -817,7 +884,7 @@ class _Values:
                 grad = self._computed(call, _yes("`Distribution.rsample()` keeps the graph"))
             else:
                 grad = _no("`Distribution.sample()` runs without grad")
-            return TensorFacts(grad, _suspected("on the distribution's device"),
+            return TensorFacts(grad, self._module_device("on the distribution's device"),
                                _unknown("the distribution's dtype"))
         if module_reason(self.names, receiver) is not None:
             return None
@@ -1078,13 +1145,13 @@ class _Values:
                 isinstance(target, cst.Tuple) and len(target.elements) == 2 and \
                 _position(target.elements[1].value, name) is not None:
             return TensorFacts(_yes("a parameter (loop over `.named_parameters()`)"),
-                               _suspected("on the module's device"), _no("a parameter"),
+                               self._module_device("on the module's device"), _no("a parameter"),
                                leaf=True)
         if isinstance(iterator, cst.Call) and isinstance(iterator.func, cst.Attribute) and \
                 iterator.func.attr.value in ("parameters", "buffers"):
             if iterator.func.attr.value == "parameters":
                 return TensorFacts(_yes("a parameter (loop over `.parameters()`)"),
-                                   _suspected("on the module's device"), _no("a parameter"),
+                                   self._module_device("on the module's device"), _no("a parameter"),
                                    leaf=True)
         if isinstance(target, cst.Name):
             elements = self._list_elements(iterator, depth)
@@ -1225,7 +1292,7 @@ class _Values:
             return _UNKNOWN_FACTS
         if attr in ("weight", "bias") and module_reason(self.names, expr.value) is not None:
             return TensorFacts(_yes(f"a parameter (`.{attr}` of a module)"),
-                               _suspected("on the module's device"), _no("a parameter"), leaf=True)
+                               self._module_device("on the module's device"), _no("a parameter"), leaf=True)
         if attr == "data":
             source = self.of(expr.value, depth)
             return TensorFacts(_no("`.data` (detached)"), source.accelerator, source.integer)

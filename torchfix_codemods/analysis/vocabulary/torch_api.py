@@ -186,3 +186,13 @@ SUMMARY_WRITERS = frozenset({
 })
 """TensorBoard writers: they make a folder and an event file when built, and no argument makes
 them write nowhere."""
+
+
+LIBRARIES_THAT_PLACE_NOTHING = frozenset({
+    "torch", "torchvision", "torchaudio", "torchtext", "numpy", "scipy", "pandas", "sklearn",
+    "matplotlib", "seaborn", "PIL", "cv2", "gym", "gymnasium", "tqdm", "h5py", "yaml",
+})
+"""Top-level packages whose objects stay on the CPU unless the program moves them: torch makes
+tensors and parameters on the CPU by default, torchvision/torchaudio/torchtext build their
+models and transforms there, and the others make no torch objects at all. A program importing
+only these and the standard library, and naming no device, keeps everything on the CPU."""
