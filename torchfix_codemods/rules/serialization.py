@@ -380,7 +380,9 @@ class TorchLoadWithoutMapLocation(Rule):
     same scope (the "best checkpoint" of a training loop,
     `torch.save(model.state_dict(), "best.pt")` ... then
     `model.load_state_dict(torch.load("best.pt"))`, same path, same model
-    object): the tensors come from devices this process has, and
+    object; or a path filling the same literal template as the saves,
+    `"{}.pkl".format(epoch)` saved every epoch and `.format(best_epoch)`
+    restored): the tensors come from devices this process has, and
     `load_state_dict` copies them onto the parameters' device anyway.
 
     ## References

@@ -17,10 +17,14 @@ hunk was judged churn). The save may be conditional (the first epoch always impr
 ``inf``); what matters is that the same program writes and reads the file with the same
 model, so whatever file is there came from this setup.
 
+The path may also fill the same literal template as the save's (``"{}.pkl".format(epoch)``
+saved each epoch, ``"{}.pkl".format(best_epoch)`` restored; or f-strings with the same
+literal parts): the file read is one of those this program writes.
+
 Not recognised: a load whose result goes anywhere else first (a name, a key of a dict), a
 different model object (another name, or the same name rebound between the save and the
-load), a save in another function or file, or a path that is not the same literal or the
-same name bound the same way.
+load), a save in another function or file, or a path that is neither the same literal, the
+same name bound the same way, nor the same template.
 """
 
 from __future__ import annotations
@@ -41,8 +45,8 @@ def restores_own_save(names: NameIndex, load: cst.Call) -> str | None:
     the very model it is loaded into (None when the code does not show that)."""
     model = _restored_model(names, load)
     path = argument(load, "f", 0)
-    if model is None or path is None or \
-            not isinstance(path.value, (cst.SimpleString, cst.Name)):
+    if model is None or path is None or not isinstance(
+            path.value, (cst.SimpleString, cst.Name, cst.Call, cst.FormattedString)):
         return None
     scope = names.scope_of(load)
     for save in calls_by_name(names):
@@ -53,7 +57,8 @@ def restores_own_save(names: NameIndex, load: cst.Call) -> str | None:
         if saved is None or target is None or _state_dict_of(saved.value) is None:
             continue
         if not (_same_value(names, _state_dict_of(saved.value), model) and
-                _same_value(names, target.value, path.value)):
+                (_same_value(names, target.value, path.value) or
+                 _same_template(target.value, path.value))):
             continue
         if _earlier(names, save, load):
             return (f"this program saved `{code_of(model)}.state_dict()` to that file "
@@ -95,6 +100,26 @@ def _same_value(names: NameIndex, a: cst.BaseExpression | None,
     reach_a = {id(binding) for binding in reaching_bindings(names, root_a)}
     reach_b = {id(binding) for binding in reaching_bindings(names, root_b)}
     return bool(reach_a) and reach_a == reach_b
+
+
+def _same_template(a: cst.BaseExpression, b: cst.BaseExpression) -> bool:
+    """Both paths fill the same literal template: ``"{}.pkl".format(epoch)`` and
+    ``"{}.pkl".format(best_epoch)``, or two f-strings with the same literal parts. The file
+    read is one of the family this program writes (pyGAT saves every epoch and restores the
+    best one)."""
+    template_a, template_b = _template(a), _template(b)
+    return template_a is not None and template_a == template_b
+
+
+def _template(expr: cst.BaseExpression) -> tuple[str, ...] | None:
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and \
+            expr.func.attr.value == "format" and isinstance(expr.func.value, cst.SimpleString):
+        return ("format", expr.func.value.evaluated_value
+                if isinstance(expr.func.value.evaluated_value, str) else code_of(expr.func.value))
+    if isinstance(expr, cst.FormattedString):
+        return ("f", *(part.value if isinstance(part, cst.FormattedStringText) else "{}"
+                       for part in expr.parts))
+    return None
 
 
 def _root(expr: cst.BaseExpression) -> cst.Name | None:
