@@ -460,3 +460,17 @@ _HANDLERS = {
     for name, function in vars(NameIndex).items()
     if name.startswith("visit_")
 }
+
+
+def unpack_position(target: cst.BaseExpression, name: cst.Name) -> int | None:
+    """Where ``name`` sits in an unpacking target (0 for a plain name)."""
+    if target is name or (isinstance(target, cst.Name) and target.value == name.value):
+        return 0
+    if isinstance(target, (cst.Tuple, cst.List)):
+        for position, element in enumerate(target.elements):
+            if isinstance(element.value, cst.Name) and element.value is name:
+                return position
+        for position, element in enumerate(target.elements):
+            if isinstance(element.value, cst.Name) and element.value.value == name.value:
+                return position
+    return None

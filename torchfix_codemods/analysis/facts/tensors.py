@@ -24,12 +24,12 @@ from typing import Literal
 
 import libcst as cst
 
-from torchfix_codemods.analysis.core.callees import local_function
+from torchfix_codemods.analysis.core.callees import class_of_instance, local_function, methods_of
 from torchfix_codemods.analysis.core.evaluation import Evaluation
 from torchfix_codemods.analysis.core.evidence import Answer, Evidence
 from torchfix_codemods.analysis.core.flow import reaching_bindings
 from torchfix_codemods.analysis.core.memo import Slot
-from torchfix_codemods.analysis.core.names import Binding, NameIndex, dotted_name
+from torchfix_codemods.analysis.core.names import Binding, NameIndex, dotted_name, unpack_position
 from torchfix_codemods.analysis.core.walk import walk_local
 from torchfix_codemods.analysis.facts.frameworks import foreign_framework
 from torchfix_codemods.analysis.facts.modules import (
@@ -444,6 +444,46 @@ class _Analyzer:
                             "something else in another")
         return next((r for r in results if r.kind == "unknown"), results[0])
 
+    def _unpacked(self, binding: Binding, name: cst.Name, depth: int) -> Provenance:
+        """``out, attention = model(x)`` where ``model`` is an instance of a module class of
+        this file whose ``forward`` returns a tuple on every path: the item at ``out``'s
+        position is whatever ``forward`` puts there (a tensor, where every return's item is)."""
+        unknown = _unknown(f"`{name.value}` is unpacked from a tuple")
+        node = binding.node
+        if not isinstance(node, cst.Assign) or len(node.targets) != 1 or \
+                not isinstance(node.value, cst.Call):
+            return unknown
+        position = unpack_position(node.targets[0].target, name)
+        cls = class_of_instance(self.names, node.value.func) or self._module_class(node.value.func)
+        forward = methods_of(cls).get("forward") if cls is not None else None
+        if position is None or forward is None or cls is None:
+            return unknown
+        returns = [n for n in walk_local(forward.body) if isinstance(n, cst.Return)]
+        items: list[Provenance] = []
+        for returned in returns:
+            value = returned.value
+            if not isinstance(value, cst.Tuple) or position >= len(value.elements) or \
+                    any(isinstance(e, cst.StarredElement) for e in value.elements):
+                return unknown
+            items.append(self.of(value.elements[position].value, depth + 1))
+        if not items or not all(item.is_tensor for item in items):
+            return unknown
+        return _tensor(f"item {position} of the tuple `{cls.name.value}.forward` returns "
+                       f"({items[0].reason})")
+
+    def _module_class(self, expr: cst.BaseExpression) -> cst.ClassDef | None:
+        """The class of this file a module instance was built from, followed through
+        ``.to()``, wrappers and ``self.x = ...`` (:func:`module_evidence`)."""
+        evidence = module_evidence(self.names, expr)
+        built = evidence.built_from if evidence is not None else None
+        scope = self.names.module_scope
+        if built is None or "." in built or scope is None:
+            return None
+        bindings = scope.bindings.get(built, [])
+        if len(bindings) == 1 and isinstance(bindings[0].node, cst.ClassDef):
+            return bindings[0].node
+        return None
+
     def _binding(self, binding: Binding, name: cst.Name, depth: int) -> Provenance | None:
         kind = binding.kind
         if kind == "import":
@@ -458,7 +498,7 @@ class _Analyzer:
                 if annotated is not None:
                     return annotated
             if binding.value is None:
-                return _unknown(f"`{name.value}` is unpacked from a tuple")
+                return self._unpacked(binding, name, depth)
             return self.of(binding.value, depth)
         if kind == "augassign":
             # `x += y` keeps x's kind when y is a tensor or a number; other bindings decide.

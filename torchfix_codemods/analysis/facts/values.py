@@ -64,7 +64,7 @@ from torchfix_codemods.analysis.core.evidence import Evidence
 from torchfix_codemods.analysis.core.flow import reaching_bindings
 from torchfix_codemods.analysis.core.import_time import has_main_guard
 from torchfix_codemods.analysis.core.memo import Slot
-from torchfix_codemods.analysis.core.names import Binding, NameIndex, dotted_name
+from torchfix_codemods.analysis.core.names import Binding, NameIndex, dotted_name, unpack_position
 from torchfix_codemods.analysis.core.positions import positions_of
 from torchfix_codemods.analysis.core.statements import statement_line
 from torchfix_codemods.analysis.core.syntax import literal_bool
@@ -1066,7 +1066,7 @@ class _Values:
         if not isinstance(node, cst.Assign) or len(node.targets) != 1:
             return _UNKNOWN_FACTS
         target, value = node.targets[0].target, node.value
-        position = _position(target, name)
+        position = unpack_position(target, name)
         if position is None:
             return _UNKNOWN_FACTS
         if isinstance(value, cst.Tuple) and isinstance(target, (cst.Tuple, cst.List)) and \
@@ -1133,7 +1133,7 @@ class _Values:
         if isinstance(iterator, cst.Call) and isinstance(iterator.func, cst.Name) and \
                 iterator.func.value == "enumerate" and iterator.args and \
                 isinstance(target, cst.Tuple) and len(target.elements) == 2:
-            if _position(target.elements[0].value, name) is not None:
+            if unpack_position(target.elements[0].value, name) is not None:
                 return _PLAIN  # the counter
             iterator = iterator.args[0].value
         iterator = _unwrap_progress(iterator)
@@ -1143,7 +1143,7 @@ class _Values:
         if isinstance(iterator, cst.Call) and isinstance(iterator.func, cst.Attribute) and \
                 iterator.func.attr.value == "named_parameters" and \
                 isinstance(target, cst.Tuple) and len(target.elements) == 2 and \
-                _position(target.elements[1].value, name) is not None:
+                unpack_position(target.elements[1].value, name) is not None:
             return TensorFacts(_yes("a parameter (loop over `.named_parameters()`)"),
                                self._module_device("on the module's device"), _no("a parameter"),
                                leaf=True)
@@ -1383,20 +1383,6 @@ class _Values:
                 if parent.attr.value in _INPLACE_WRITES and holder.args:
                     return holder.args[0].value
         return None
-
-
-def _position(target: cst.BaseExpression, name: cst.Name) -> int | None:
-    """Where ``name`` sits in an unpacking target (0 for a plain name)."""
-    if target is name or (isinstance(target, cst.Name) and target.value == name.value):
-        return 0
-    if isinstance(target, (cst.Tuple, cst.List)):
-        for position, element in enumerate(target.elements):
-            if isinstance(element.value, cst.Name) and element.value is name:
-                return position
-        for position, element in enumerate(target.elements):
-            if isinstance(element.value, cst.Name) and element.value.value == name.value:
-                return position
-    return None
 
 
 def _unwrap_progress(iterator: cst.BaseExpression) -> cst.BaseExpression:
