@@ -764,9 +764,13 @@ def loss_named_reason(names: NameIndex, expr: cst.BaseExpression) -> str | None:
             reasons = [scalar_reason(names, part) or loss_named_reason(names, part)
                        for part in parts]
             return f"a sum from 0 of {reasons[0]}" if all(reasons) else None
-        if len(bindings) != 1 or bindings[0].kind != "assign" or bindings[0].value is None:
+        if not bindings or any(b.kind != "assign" or not isinstance(b.value, cst.Call)
+                               for b in bindings):
             return None
-        expr = bindings[0].value
+        # Every binding the same kind of call: a training loop's and a validation loop's
+        # `loss = criterion(output, label)` in one function.
+        reasons = [loss_named_reason(names, b.value) for b in bindings if b.value is not None]
+        return reasons[0] if reasons and all(reasons) else None
     if not isinstance(expr, cst.Call) or any(
             arg.keyword is not None and arg.keyword.value in ("reduction", "reduce")
             for arg in expr.args):
