@@ -36,7 +36,8 @@ _INFERENCE_NEEDS = Needs.any_of(*(f"root:{token}" for token in EVAL_TOKENS | PRE
                                 "load", "load_state_dict", "from_pretrained")
 """An inference root is a function named by these tokens (``InferenceAnalysis.kind_of``); an
 evaluation script's top level loads weights (``torch.load``, ``load_state_dict``,
-``from_pretrained``: ``InferenceAnalysis.script_region``)."""
+``from_pretrained``, a model's own ``load_weights``) or switches its model to eval
+(``InferenceAnalysis.script_region``)."""
 _NO_GRAD_NEEDS = Needs.any_of(*(f"root:{token}" for token in EVAL_TOKENS | PREDICT_TOKENS),
                               "load", "load_state_dict", "from_pretrained", ".eval")
 """TFC202 also recognises inference by behaviour: a model switched with ``.eval()`` and
@@ -317,7 +318,11 @@ class MissingNoGrad(Rule):
     mode itself, and neither it nor a caller differentiates or steps
     an optimizer with the result; one that a training function calls (a
     teacher in distillation) is left alone. A script's `main`, called only by
-    module-level code, is reported at its first model call.
+    module-level code, is reported at its first model call. The top level of
+    an evaluation script counts when it loads weights (`torch.load`,
+    `load_state_dict`, `from_pretrained`, a model's own `load_weights`) or
+    switches the model to eval itself, calls the model, and the file never
+    differentiates: its model calls go under `with torch.no_grad():`.
 
     ## Fix safety
     Values are identical under `no_grad`; only `requires_grad`/`grad_fn` of
@@ -461,7 +466,8 @@ class MissingNoGrad(Rule):
                   replacements,  # type: ignore[arg-type]
                   imports=(reference.needs,) if reference.needs else ())
         self.report(region.model_calls[0], self.message, fix=fix,
-                    reason="a script that loads weights and never differentiates")
+                    reason="a script that loads weights (or switches its model to eval) "
+                           "and never differentiates")
 
 
 class EvalNotRestored(Rule):

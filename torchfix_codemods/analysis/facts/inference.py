@@ -1109,7 +1109,8 @@ class InferenceAnalysis:
 
     # ---------------------------------------------------------------- scripts
     def script_region(self, include_no_grad: bool = False) -> ScriptRegion | None:
-        """Top-level code of an evaluation script: loads weights, calls a model, never trains.
+        """Top-level code of an evaluation script: loads weights (or switches the model to
+        eval itself), calls a model, never trains.
 
         Model calls already under ``no_grad`` count only with ``include_no_grad``
         (for the eval question; the no_grad question must skip them).
@@ -1150,12 +1151,25 @@ class InferenceAnalysis:
         return ScriptRegion(block, region, model_calls[0][2], [c for _, c, _ in model_calls])
 
     def _loads_weights(self, node: cst.CSTNode) -> bool:
+        """A weight load (``torch.load``, ``load_state_dict``, ``from_pretrained``, a model's
+        own ``load_weights``/``load_darknet_weights``...), or the script switching a model
+        to eval mode itself (``model.eval()``): either way it means to run trained weights."""
         if not isinstance(node, cst.Call):
             return False
         func = node.func
-        return self.names.qualified_name(func) == "torch.load" or (
-            isinstance(func, cst.Attribute) and func.attr.value in ("load_state_dict",
-                                                                    "from_pretrained"))
+        if self.names.qualified_name(func) == "torch.load":
+            return True
+        if not isinstance(func, cst.Attribute):
+            return False
+        method = func.attr.value
+        if method in ("load_state_dict", "from_pretrained"):
+            return True
+        tokens = name_tokens(method)
+        if tokens[:1] == ["load"] and ("weights" in tokens or "weight" in tokens) and \
+                module_evidence(self.names, func.value) is not None:
+            return True
+        return method == "eval" and not node.args and \
+            module_evidence(self.names, func.value) is not None
 
     def _top_statement(self, node: cst.CSTNode,
                        block: cst.Module | cst.IndentedBlock) -> cst.BaseStatement | None:
