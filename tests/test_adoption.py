@@ -57,10 +57,13 @@ def test_noqa_goes_where_it_is_read_and_merges_with_what_is_there() -> None:
     assert {"TFC406", "TFC001"} <= silenced[1] and "TFC406" in silenced[7]
 
 
+@pytest.mark.parametrize("folder", ["tests/parity/corpus", "examples"])
 def test_add_noqa_on_a_repository_then_check_passes_and_a_second_run_changes_nothing(
-        tmp_path: Path) -> None:
+        tmp_path: Path, folder: str) -> None:
+    """TorchFix's parity corpus, and examples/: a small training project (eight files, a
+    notebook among them) whose findings include cross-file ones and multi-line statements."""
     corpus = tmp_path / "corpus"
-    shutil.copytree(ROOT / "tests" / "parity" / "corpus", corpus)
+    shutil.copytree(ROOT / folder, corpus)
     before = tfc("check", "--select", "ALL", "--no-cache", ".", cwd=corpus)
     assert before.returncode == 1
     found = int(re.search(r"Found (\d+) finding", before.stdout).group(1))
@@ -68,14 +71,18 @@ def test_add_noqa_on_a_repository_then_check_passes_and_a_second_run_changes_not
     added = tfc("check", "--add-noqa", "--select", "ALL", ".", cwd=corpus)
     assert added.returncode == 0, added.stdout + added.stderr
     assert re.fullmatch(r"Added \d+ noqa comment\(s\) in \d+ file\(s\)\.\n", added.stdout)
-    snapshot = {p: p.read_bytes() for p in corpus.rglob("*.py")}
+    snapshot = {p: p.read_bytes() for p in corpus.rglob("*") if p.suffix in (".py", ".ipynb")}
     for path in snapshot:
-        compile(snapshot[path], str(path), "exec")
+        if path.suffix == ".py":
+            compile(snapshot[path], str(path), "exec")
     after = tfc("check", "--select", "ALL", "--no-cache", ".", cwd=corpus)
     assert after.returncode == 0, after.stdout
+    # fix honours the same comments: nothing left to rewrite, even with --unsafe-fixes.
+    fixed = tfc("fix", "--diff", "--unsafe-fixes", "--select", "ALL", ".", cwd=corpus)
+    assert fixed.returncode == 0 and fixed.stdout == "", fixed.stdout
     again = tfc("check", "--add-noqa", "--select", "ALL", ".", cwd=corpus)
     assert again.stdout == "Added 0 noqa comment(s) in 0 file(s).\n"
-    assert {p: p.read_bytes() for p in corpus.rglob("*.py")} == snapshot
+    assert {p: p.read_bytes() for p in snapshot} == snapshot
 
 
 def test_add_noqa_in_a_notebook_cell(tmp_path: Path) -> None:

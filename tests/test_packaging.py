@@ -38,3 +38,27 @@ def test_classifiers_match_requires_python_and_urls_are_not_invented() -> None:
     assert versions and min(versions) == floor
     # No repository or documentation address is published yet: none rather than a guess.
     assert "urls" not in project
+
+
+def test_the_lowest_versions_job_pins_every_floor_ci_runs() -> None:
+    """.ci/lowest installs each runtime dependency and each of the server extra's at the
+    floor pyproject.toml declares (a false floor, typer>=0.12, once hid a CLI that did
+    nothing), and .ci/run runs that job first."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("lowest", ROOT / ".ci" / "lowest_requirements.py")
+    assert spec is not None and spec.loader is not None
+    lowest = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(lowest)
+    project = _project()
+    declared = project["dependencies"] + project["optional-dependencies"]["server"]
+    pins = lowest.pinned(["server"])
+    assert len(pins) == len(declared)
+    for requirement, pin in zip(declared, pins, strict=True):
+        name, floor = re.match(r"([\w.-]+)\s*>=\s*([\w.]+)", requirement).groups()
+        assert pin.split(";")[0] == f"{name}=={floor}"
+    script = (ROOT / ".ci" / "lowest").read_text()
+    assert "python .ci/lowest_requirements.py server >" in script
+    assert "tests/test_server.py" in script and "tests/test_cli.py" in script
+    run = (ROOT / ".ci" / "run").read_text()
+    assert run.index(".ci/lowest") < run.index("python -m pytest")

@@ -248,6 +248,44 @@ def test_a_notebook_synced_cell_by_cell(tmp_path: Path) -> None:
     _run(body)
 
 
+def test_the_workspace_index_reaches_open_files_and_a_save_refreshes_them(tmp_path: Path) -> None:
+    """`torch` here is bound only by `from utils import *`: the finding exists through the
+    project index of the workspace (the file alone binds no `torch`). Saving utils.py without
+    torch rebuilds the index and the still-open train.py is published again, now clean."""
+    utils = tmp_path / "utils.py"
+    utils.write_text("import torch\n")
+    train = tmp_path / "train.py"
+    text = "from utils import *\n\nx = torch.range(0, 10)\n"
+    train.write_text(text)
+    train_uri, utils_uri = from_fs_path(str(train)), from_fs_path(str(utils))
+
+    async def body() -> None:
+        session = Session(tmp_path)
+        await session.start()
+        try:
+            published = await _open(session, train_uri, text)
+            assert [d.code for d in published.diagnostics] == ["TFC406"]
+            [found] = published.diagnostics
+            [fix] = [a for a in await _actions(session, train_uri, found)
+                     if a.title.startswith("Fix TFC406 (safe)")]
+            assert apply(text, fix.edit.document_changes[0].edits) == (
+                "from utils import *\n\nx = torch.arange(0, 11, dtype=torch.get_default_dtype())\n")
+            utils.write_text("import numpy\n")
+            opened = await _open(session, utils_uri, "import numpy\n")
+            assert opened.uri == utils_uri and list(opened.diagnostics) == []
+            session.client.text_document_did_save(types.DidSaveTextDocumentParams(
+                text_document=types.TextDocumentIdentifier(uri=utils_uri)))
+            after = {}
+            while train_uri not in after:
+                params = await session.next_diagnostics()
+                after[params.uri] = list(params.diagnostics)
+            assert after[train_uri] == []
+        finally:
+            await session.stop()
+
+    _run(body)
+
+
 def test_without_pygls_the_server_command_says_how_to_get_it(
         monkeypatch: pytest.MonkeyPatch) -> None:
     import importlib.util

@@ -85,6 +85,19 @@ def publish(server: TorchfixServer, uri: str) -> None:
         diagnostics=[diagnostic(lines, finding) for finding in findings]))
 
 
+def publish_open(server: TorchfixServer) -> None:
+    """Publish again for every open document and notebook: a save rebuilds the project
+    index (and a saved pyproject.toml the settings), so a finding in one file can appear or
+    go away because another file changed on disk."""
+    from torchfix_codemods.server.notebooks import publish_notebook
+
+    for document in list(server.workspace.text_documents.values()):
+        if server.workspace.get_notebook_document(cell_uri=document.uri) is None:
+            publish(server, document.uri)
+    for notebook in list(server.workspace.notebook_documents.values()):
+        publish_notebook(server, notebook.uri)
+
+
 def _edit(uri: str, version: int | None, old: str, new: str) -> types.WorkspaceEdit:
     return types.WorkspaceEdit(document_changes=[types.TextDocumentEdit(
         text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version),
@@ -165,7 +178,7 @@ def build_server() -> TorchfixServer:
         path = _path(params.text_document.uri)
         if path is not None:
             ls.workspace_analysis().saved(path)
-        publish(ls, params.text_document.uri)
+        publish_open(ls)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: TorchfixServer, params: types.DidCloseTextDocumentParams) -> None:
@@ -185,8 +198,10 @@ def build_server() -> TorchfixServer:
 
     @server.feature(types.NOTEBOOK_DOCUMENT_DID_SAVE)
     def notebook_save(ls: TorchfixServer, params: types.DidSaveNotebookDocumentParams) -> None:
-        ls.workspace_analysis().saved(params.notebook_document.uri)
-        publish_notebook(ls, params.notebook_document.uri)
+        path = _path(params.notebook_document.uri)
+        if path is not None:
+            ls.workspace_analysis().saved(path)
+        publish_open(ls)
 
     @server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
     def notebook_close(ls: TorchfixServer, params: types.DidCloseNotebookDocumentParams) -> None:
