@@ -186,3 +186,16 @@ SUMMARY_WRITERS = frozenset({
 })
 """TensorBoard writers: they make a folder and an event file when built, and no argument makes
 them write nowhere."""
+
+LR_SCHEDULER_POSITIONALS = {
+    "LRScheduler": 2, "_LRScheduler": 2, "LambdaLR": 3, "MultiplicativeLR": 3, "StepLR": 4,
+    "MultiStepLR": 4, "ConstantLR": 4, "LinearLR": 5, "ExponentialLR": 3, "SequentialLR": 4,
+    "PolynomialLR": 4, "CosineAnnealingLR": 4, "CosineAnnealingWarmRestarts": 5,
+    "CyclicLR": 14, "OneCycleLR": 15, "ReduceLROnPlateau": 9,
+}
+"""The ``torch.optim.lr_scheduler`` classes that took ``verbose`` (removed: measured on torch
+2.13, ``StepLR(opt, 1, verbose=True)`` raises ``TypeError``), with the number of parameters
+their constructor takes positionally today, the optimizer included. ``verbose`` was the
+last one, after these (``ReduceLROnPlateau``'s fifth, after ``patience``, before 2.2)."""
+LR_SCHEDULER_CLASSES = frozenset(f"torch.optim.lr_scheduler.{name}"
+                                 for name in LR_SCHEDULER_POSITIONALS)
