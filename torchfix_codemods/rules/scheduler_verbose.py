@@ -36,8 +36,8 @@ class SchedulerVerbose(Rule):
     `super().__init__(optimizer, last_epoch, verbose)`.
 
     ## Why is this bad?
-    torch 2.2 deprecated `verbose` and torch 2.13 removed it: the constructor
-    raises `TypeError: ReduceLROnPlateau.__init__() got an unexpected keyword
+    torch 2.2 deprecated `verbose`, and torch 2.13 no longer has it: the
+    constructor raises `TypeError: ReduceLROnPlateau.__init__() got an unexpected keyword
     argument 'verbose'` (measured), so the script stops before training.
 
     ## Example
