@@ -196,7 +196,7 @@ ENTRIES: list[dict[str, Any]] = [
                  f"{new.replace('n)', 'torch.tensor(n))')})"))
       for name, old, new, replacement, shows in (
           ("torch.Tensor.add_", "v3.clone().add_(0.5, m3[0])", "v3.clone().add_(m3[0], alpha=n)",
-           "x.add_(other, alpha=number)", ".add_(weight_decay, p.data)"),
+           "x.add_(other, alpha=number)", ".add_(-lr, p.grad.data)"),
           ("torch.Tensor.add", "v3.add(0.5, m3[0])", "v3.add(m3[0], alpha=n)",
            "x.add(other, alpha=number)", ".add(0.25, torch.ones"),
           ("torch.Tensor.sub_", "v3.clone().sub_(0.5, m3[0])", "v3.clone().sub_(m3[0], alpha=n)",

@@ -286,6 +286,9 @@ class VariableWrapper(Rule):
             # goes under `no_grad`, only where the function does no gradient work at all (a
             # forward whose result is trained on later must keep its graph).
             statements = body[index:]
+            if not _read_after(statement, statements[1:]):
+                return ("what it stores is used outside the block that stores it: "
+                        "`no_grad` has to go around those uses")
             function = self.names.enclosing(node, cst.FunctionDef)
             blocker = _gradient_work(self.names, [function] if function is not None else [])
             if blocker is not None:
@@ -576,6 +579,33 @@ def _gradient_work(names: NameIndex, statements: list[cst.BaseStatement]) -> str
             statement.body.visit(visitor)
         else:
             statement.visit(visitor)
+    return visitor.found
+
+
+def _read_after(binding: cst.BaseStatement, statements: list[cst.BaseStatement]) -> bool:
+    """Whether ``statements`` read a name the assignment ``binding`` binds."""
+    assign = binding.body[0] if isinstance(binding, cst.SimpleStatementLine) else None
+    bound: set[str] = set()
+    for target in getattr(assign, "targets", None) or [getattr(assign, "target", None)]:
+        node = getattr(target, "target", target)
+        stack = [node]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, cst.Name):
+                bound.add(item.value)
+            elif isinstance(item, (cst.Tuple, cst.List)):
+                stack.extend(element.value for element in item.elements)
+
+    class _Reads(cst.CSTVisitor):
+        found = False
+
+        def visit_Name(self, node: cst.Name) -> None:
+            if node.value in bound:
+                self.found = True
+
+    visitor = _Reads()
+    for statement in statements:
+        statement.visit(visitor)
     return visitor.found
 
 
