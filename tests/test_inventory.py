@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import sys
 from pathlib import Path
 
 import pytest
 
 from torchfix_codemods.catalog import entries_by_code
+from torchfix_codemods.rules.registry import rule_by_code
 from torchfix_codemods.rules.tables import replacements
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -74,15 +76,20 @@ def test_entry_is_handled_by_a_rule_or_says_why_not(name: str) -> None:
     assert row["rule"] in entries_by_code(), name
     assert row["handled"] in ("safe", "unsafe", "report"), name
     # The measured behaviour is what the rule's docs may claim: a deprecation warns or a
-    # removal raises, except the few that are documented deprecations without a warning.
+    # removal raises, except the few that are documented deprecations without a warning and
+    # the one whose old call now means something else without a word (`ReduceLROnPlateau`'s
+    # fifth positional argument, `verbose` before 2.2, is `threshold` today).
     assert row["measured"]["outcome"] in ("warns", "raises") or name in (
-        "torch.autograd.Variable", "torch.ger"), name
+        "torch.autograd.Variable", "torch.ger",
+        "torch.optim.lr_scheduler.ReduceLROnPlateau(verbose positional)"), name
     if "same" in row["measured"]:
         assert row["measured"]["same"] is True, f"{name}: old and new spellings differ"
-    # A rule's fixtures show the entry (its last name, as the user's code spells it).
+    # A rule's fixtures show the entry: `shows` where the entry says how the user's code
+    # spells it, else its last name (or its keyword, for `name(keyword=)`).
     word = name.split("(")[0].rsplit(".", 1)[-1]
     if "(" in name:
         word = name.split("(")[1].rstrip(")=").split("=")[0] or word
+    word = row.get("shows", word)
     texts = [p.read_text(encoding="utf-8") for p in (FIXTURES / row["rule"]).glob("*.py")]
     assert any(word in text for text in texts), f"{name}: no {row['rule']} fixture shows `{word}`"
 
@@ -99,3 +106,60 @@ def test_rule_tables_take_their_replacements_from_the_inventory(name: str) -> No
         assert spec.new == row["replacement"], name
     assert (spec.safety.value if spec.safety.value != "none" else "report") == row["handled"] \
         or spec.handler is not None, name
+
+
+# ------------------------------------------------------- what the rules' docs may claim
+_CLASS_NAMED = re.compile(r"\b([A-Z][A-Za-z]*(?:Error|Warning))\b")
+_VERSION_CLAIM = re.compile(r"\b(removed|deprecated|renamed)(?: since| in)(?: torch| version)? "
+                            r"(\d+\.\d+)")
+
+
+def _entries_of(code: str) -> dict[str, dict]:
+    """The entries a rule's claims may rest on: those it handles, and those measured as its
+    evidence (``evidence_for``)."""
+    return {name: row for name, row in ENTRIES.items()
+            if row["rule"] == code or row.get("evidence_for") == code}
+
+
+def _claims_text(code: str) -> str:
+    rule = rule_by_code(code)
+    return rule.documentation() + "\n" + rule.message
+
+
+CODES_WITH_ENTRIES = sorted({row["rule"] for row in ENTRIES.values() if row["rule"]})
+
+
+@pytest.mark.parametrize("code", CODES_WITH_ENTRIES)
+def test_exceptions_and_warnings_a_rule_names_are_measured(code: str) -> None:
+    """A rule's docs say an old call raises `TypeError` or warns `FutureWarning` only where
+    the inventory measured exactly that for one of the rule's entries."""
+    measured = {row["measured"].get("error") or row["measured"].get("warning")
+                for row in _entries_of(code).values()}
+    named = set(_CLASS_NAMED.findall(_claims_text(code)))
+    assert named <= measured, (f"{code}'s docs name {sorted(named - measured)}, which no "
+                               f"entry of it measured (measured: {sorted(filter(None, measured))})")
+
+
+@pytest.mark.parametrize("code", CODES_WITH_ENTRIES)
+def test_versions_a_rule_names_are_in_the_history(code: str) -> None:
+    """"removed in 1.2", "deprecated since 0.4": the version is in the history of one of the
+    rule's entries (the release notes the inventory records)."""
+    histories = " ".join(row.get("history", "") for row in _entries_of(code).values())
+    for verb, version in _VERSION_CLAIM.findall(_claims_text(code)):
+        assert re.search(rf"\b{re.escape(version)}\b", histories), \
+            f"{code}'s docs say {verb} in {version}; no entry's history says so"
+
+
+@pytest.mark.parametrize("name", sorted(n for n in ENTRIES if replacements().get(n) is not None))
+def test_table_notes_state_what_was_measured(name: str) -> None:
+    """A replacements.toml note that names an error says the one measured, a `removed` row
+    was measured raising, and a note that says "deprecated" was measured warning (or, for a
+    removed one, raising), apart from the documented deprecations that do not warn."""
+    row, spec = ENTRIES[name], replacements()[name]
+    measured = row["measured"]
+    for error in _CLASS_NAMED.findall(spec.note or ""):
+        assert error in (measured.get("error"), measured.get("warning")), (name, error)
+    if spec.removed:
+        assert measured["outcome"] == "raises", name
+    elif "deprecated" in (spec.note or "") and name not in ("torch.ger",):
+        assert measured["outcome"] in ("warns", "raises"), name

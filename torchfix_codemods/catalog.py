@@ -82,6 +82,8 @@ CATALOG: tuple[RuleEntry, ...] = (
     RuleEntry("TFC410", "dataloader-without-workers", "dataloader_workers", default_enabled=False),
     RuleEntry("TFC411", "private-pytree-registration", "pytree_registration"),
     RuleEntry("TFC412", "retain-variables", "legacy_keywords"),
+    RuleEntry("TFC413", "number-first-overload", "number_first_overloads"),
+    RuleEntry("TFC414", "scheduler-verbose", "scheduler_verbose"),
     RuleEntry("TFC501", "softmax-into-cross-entropy", "loss_inputs"),
     RuleEntry("TFC502", "sigmoid-into-bce", "loss_inputs"),
     RuleEntry("TFC503", "missing-zero-grad", "missing_zero_grad"),

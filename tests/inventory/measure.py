@@ -34,7 +34,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "torchfix_codemods" / "rules" / "data" / "legacy_inventory.json"
 NAMESPACES = ("torch", "torch.nn", "torch.nn.functional", "torch.nn.init", "torch.nn.utils",
-              "torch.autograd", "torch.optim", "torch.utils.data", "torch.cuda")
+              "torch.autograd", "torch.optim", "torch.optim.lr_scheduler", "torch.utils.data",
+              "torch.cuda")
 _DEPRECATED = re.compile(r"deprecat", re.IGNORECASE)
 
 SETUP = """
@@ -71,7 +72,7 @@ def _same_init(call: str) -> str:
 ENTRIES: list[dict[str, Any]] = [
     # ---- torch 0.4: Variable and Tensor merged, 0-dim tensors, renamed keywords
     dict(name="torch.autograd.Variable(volatile=)", call="Variable(v3, volatile=True)",
-         replacement="run the code under `with torch.no_grad():`", rule="TFC106", handled="report",
+         replacement="run the code under `with torch.no_grad():`", rule="TFC106", handled="unsafe",
          history="0.4: volatile removed, ignored with a warning"),
     dict(name="torch.autograd.Variable", call="Variable(v3)", replacement="x.detach()",
          rule="TFC106", handled="safe", history="0.4: Variable and Tensor merged"),
@@ -86,6 +87,9 @@ ENTRIES: list[dict[str, Any]] = [
          history="0.4: renamed retain_graph"),
     dict(name="torch.Tensor.__getitem__(0-dim)", call="loss.data[0]", replacement="loss.item()",
          rule="TFC105", handled="safe", history="0.4: reductions return 0-dim tensors"),
+    dict(name="numpy.ndarray.__getitem__(0-dim array of a tensor)", call="loss.data.numpy()[0]",
+         replacement="loss.item()", rule="TFC105", handled="safe", shows=".numpy()[0]",
+         history="0.4: reductions return 0-dim tensors, whose arrays are 0-dim"),
     dict(name="torch.Tensor.cuda(async=)", call="compile('x.cuda(async=True)', 'f', 'exec')",
          replacement="non_blocking=", rule="TFC004", handled="safe",
          history="0.4: renamed non_blocking; Python 3.7: `async` is a keyword"),
@@ -93,10 +97,14 @@ ENTRIES: list[dict[str, Any]] = [
          call="torch.randn(2).type(torch.cuda.FloatTensor)",
          replacement="x.to(device, torch.float32)", rule=None,
          why="device placement by type: the device to use is the program's choice "
-             "(`torch.device(...)`), not text the tool can read from the call"),
+             "(`torch.device(...)`), not text the tool can read from the call. Measured on "
+             "the CPU build the tests run on, where it raises as 0.3 did without CUDA (a "
+             "CUDA build was not measured here)"),
     dict(name="torch.cuda.FloatTensor", call="torch.cuda.FloatTensor(2)",
          replacement="torch.empty(2, device='cuda')", rule=None,
-         why="the constructor's meaning depends on its arguments (sizes, data, a storage)"),
+         why="the constructor's meaning depends on its arguments (sizes, data, a storage); "
+             "measured on the CPU build the tests run on, where it raises as 0.3 did without "
+             "CUDA (a CUDA build was not measured here)"),
     # ---- removed linear algebra (0.4-1.x names)
     *[dict(name=f"torch.{old}", call=f"torch.{old}", replacement=new, rule="TFC406",
            handled="report", history=when)
@@ -176,10 +184,42 @@ ENTRIES: list[dict[str, Any]] = [
          "in 2.13's docstring", why="not deprecated on the torch we test against: it neither "
          "warns nor differs from torch.tanh (bitwise), so a rewrite is noise"),
     # ---- other deprecations the walk finds
-    dict(name="torch.Tensor.add_(Number, Tensor)", call="v3.clone().add_(0.5, v3)",
-         replacement="x.add_(other, alpha=number)", rule=None,
-         why="needs the receiver to be known a tensor and the first argument a number; "
-             "a later round"),
+    # The number-first overloads (torch 0.3's order) warn once per process; measure_call
+    # turns torch's warn-always on, so each entry sees its own warning. `same` compares the
+    # old and new spellings, with a Python number and with a 0-dim tensor as the number.
+    *[dict(name=f"{name}(Number first)", call=old, replacement=replacement, rule="TFC413",
+           handled="safe", shows=shows,
+           history="0.4: the number became a keyword (`alpha=`/`value=`); the old order stays "
+                   "as a deprecated overload",
+           same=(f"n = 0.5\nsame = torch.equal({old.replace('0.5', 'n')}, {new}) and "
+                 f"torch.equal({old.replace('0.5', 'torch.tensor(n)')}, "
+                 f"{new.replace('n)', 'torch.tensor(n))')})"))
+      for name, old, new, replacement, shows in (
+          ("torch.Tensor.add_", "v3.clone().add_(0.5, m3[0])", "v3.clone().add_(m3[0], alpha=n)",
+           "x.add_(other, alpha=number)", ".add_(-lr, p.grad.data)"),
+          ("torch.Tensor.add", "v3.add(0.5, m3[0])", "v3.add(m3[0], alpha=n)",
+           "x.add(other, alpha=number)", ".add(0.25, torch.ones"),
+          ("torch.Tensor.sub_", "v3.clone().sub_(0.5, m3[0])", "v3.clone().sub_(m3[0], alpha=n)",
+           "x.sub_(other, alpha=number)", ".sub(0.25, torch.ones"),
+          ("torch.Tensor.sub", "v3.sub(0.5, m3[0])", "v3.sub(m3[0], alpha=n)",
+           "x.sub(other, alpha=number)", ".sub(0.25, torch.ones"),
+          ("torch.Tensor.addcmul_", "v3.clone().addcmul_(0.5, m3[0], m3[1])",
+           "v3.clone().addcmul_(m3[0], m3[1], value=n)", "x.addcmul_(t1, t2, value=number)",
+           ".addcmul_(1 - beta2, grad, grad)"),
+          ("torch.Tensor.addcdiv_", "v3.clone().addcdiv_(0.5, m3[0], m3[1])",
+           "v3.clone().addcdiv_(m3[0], m3[1], value=n)", "x.addcdiv_(t1, t2, value=number)",
+           ".addcdiv_(-step_size, exp_avg, denom)"),
+          ("torch.add", "torch.add(v3, 0.5, m3[0])", "torch.add(v3, m3[0], alpha=n)",
+           "torch.add(input, other, alpha=number)", "torch.add(model.weight, 0.5,"),
+      )],
+    dict(name="torch.Tensor.add_(Tensor, Number)", call="v3.clone().add_(m3[0], 0.5)",
+         replacement="x.add_(other, alpha=number)", rule=None, evidence_for="TFC413",
+         why="not an old spelling: it raises, which is why two positional arguments can only "
+             "be the number-first overload (TFC413's evidence)"),
+    dict(name="torch.Tensor.addmm_(Number first)", call="m3.clone().addmm_(0.5, 0.5, m3, m3)",
+         replacement="x.addmm_(m1, m2, beta=number, alpha=number)", rule=None,
+         why="one or two numbers (beta, alpha) in places that differ between the overloads; "
+             "rare in training code (the 0.3 optimizers use add_/addcmul_/addcdiv_)"),
     dict(name="torch.nn.functional.softmax(no dim)", call="F.softmax(m3)",
          replacement="dim=... (the implicit choice was 0 for 0/1/3-dim input, else 1)",
          rule=None, why="the right `dim` depends on the input's rank, which the code does not show"),
@@ -206,6 +246,109 @@ ENTRIES: list[dict[str, Any]] = [
          call="s = torch.optim.lr_scheduler.StepLR(torch.optim.SGD(params, lr=0.1), 1); s.step(1)",
          replacement="scheduler.step()", rule=None,
          why="dropping the epoch changes the schedule unless it equals the step count"),
+    # ---- removed in 2.x: LR schedulers' `verbose` (deprecated 2.2)
+    dict(name="torch.optim.lr_scheduler.ReduceLROnPlateau(verbose=)",
+         call="torch.optim.lr_scheduler.ReduceLROnPlateau(torch.optim.SGD(params, lr=0.1), "
+              "patience=3, verbose=True)",
+         replacement="drop it (log `scheduler.get_last_lr()`)", rule="TFC414", handled="unsafe",
+         history="2.2: deprecated; removed since (TypeError)"),
+    dict(name="torch.optim.lr_scheduler.StepLR(verbose=)",
+         call="torch.optim.lr_scheduler.StepLR(torch.optim.SGD(params, lr=0.1), 10, "
+              "verbose=False)",
+         replacement="drop it (`verbose=False` printed nothing)", rule="TFC414", handled="safe",
+         history="2.2: deprecated; removed since (TypeError)"),
+    dict(name="torch.optim.lr_scheduler.LRScheduler.__init__(verbose)",
+         call="torch.optim.lr_scheduler.LRScheduler.__init__(object.__new__("
+              "torch.optim.lr_scheduler.StepLR), torch.optim.SGD(params, lr=0.1), -1, False)",
+         replacement="super().__init__(optimizer, last_epoch)", rule="TFC414",
+         handled="unsafe", shows="__init__(optimizer, last_epoch, verbose)",
+         history="2.2: deprecated; removed since (TypeError)"),
+    dict(name="torch.optim.lr_scheduler.ReduceLROnPlateau(verbose positional)",
+         call="s = torch.optim.lr_scheduler.ReduceLROnPlateau(torch.optim.SGD(params, lr=0.1), "
+              "'min', 0.5, 5, True)\nassert s.threshold is True",
+         replacement="pass the arguments by keyword", rule="TFC414", handled="report",
+         shows="0.5, 5, True)",
+         history="until 2.1 `verbose` was the fifth parameter; since 2.2 the fifth positional "
+                 "argument is `threshold`, silently"),
+    # ---- removed in 0.4-1.x, gone altogether
+    dict(name="torch.Tensor.volatile", call="v3.volatile",
+         replacement="False (always); run inference under `torch.no_grad()`", rule=None,
+         why="reading it is rare and always gives False; `Variable(x, volatile=True)` is the "
+             "entry that matters (TFC106)"),
+    dict(name="torch.Tensor.volatile(set)", call="v3.volatile = False",
+         replacement="nothing: the assignment has no effect", rule="TFC106", handled="safe",
+         shows="volatile = False", history="0.4: volatile removed, ignored with a warning"),
+    dict(name="torch.autograd.Function(non-static forward)",
+         call="class Old(torch.autograd.Function):\n    def forward(self, x):\n"
+              "        return x * 2\nOld()(v3)",
+         replacement="@staticmethod forward(ctx, ...), called as Old.apply(...)", rule=None,
+         why="state kept on the instance (set in `__init__` or `forward`) has to move to `ctx` "
+             "and every call site (often in other files) to `Old.apply(...)`: a rewrite of the "
+             "class, not of a call"),
+    dict(name="torch.autograd.function.FunctionCtx.saved_variables",
+         call="class New(torch.autograd.Function):\n    @staticmethod\n"
+              "    def forward(ctx, x):\n        ctx.save_for_backward(x)\n        return x * 2\n"
+              "    @staticmethod\n    def backward(ctx, g):\n"
+              "        x, = ctx.saved_variables\n        return g * x\n"
+              "New.apply(v3.clone().requires_grad_()).sum().backward()",
+         replacement="ctx.saved_tensors", rule=None,
+         why="still works (it warns); `ctx` is typed only inside an `autograd.Function`, and "
+             "the name survives in very little code; a later round"),
+    dict(name="torch.rfft", call="torch.rfft(v3, 1)", replacement="torch.fft.rfft (complex "
+         "result; torch.view_as_real for the old layout)", rule="TFC406", handled="report",
+         history="removed 1.8 (torch.fft became a module)"),
+    dict(name="torch.irfft", call="torch.irfft(v3, 1)", replacement="torch.fft.irfft (complex "
+         "input; torch.view_as_complex from the old layout)", rule="TFC406", handled="report",
+         history="removed 1.8 (torch.fft became a module)"),
+    dict(name="torch.fft(function)", call="torch.fft(v3, 1)",
+         replacement="torch.fft.fft / fftn (complex in and out)", rule=None,
+         why="`torch.fft` is a module now: its name still resolves, so only a call of it is the "
+             "old function, and its real-pairs layout has no one-call replacement"),
+    dict(name="torch.utils.ffi", call="import torch.utils.ffi",
+         replacement="torch.utils.cpp_extension", rule=None,
+         why="removed in 1.0: the C extension's build has to be rewritten, not a call"),
+    dict(name="torch.Tensor.__getitem__(uint8 mask)",
+         call="v3[torch.tensor([1, 0, 1], dtype=torch.uint8)]",
+         replacement="a bool mask (`mask.bool()`)", rule=None,
+         why="comparisons give bool masks since 1.2, so most old code needs nothing; a "
+             "`.byte()` mask is one the code made on purpose, often far from its use"),
+    dict(name="torch.Tensor.masked_fill(uint8 mask)",
+         call="v3.masked_fill(torch.tensor([1, 0, 1], dtype=torch.uint8), 0.0)",
+         replacement="a bool mask (`mask.bool()`)", rule=None,
+         why="as for indexing: the mask's dtype is decided where it is made, not at the call"),
+    dict(name="torch.Tensor.__rsub__(bool)", call="1 - (v3 > 0)",
+         replacement="~mask or mask.logical_not()", rule=None,
+         why="`1 - mask` was right for 0.4's uint8 comparisons; it raises only when `mask` is "
+             "bool, which the code shows only where the comparison is written in place"),
+    dict(name="torch.nn.functional.grid_sample(align_corners unset)",
+         call="F.grid_sample(img, torch.zeros(1, 1, 1, 2))",
+         replacement="align_corners=False (today's result) or True (before 1.3)", rule=None,
+         why="the author's choice: False silences the warning and keeps today's result, True "
+             "restores what 0.4-1.2 code computed; which one the code wants is not in it"),
+    dict(name="torch.nn.functional.log_softmax(no dim)", call="F.log_softmax(m3)",
+         replacement="dim=... (the implicit choice was 0 for 0/1/3-dim input, else 1)",
+         rule=None, why="the right `dim` depends on the input's rank, which the code does not "
+                        "show"),
+    dict(name="torch.nn.Hardtanh(min_value=)", call="nn.Hardtanh(min_value=-1.0)",
+         replacement="min_val=", rule=None,
+         why="deprecated before 0.3 (the 0.3 docs already say `min_val`): no code of the era "
+             "this inventory serves was seen to use it"),
+    dict(name="torch.nn.Module.state_dict(positional)",
+         call="nn.Linear(2, 2).state_dict(None, 'p.')",
+         replacement="state_dict(destination=..., prefix=..., keep_vars=...)", rule=None,
+         why="used by overrides of `state_dict` in custom modules, which pass on their own "
+             "positional parameters; a later round"),
+    dict(name="torch.nn.Module.register_backward_hook",
+         call="m = nn.Linear(2, 2); m.register_backward_hook(lambda *a: None); "
+              "m(torch.ones(1, 2, requires_grad=True)).sum().backward()",
+         replacement="register_full_backward_hook", rule=None,
+         why="the full hook's `grad_input` is the module's inputs' gradient, not the last "
+             "operation's: the hook's body has to change with it"),
+    dict(name="torch.optim.lr_scheduler.ReduceLROnPlateau.step(epoch)",
+         call="torch.optim.lr_scheduler.ReduceLROnPlateau(torch.optim.SGD(params, lr=0.1))"
+              ".step(1.0, 3)",
+         replacement="scheduler.step(metrics)", rule=None,
+         why="dropping the epoch changes `last_epoch` unless it equals the step count"),
     dict(name="torch.stft(return_complex unset)", call="torch.stft(torch.randn(64), 16)",
          replacement="return_complex=True, then torch.view_as_real", rule=None,
          why="the output changes type; its uses must change with it"),
@@ -217,8 +360,21 @@ _LOSSES_WITH_LEGACY_REDUCTION = (
     "cross_entropy", "hinge_embedding_loss", "kl_div", "l1_loss", "margin_ranking_loss",
     "multi_margin_loss", "multilabel_margin_loss", "multilabel_soft_margin_loss", "nll_loss",
     "poisson_nll_loss", "smooth_l1_loss", "soft_margin_loss")
+_LOSS_CLASSES_WITH_LEGACY_REDUCTION = (
+    "BCELoss", "BCEWithLogitsLoss", "CosineEmbeddingLoss", "CrossEntropyLoss",
+    "HingeEmbeddingLoss", "KLDivLoss", "L1Loss", "MSELoss", "MarginRankingLoss",
+    "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss", "NLLLoss",
+    "PoissonNLLLoss", "SmoothL1Loss", "SoftMarginLoss", "TripletMarginLoss")
 REVIEWED: dict[str, str] = {
     # Walk candidates that no entry above calls, and why: what handles them, or why nothing.
+    **{f"torch.nn.{name}": "size_average=/reduce=: TFC403 (its data lists every loss; the "
+       "MSELoss entry measures the warning)" for name in _LOSS_CLASSES_WITH_LEGACY_REDUCTION},
+    "torch.nn.UpsamplingBilinear2d": "TFC406 (replacements.toml: nn.Upsample with the mode)",
+    "torch.nn.UpsamplingNearest2d": "TFC406 (replacements.toml: nn.Upsample with the mode)",
+    "torch.GradScaler.step": "not a deprecation of the API: a comment about an internal "
+                             "optimizer contract",
+    "torch.utils.data.DataLoader": "not handled: only `pin_memory_device` is deprecated (a 2.x "
+                                   "argument: the current accelerator is used)",
     **{f"torch.nn.functional.{name}": "size_average=/reduce=: TFC403 (its data lists every "
        "loss; the mse_loss entry measures the warning)" for name in _LOSSES_WITH_LEGACY_REDUCTION},
     "torch.lu_solve": "TFC406 (replacements.toml maps it to torch.linalg.lu_solve)",
@@ -251,7 +407,13 @@ def _first_line(text: str) -> str:
 
 def measure_call(call: str) -> dict[str, str]:
     """What ``call`` does on this torch: ``ok``, ``warns`` or ``raises``, with text."""
+    import torch
+
     namespace: dict[str, Any] = {}
+    # torch warns about some deprecations once per process (the number-first overloads
+    # share one flag): each call must see its own warning, whatever ran before it.
+    warn_always = torch.is_warn_always_enabled()
+    torch.set_warn_always(True)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         exec(SETUP, namespace)  # noqa: S102 - our own fixed snippets
@@ -261,6 +423,8 @@ def measure_call(call: str) -> dict[str, str]:
         except Exception as error:  # noqa: BLE001 - what it raises is the measurement
             return {"outcome": "raises", "error": type(error).__name__,
                     "message": _first_line(str(error))}
+        finally:
+            torch.set_warn_always(warn_always)
     if caught:
         # The deprecation, when the call also trips an unrelated warning first.
         said = [w for w in caught if _DEPRECATED.search(str(w.message))] or caught
@@ -292,8 +456,15 @@ def _text_of(obj: object) -> str:
 
 
 def walk() -> list[str]:
-    """Public callables (functions, not classes) and Tensor methods that mention deprecation."""
+    """Public functions, classes (their docstring and ``__init__``) and the methods each class
+    defines itself, and ``torch.Tensor``'s methods, whose text mentions deprecation. A class
+    is walked once, under the first namespace that exports it; the tensor and storage
+    classes (``torch.FloatTensor``, ``torch.cuda.FloatTensor``...) only through
+    ``torch.Tensor``, whose methods they share."""
+    import torch
+
     found = []
+    seen: set[int] = set()
     for name in NAMESPACES:
         module = importlib.import_module(name)
         public = getattr(module, "__all__", None) or [n for n in dir(module)
@@ -303,16 +474,41 @@ def walk() -> list[str]:
                 obj = getattr(module, attribute)
             except AttributeError:
                 continue
-            if inspect.ismodule(obj) or isinstance(obj, type) or not callable(obj):
+            if inspect.ismodule(obj) or not callable(obj) or id(obj) in seen:
                 continue
-            if _DEPRECATED.search(_text_of(obj)):
-                found.append(f"{name}.{attribute}")
-    import torch
-
+            seen.add(id(obj))
+            if not isinstance(obj, type):
+                if _DEPRECATED.search(_text_of(obj)):
+                    found.append(f"{name}.{attribute}")
+                continue
+            if not obj.__module__.startswith("torch") or _tensor_or_storage(obj, torch):
+                continue
+            found += [f"{name}.{attribute}{member}" for member in _class_candidates(obj)]
     for attribute in sorted(dir(torch.Tensor)):
         if not attribute.startswith("_") and _DEPRECATED.search(
                 _text_of(getattr(torch.Tensor, attribute))):
             found.append(f"torch.Tensor.{attribute}")
+    return found
+
+
+def _tensor_or_storage(cls: type, torch: Any) -> bool:
+    """``torch.Tensor`` itself, its subclasses, the legacy typed classes (their metaclass is
+    ``torch.tensortype``) and the storages."""
+    return issubclass(cls, torch.Tensor) or type(cls).__name__ == "tensortype" or \
+        "Storage" in cls.__name__
+
+
+def _class_candidates(cls: type) -> list[str]:
+    """``""`` when the class's docstring or ``__init__`` mentions deprecation, and
+    ``".method"`` for each public method it defines itself whose text does."""
+    own = cls.__dict__
+    doc = own.get("__doc__")
+    init = own.get("__init__")
+    text = (doc if isinstance(doc, str) else "") + (_text_of(init) if init else "")
+    found = [""] if _DEPRECATED.search(text) else []
+    for member, value in sorted(own.items()):
+        if not member.startswith("_") and callable(value) and _DEPRECATED.search(_text_of(value)):
+            found.append(f".{member}")
     return found
 
 

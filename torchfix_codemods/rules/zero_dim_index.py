@@ -12,6 +12,8 @@ import libcst as cst
 from torchfix_codemods.analysis.core.syntax import is_zero_index
 from torchfix_codemods.analysis.facts.tensors import (
     one_element_index_reason,
+    scalar_reason,
+    whole_reduction_reason,
     zero_dim_index_reason,
 )
 from torchfix_codemods.edits.expressions import method_call
@@ -61,7 +63,11 @@ class IndexZeroDim(Rule):
     the seq2seq tutorials), scaled by plain numbers or not. A criterion moved
     with `criterion = criterion.cuda()` is still the reducing loss it was built as.
     Without that evidence nothing is reported (a DataFrame's `.sum()` is a
-    Series, and its `[0]` is ordinary).
+    Series, and its `[0]` is ordinary). The same evidence makes
+    `loss.data.cpu().numpy()[0]` safe to rewrite to `loss.data.cpu().item()`:
+    the array of a 0-dim tensor is 0-dim, and `[0]` on it raises `IndexError:
+    too many indices for array` (measured); the number is a Python float
+    where torch 0.3 gave a NumPy float32 of the same value.
 
     Unsafe: `loss.data[0]` where `loss = criterion(output, target)` and the
     criterion is a parameter or attribute the file does not show being built
@@ -114,6 +120,11 @@ class IndexZeroDim(Rule):
         if isinstance(parent, (cst.AssignTarget, cst.Del)) or (
                 isinstance(parent, cst.AugAssign) and parent.target is node):
             return
+        value = node.value
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and \
+                value.func.attr.value == "numpy" and not value.args:
+            self._numpy_index(node, value.func.value)
+            return
         found = zero_dim_index_reason(self.names, node)
         message = None
         if found is None:
@@ -130,5 +141,22 @@ class IndexZeroDim(Rule):
         self.report(node, message, fix=Fix(safety, "replace `[0]` with `.item()`", [(node, new)]),
                     reason=reason)
 
+
+    def _numpy_index(self, node: cst.Subscript, tensor: cst.BaseExpression) -> None:
+        """``loss.data.cpu().numpy()[0]``: the 0.3 way to a number through numpy. A 0-dim
+        tensor gives a 0-dim array, and ``[0]`` on it raises ``IndexError: too many indices
+        for array`` (measured on torch 2.13)."""
+        reason = scalar_reason(self.names, tensor) or whole_reduction_reason(self.names, tensor)
+        if reason is None:
+            return
+        if isinstance(tensor, cst.Attribute) and tensor.attr.value == "data":
+            tensor = tensor.value  # `.item()` is a number: no graph to step around
+        new = method_call(tensor, "item").with_changes(lpar=node.lpar, rpar=node.rpar)
+        self.report(node, _NUMPY_INDEX, fix=Fix(Safety.SAFE, "replace `.numpy()[0]` with "
+                                                "`.item()`", [(node, new)]), reason=reason)
+
+
+_NUMPY_INDEX = ("`.numpy()[0]` of a 0-dim tensor raises `IndexError` (a 0-dim array): use "
+                "`.item()`")
 
 RULES = [IndexZeroDim]

@@ -81,3 +81,20 @@ VIEW_METHODS = REORDERING_METHODS | {
 """Methods whose result may share the receiver's memory (``reshape`` and ``flatten`` do
 whenever they can). Measured on torch 2.13: ``swapaxes``, ``swapdims``, ``moveaxis`` and
 ``as_strided`` return a view (``_base`` is the receiver) with its dtype and device."""
+
+# ------------------------------------------------- torch 0.3's number-first overloads
+NUMBER_FIRST_METHODS: dict[str, tuple[int, str]] = {
+    "add": (2, "alpha"), "add_": (2, "alpha"), "sub": (2, "alpha"), "sub_": (2, "alpha"),
+    "addcmul": (3, "value"), "addcmul_": (3, "value"),
+    "addcdiv": (3, "value"), "addcdiv_": (3, "value"),
+}
+"""Tensor methods with a deprecated overload whose first positional argument is the number
+(``x.add_(-lr, grad)``): how many positional arguments that overload takes, and the keyword
+the number has been since torch 0.4. With that many positional arguments no other overload
+matches (``alpha``/``value`` are keyword-only): measured on torch 2.13, ``x.add_(y, 0.5)``
+raises ``TypeError``."""
+NUMBER_FIRST_FUNCTIONS: dict[str, tuple[int, str]] = {
+    "torch.add": (3, "alpha"), "torch.sub": (3, "alpha"),
+    "torch.addcmul": (4, "value"), "torch.addcdiv": (4, "value"),
+}
+"""The same overloads of the torch functions (the input tensor first): ``torch.add(x, a, y)``."""

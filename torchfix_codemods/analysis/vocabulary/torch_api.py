@@ -196,3 +196,16 @@ LIBRARIES_THAT_PLACE_NOTHING = frozenset({
 tensors and parameters on the CPU by default, torchvision/torchaudio/torchtext build their
 models and transforms there, and the others make no torch objects at all. A program importing
 only these and the standard library, and naming no device, keeps everything on the CPU."""
+
+LR_SCHEDULER_POSITIONALS = {
+    "LRScheduler": 2, "_LRScheduler": 2, "LambdaLR": 3, "MultiplicativeLR": 3, "StepLR": 4,
+    "MultiStepLR": 4, "ConstantLR": 4, "LinearLR": 5, "ExponentialLR": 3, "SequentialLR": 4,
+    "PolynomialLR": 4, "CosineAnnealingLR": 4, "CosineAnnealingWarmRestarts": 5,
+    "CyclicLR": 14, "OneCycleLR": 15, "ReduceLROnPlateau": 9,
+}
+"""The ``torch.optim.lr_scheduler`` classes that took ``verbose`` (removed: measured on torch
+2.13, ``StepLR(opt, 1, verbose=True)`` raises ``TypeError``), with the number of parameters
+their constructor takes positionally today, the optimizer included. ``verbose`` was the
+last one, after these (``ReduceLROnPlateau``'s fifth, after ``patience``, before 2.2)."""
+LR_SCHEDULER_CLASSES = frozenset(f"torch.optim.lr_scheduler.{name}"
+                                 for name in LR_SCHEDULER_POSITIONALS)
