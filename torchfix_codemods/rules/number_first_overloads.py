@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchfix_codemods.analysis.core.callees import methods_of
 from torchfix_codemods.analysis.core.calls import positional_args
+from torchfix_codemods.analysis.core.memo import Slot
+from torchfix_codemods.analysis.core.names import NameIndex
 from torchfix_codemods.analysis.facts.frameworks import imports_torch
 from torchfix_codemods.analysis.facts.tensors import provenance
 from torchfix_codemods.analysis.vocabulary.tensor_methods import (
@@ -113,9 +116,6 @@ class NumberFirstOverload(Rule):
         ),
     )
 
-    def visit_Module(self, node: cst.Module) -> None:
-        self._own_methods = _methods_defined_in(node)
-
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         qualified = self.qualified_name(func)
@@ -158,26 +158,27 @@ class NumberFirstOverload(Rule):
         if found.is_tensor:
             return Safety.SAFE, f"the receiver is a tensor ({found.reason})"
         if found.is_not_tensor or func.attr.value not in UNUSUAL_NAMES or \
-                func.attr.value in self._own_methods:
+                func.attr.value in _methods_defined_in(self.names):
             return None
         return Safety.UNSAFE, (f"`{func.attr.value}` with a number first is torch's deprecated "
                                f"overload, but the receiver is not known to be a tensor "
                                f"({found.reason})")
 
 
-def _methods_defined_in(module: cst.Module) -> frozenset[str]:
+def _methods_defined_in(names: NameIndex) -> frozenset[str]:
     """The names of the methods the classes of this file define (``def add_`` of a queue):
-    a receiver the code does not type may be one of those objects."""
-    found: set[str] = set()
+    a receiver the code does not type may be one of those objects. Read from the name index's
+    class scopes (no walk of the module), once per module."""
+    if _OWN_METHODS in names.memo:
+        return names.memo[_OWN_METHODS]
+    found = frozenset(name for scope in names.all_scopes
+                      if scope.kind == "class" and isinstance(scope.node, cst.ClassDef)
+                      for name in methods_of(scope.node) if name in METHODS)
+    names.memo[_OWN_METHODS] = found
+    return found
 
-    class _Visitor(cst.CSTVisitor):
-        def visit_ClassDef(self, node: cst.ClassDef) -> None:
-            for statement in node.body.body:
-                if isinstance(statement, cst.FunctionDef) and statement.name.value in METHODS:
-                    found.add(statement.name.value)
 
-    module.visit(_Visitor())
-    return frozenset(found)
+_OWN_METHODS: Slot[frozenset[str]] = Slot("number_first_overloads.own_methods")
 
 
 def _only_out_keyword(call: cst.Call) -> bool:
