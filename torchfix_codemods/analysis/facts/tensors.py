@@ -39,7 +39,12 @@ from torchfix_codemods.analysis.facts.modules import (
     passed_to_apply,
 )
 from torchfix_codemods.analysis.facts.modules import self_assignments as method_self_assignments
-from torchfix_codemods.analysis.vocabulary.tensor_methods import CONVERSIONS, COPIES, VIEW_METHODS
+from torchfix_codemods.analysis.vocabulary.tensor_methods import (
+    CONVERSIONS,
+    COPIES,
+    DEVICE_METHODS,
+    VIEW_METHODS,
+)
 from torchfix_codemods.analysis.vocabulary.torch_api import (
     NOT_TENSOR_FUNCTIONS,
     NOT_TENSOR_PACKAGES,
@@ -913,7 +918,7 @@ def _moved_itself(binding: Binding, name: str) -> bool:
     """``name = name.cuda()`` / ``name = name.to(device)``: the same object, moved."""
     value = binding.value
     return binding.kind == "assign" and isinstance(value, cst.Call) and isinstance(
-        value.func, cst.Attribute) and value.func.attr.value in ("cuda", "cpu", "to") \
+        value.func, cst.Attribute) and value.func.attr.value in DEVICE_METHODS \
         and isinstance(value.func.value, cst.Name) and value.func.value.value == name
 
 

@@ -78,7 +78,13 @@ from torchfix_codemods.analysis.vocabulary.tensor_methods import (
     LEGACY_CONSTRUCTORS,
     VIEW_METHODS,
 )
-from torchfix_codemods.analysis.vocabulary.torch_api import PARAMETER_CLASSES, VARIABLE_CLASSES
+from torchfix_codemods.analysis.vocabulary.torch_api import (
+    CONCATENATIONS,
+    DATA_CONVERSIONS,
+    DEFAULT_DEVICE_SETTERS,
+    PARAMETER_CLASSES,
+    VARIABLE_CLASSES,
+)
 
 _MAX_DEPTH = 12
 
@@ -628,7 +634,7 @@ class _Values:
             source = self._first_tensor_argument(call, depth)
             return TensorFacts(_no(f"integer-typed (`{qualified}`): autograd never tracks it"),
                                source.accelerator, _yes(f"result of `{qualified}`"))
-        if qualified in ("torch.as_tensor", "torch.asarray"):
+        if qualified in DATA_CONVERSIONS:
             source = self._first_tensor_argument(call, depth)
             return self._derived(call, source)
         if "." in rest and not rest.startswith(("nn.functional.", "linalg.", "fft.", "special.")):
@@ -797,9 +803,8 @@ class _Values:
                     parent = self.names.parent(read)
                     while isinstance(parent, cst.Attribute):
                         parent = self.names.parent(parent)
-                    if isinstance(parent, cst.Call) and self.names.qualified_name(parent.func) in (
-                            "torch.set_default_device", "torch.set_default_tensor_type",
-                            "torch.device"):
+                    if isinstance(parent, cst.Call) and \
+                            self.names.qualified_name(parent.func) in DEFAULT_DEVICE_SETTERS:
                         if self.names.qualified_name(parent.func) != "torch.device" or \
                                 isinstance(self.names.parent(parent), cst.WithItem):
                             changed = True
@@ -1374,7 +1379,6 @@ def _reads_items(names: NameIndex, read: cst.Name) -> bool:
         call = names.parent(parent)
         if isinstance(call, cst.Call):
             callee = names.qualified_name(call.func) or dotted_name(call.func) or ""
-            return callee in ("len", "torch.cat", "torch.stack", "torch.concat", "torch.vstack",
-                              "torch.hstack", "torch.concatenate")
+            return callee == "len" or callee in CONCATENATIONS
     return False
 
