@@ -32,6 +32,7 @@ from torchfix_codemods.analysis.core.syntax import code_of, is_docstring, is_mai
 from torchfix_codemods.analysis.core.usage import assigned_name
 from torchfix_codemods.analysis.core.walk import walk_local
 from torchfix_codemods.analysis.project import LoaderShard
+from torchfix_codemods.analysis.vocabulary.naming import named_for_evaluation
 from torchfix_codemods.edits.arguments import add_keyword, keyword
 from torchfix_codemods.edits.composer import NestedEdits
 from torchfix_codemods.edits.expressions import as_left_operand
@@ -344,8 +345,7 @@ class _Migration:
                     value = binding.value
                     target = assigned_name(self.names, value) if isinstance(value, cst.Call) \
                         else None
-                    if target is None or any(word in target.value.lower()
-                                             for word in ("test", "val", "eval")):
+                    if target is None or named_for_evaluation(target.value):
                         continue
                     loop = epoch_loop_of(self.names, target)
                     if loop is not None:
