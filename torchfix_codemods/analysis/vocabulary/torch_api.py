@@ -146,6 +146,12 @@ AUTOCASTS = frozenset({
 })
 
 # ------------------------------------------------------------------ devices and processes
+def names_cuda_device(text: str) -> bool:
+    """``"cuda"``, ``"cuda:0"``: a device string naming a CUDA device (``"cpu"``, ``"mps"``
+    and ``"cudagraph"`` do not)."""
+    return text == "cuda" or text.startswith("cuda:")
+
+
 CUDA_QUERIES = frozenset({"torch.cuda.is_available", "torch.cuda.device_count",
                           "torch.cuda.is_initialized"})
 """``torch.cuda`` functions that do not initialise CUDA."""
