@@ -91,8 +91,9 @@ ANALYSIS = "torchfix_codemods.analysis"
     # Per-file facts on LibCST, built on the two wings above.
     ("facts", ("core", "vocabulary", "facts", "project")),
     # Cross-file facts, read with `ast` in a first pass over the run: no LibCST wing.
-    # (noqa: where a summary records the file's suppressions.)
-    ("project", ("vocabulary", "project", "torchfix_codemods.noqa")),
+    # (noqa: where a summary records the file's suppressions; core.memo: the typed memo,
+    # plain Python, which the index keeps its answers in.)
+    ("project", ("vocabulary", "project", "core.memo", "torchfix_codemods.noqa")),
 ])
 def test_each_analysis_wing_imports_only_the_wings_below_it(
         wing: str, may_import: tuple[str, ...]) -> None:
@@ -133,14 +134,31 @@ def _torch_names(node: ast.AST) -> list[str]:
             if isinstance(e, ast.Constant) and isinstance(e.value, str) and e.value.startswith("torch.")]
 
 
+def _membership_literals(tree: ast.AST) -> list[ast.expr]:
+    """Tuples and lists a name is looked up in where they are written: ``q in ("a", "b")``,
+    ``q.startswith(("a", "b"))``."""
+    found: list[ast.expr] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            found += [right for op, right in zip(node.ops, node.comparators, strict=True)
+                      if isinstance(op, (ast.In, ast.NotIn))]
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                node.func.attr in ("startswith", "endswith"):
+            found += node.args
+    return [node for node in found if isinstance(node, (ast.Tuple, ast.List))]
+
+
 def _torch_name_collections(path: Path) -> list[str]:
-    """Sets and dicts of torch names anywhere, and tuples/lists of them bound at module level."""
+    """Sets and dicts of torch names anywhere, tuples/lists of them bound at module level, and
+    two or more of them written inline where a name is looked up."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     found = [f"{path.name}:{node.lineno}" for node in ast.walk(tree)
              if isinstance(node, (ast.Set, ast.Dict, ast.Call)) and _torch_names(node)]
     found += [f"{path.name}:{node.lineno}" for node in tree.body
               if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None
               and isinstance(node.value, (ast.Tuple, ast.List)) and _torch_names(node.value)]
+    found += [f"{path.name}:{node.lineno}" for node in _membership_literals(tree)
+              if len(_torch_names(node)) >= 2]
     return found
 
 
@@ -155,6 +173,71 @@ def test_sets_of_torch_names_are_defined_only_in_the_vocabulary() -> None:
             continue
         assert not _torch_name_collections(path), \
             f"{relative}: a set of torch names belongs in analysis/vocabulary/"
+
+
+def _concepts() -> dict[str, frozenset[str]]:
+    """The vocabulary's sets of unqualified names (tensor methods, layer and class names)."""
+    from torchfix_codemods.analysis.vocabulary import tensor_methods, torch_classes
+
+    found: dict[str, frozenset[str]] = {}
+    for module in (tensor_methods, torch_classes):
+        for name, value in vars(module).items():
+            if isinstance(value, frozenset) and value not in found.values() and \
+                    not any(v.startswith("torch.") for v in value):
+                found[f"{module.__name__.rsplit('.', 1)[1]}.{name}"] = value
+    return found
+
+
+def _strings(node: ast.AST) -> set[str]:
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+            node.func.id in ("frozenset", "set") and node.args:
+        node = node.args[0]
+    if not isinstance(node, (ast.Set, ast.Tuple, ast.List)):
+        return set()
+    return {e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)}
+
+
+def _concept_copies(path: Path, concepts: dict[str, frozenset[str]]) -> list[str]:
+    """Collections of three or more names at least three quarters of which are one concept
+    set of the vocabulary: a copy of it (drifting apart from it), not a set built from it."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    candidates = [node for node in ast.walk(tree) if isinstance(node, (ast.Set, ast.Call))]
+    candidates += [node.value for node in tree.body if isinstance(node, (ast.Assign, ast.AnnAssign))
+                   and isinstance(node.value, (ast.Tuple, ast.List))]
+    candidates += _membership_literals(tree)
+    found = set()
+    for node in candidates:
+        names = _strings(node)
+        for concept, members in concepts.items():
+            shared = names & members
+            if len(shared) >= 3 and 4 * len(shared) >= 3 * len(names):
+                found.add(f"{path.name}:{node.lineno} ~ {concept}")
+    return sorted(found)
+
+
+def test_the_vocabulary_of_tensor_methods_is_not_copied() -> None:
+    """``{"to", "cuda", "cpu", "float", "half"}`` written out in a fact module drifts from
+    ``CHAINABLE_METHODS``; a purpose-specific set is built from the concept sets."""
+    vocabulary = PACKAGE / "analysis" / "vocabulary"
+    concepts = _concepts()
+    assert "tensor_methods.TENSOR_FACTORIES" in concepts
+    for path in sorted(PACKAGE.rglob("*.py")):
+        relative = path.relative_to(PACKAGE).as_posix()
+        if path.is_relative_to(vocabulary) or relative.startswith("verify/"):
+            continue
+        copies = _concept_copies(path, concepts)
+        assert not copies, f"{relative}: {copies[0]}: build it from analysis/vocabulary/"
+
+
+def test_the_copy_check_finds_a_copy(tmp_path: Path) -> None:
+    """The two checks above would pass vacuously if they found nothing."""
+    copied = tmp_path / "copied.py"
+    copied.write_text("def f(name, q):\n    return name in ('to', 'cuda', 'cpu', 'half') or \\\n"
+                      "        q in ('torch.cat', 'torch.stack')\n")
+    assert _concept_copies(copied, _concepts()) == [
+        "copied.py:2 ~ tensor_methods.CONVERSIONS", "copied.py:2 ~ tensor_methods.DEVICE_METHODS",
+        "copied.py:2 ~ torch_classes.CHAINABLE_METHODS"]
+    assert _torch_name_collections(copied) == ["copied.py:3"]
 
 
 def test_settings_options_and_cache_key_import_neither_libcst_nor_rules(tmp_path: Path) -> None:

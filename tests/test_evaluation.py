@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchfix_codemods.analysis.core import callees
 from torchfix_codemods.analysis.core.evaluation import Evaluation, module_evaluation
 from torchfix_codemods.analysis.core.evidence import Evidence
 from torchfix_codemods.analysis.core.memo import ModuleMemo, Slot
@@ -93,6 +94,21 @@ def test_per_expression_analyses_share_their_answers_per_module() -> None:
     names, value = _names_and_value("device = 'cuda:0'\nplace = device\nplace\n")
     reason = cuda_device(names, value)
     assert reason == "`'cuda:0'`" and cuda_device(names, value) is reason
+
+
+def test_the_class_of_an_instance_is_followed_through_the_core() -> None:
+    """``core/callees.class_of_instance`` was the last LibCST walk with a bound of its own."""
+    names, value = _names_and_value("class D:\n    pass\nd = D()\ne = d\ne\n")
+    found = callees.class_of_instance(names, value)
+    assert found is not None and found.name.value == "D"
+    assert names.memo[callees._INSTANCE].memo[id(value)] is found
+    names, value = _names_and_value("a = b\nb = a\na\n")
+    assert callees.class_of_instance(names, value) is None  # a cycle: unknown
+    chain = "class D:\n    pass\nv0 = D()\n" + "".join(f"v{i} = v{i - 1}\n" for i in range(1, 6))
+    names, value = _names_and_value(chain + "v3\n")
+    assert callees.class_of_instance(names, value) is not None  # four names: followed
+    names, value = _names_and_value(chain + "v4\n")
+    assert callees.class_of_instance(names, value) is None  # five: past the bound
 
 
 def test_the_value_analyses_answer_with_one_evidence_type() -> None:

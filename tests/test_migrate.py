@@ -544,6 +544,23 @@ def test_a_rerun_that_adds_no_commit_runs_no_test(tmp_path: Path) -> None:
     assert "3 test runs were read back from an earlier `migrate`" in second["pr_body"]
 
 
+def test_test_runs_are_kept_with_the_one_atomic_writer(repo: Path) -> None:
+    """A save that cannot replace its file (a directory stands there) leaves no temporary
+    file beside it: the kept runs are written by ``writing.replace_file``."""
+    from torchfix_codemods.migrate import testsave
+
+    kept = testsave.Kept("pytest", {"abc": SuiteOutcome(True, 0, 1.5, (), "ok")})
+    testsave.save(str(repo), "torchfix/fixes", kept)
+    assert testsave.load(str(repo), "torchfix/fixes", "pytest") == kept
+    folder = repo / ".git" / "torchfix-codemods"
+    blocked = folder / "blocked.tests.json"
+    blocked.mkdir()
+    (blocked / "inside").write_text("")
+    before = sorted(p.name for p in folder.iterdir())
+    testsave.save(str(repo), "blocked", kept)
+    assert sorted(p.name for p in folder.iterdir()) == before
+
+
 def test_a_cross_file_fix_reaches_the_branch(tmp_path: Path) -> None:
     """train.py's fix needs models.py's facts (``Net`` is a module) although models.py has
     nothing to fix: the index covers the whole repository, as in one ``fix`` run."""

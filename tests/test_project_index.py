@@ -145,6 +145,27 @@ def test_function_returns(tmp_path: Path) -> None:
     assert facts.returns("models.Net") is None
 
 
+def test_returned_tensors_are_on_the_cpu_only_where_the_factory_says_so(tmp_path: Path) -> None:
+    """A ``*_like`` factory and ``as_tensor`` keep their argument's device (a CUDA tensor's
+    copy is on the GPU); the typed constructors and ``range`` make CPU tensors; a view or a
+    cast of a CPU tensor stays one. The summary reads these from the vocabulary's sets."""
+    index = project(tmp_path, {"ops.py": (
+        "import torch\n"
+        "def like(x):\n    return torch.zeros_like(x)\n"
+        "def ones(x):\n    return torch.ones_like(x)\n"
+        "def converted(x):\n    return torch.as_tensor(x)\n"
+        "def typed():\n    return torch.DoubleTensor(3)\n"
+        "def counted():\n    return torch.range(0, 3)\n"
+        "def narrowed(x):\n    return x.detach().cpu().narrow(0, 0, 1).short()\n"
+        "def described(x):\n    return x.detach().cpu().type()\n"), "train.py": "import ops\n"})
+    facts = view(index, tmp_path, "train.py")
+    kinds = {name: getattr(facts.returns(f"ops.{name}"), "kind", None)
+             for name in ("like", "ones", "converted", "typed", "counted", "narrowed", "described")}
+    assert kinds == {"like": None, "ones": None, "converted": None,
+                     "typed": "detached-cpu-tensor", "counted": "detached-cpu-tensor",
+                     "narrowed": "detached-cpu-tensor", "described": None}
+
+
 def test_dataset_subclasses(tmp_path: Path) -> None:
     index = project(tmp_path, {
         "data.py": "from torch.utils.data import Dataset\nclass Pairs(Dataset):\n    pass\n",

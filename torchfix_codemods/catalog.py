@@ -108,10 +108,12 @@ leaves alone: results must not depend on the selection."""
 
 
 def reads_project(codes: Iterable[str]) -> bool:
-    """Whether a run of these rules reads the project index: any rule but TFC000 does,
-    through its own facts or the engine's (:data:`ENGINE_FACTS`)."""
+    """Whether a run of these rules reads the project index: a rule that declares facts
+    does, and while the engine's own policies read any (:data:`ENGINE_FACTS`), every rule but
+    TFC000 (whose findings no policy filters) does."""
     table = entries_by_code()
-    return any(code in table and code != SYNTAX_ERROR_CODE for code in codes)
+    return any(code in table and (bool(table[code].project_facts) or (
+        bool(ENGINE_FACTS) and code != SYNTAX_ERROR_CODE)) for code in codes)
 
 
 class UnknownRuleCode(ValueError):

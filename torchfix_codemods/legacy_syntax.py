@@ -28,6 +28,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from torchfix_codemods import catalog
+from torchfix_codemods.analysis.vocabulary.tensor_methods import NON_BLOCKING_METHODS
 from torchfix_codemods.findings import FileResult, Finding, FixInfo, Safety
 from torchfix_codemods.noqa import is_silenced, noqa_lines
 from torchfix_codemods.source import SourceUnit
@@ -41,9 +42,8 @@ OLD_KEYWORD = "async"
 NEW_KEYWORD = "non_blocking"
 _CANDIDATE = re.compile(r"\basync\s*=(?!=)")
 """A cheap text test first: most files never mention ``async=``, and tokenizing costs."""
-RECEIVING_METHODS = frozenset({"cuda", "to", "type", "copy_"})
-"""The tensor methods that took ``async=`` in torch 0.3/0.4 and take ``non_blocking=`` now
-(``Tensor.cuda``, ``.to``, ``.type``, ``.copy_``; measured on torch 2.13). A call of
+RECEIVING_METHODS = NON_BLOCKING_METHODS
+"""The tensor methods that took ``async=`` and take ``non_blocking=`` now. A call of
 anything else keeps its ``async=`` and the file its TFC000: renaming an argument of an
 unknown function would only move the error to run time."""
 

@@ -14,10 +14,10 @@ import dataclasses
 import json
 import os
 import re
-import tempfile
 
 from torchfix_codemods.migrate import git
 from torchfix_codemods.migrate.model import SuiteOutcome
+from torchfix_codemods.writing import replace_file
 
 MAX_RUNS = 200
 
@@ -59,9 +59,7 @@ def save(root: str, branch: str, kept: Kept) -> None:
     path = _path(root, branch)
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        fd, temporary = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle)
-        os.replace(temporary, path)
+        # The one atomic writer: its temporary file never outlives a failure.
+        replace_file(path, json.dumps(data).encode("utf-8"), durable=False)
     except OSError:
         return

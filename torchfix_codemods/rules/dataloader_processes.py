@@ -293,11 +293,14 @@ class CudaInDataLoaderWorker(Rule):
     arrives, which is a change to two places the tool cannot make for you.
     The error text is `torch.cuda._lazy_init`'s in torch 2.13 (a CPU-only
     build raises "Torch not compiled with CUDA enabled" instead, so this was
-    read in the source, not run). Only datasets and functions of this file
-    passed to a loader in this file are followed; `num_workers=0`, and a
-    loader built with `multiprocessing_context="spawn"` or `"forkserver"`,
-    are not reported; `torch.cuda.is_available()`/`device_count()` do not
-    initialise CUDA and are fine.
+    read in the source, not run). The datasets and functions of this file
+    passed to a loader in this file are followed, and a dataset class that
+    another file of the run defines (reported at the loader, naming the
+    method; its base classes in a third file are not followed);
+    `num_workers=0`, and a loader built with
+    `multiprocessing_context="spawn"` or `"forkserver"`, are not reported;
+    `torch.cuda.is_available()`/`device_count()` do not initialise CUDA and
+    are fine.
 
     ## References
     - [`torch.utils.data`: multi-process data loading](https://docs.pytorch.org/docs/stable/data.html#multi-process-data-loading)
@@ -346,6 +349,7 @@ class CudaInDataLoaderWorker(Rule):
     def leave_Module(self, original_node: cst.Module) -> None:
         reported: set[int] = set()
         for loader in self._loaders:
+            self._dataset_of_another_file(loader)
             for where, function in _worker_code(self.names, loader):
                 for node in walk_local(function.body):
                     if not isinstance(node, cst.Call) or id(node) in reported:
@@ -356,6 +360,31 @@ class CudaInDataLoaderWorker(Rule):
                         self.report(node, self.message.replace(
                             "code that `DataLoader` workers run", f"{where}, which `DataLoader` "
                             "workers run"), reason=why)
+
+    def _dataset_of_another_file(self, loader: cst.Call) -> None:
+        """A dataset class another file of the run defines: the project says what its worker
+        code does (``dataset_cuda_work``); reported at the loader, which starts the workers."""
+        dataset = dataset_argument(loader)
+        qualified = _imported_class_of_instance(self.names, dataset) if dataset else None
+        work = self.context.project.dataset_cuda_work(qualified) if qualified else None
+        if work is not None:
+            self.report(loader, self.message.replace(
+                "code that `DataLoader` workers run", f"`{work.method}` ({work.where}), which "
+                "this loader's workers run"), reason=work.what)
+
+
+def _imported_class_of_instance(names: NameIndex, expr: cst.BaseExpression) -> str | None:
+    """The qualified name of the imported class ``expr`` is an instance of: ``Images(...)``
+    (``from data import Images``), or a name bound only once to such a call."""
+    for _ in range(4):
+        if not isinstance(expr, cst.Name):
+            break
+        bindings = names.bindings_of(expr)
+        if len(bindings) != 1 or bindings[0].kind not in ("assign", "annassign") or \
+                bindings[0].value is None:
+            return None
+        expr = bindings[0].value
+    return names.qualified_name(expr.func) if isinstance(expr, cst.Call) else None
 
 
 def _worker_code(names: NameIndex, loader: cst.Call) -> list[tuple[str, cst.FunctionDef]]:

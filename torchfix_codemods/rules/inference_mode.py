@@ -23,6 +23,7 @@ from torchfix_codemods.analysis.facts.inference import (
 from torchfix_codemods.analysis.facts.modules import mode_changes_output
 from torchfix_codemods.analysis.vocabulary.naming import EVAL_TOKENS, PREDICT_TOKENS
 from torchfix_codemods.analysis.vocabulary.tensor_methods import DEVICE_METHODS, FLOAT_CASTS
+from torchfix_codemods.analysis.vocabulary.torch_api import COMPILERS
 from torchfix_codemods.edits.modes import in_eval_mode
 from torchfix_codemods.edits.references import ImportUnavailable
 from torchfix_codemods.edits.statements import insert_before, parse_statement
@@ -420,7 +421,7 @@ class MissingNoGrad(Rule):
         where: cst.CSTNode = at if at is not None else node.name
         compiled = [d for d in node.decorators
                     if (self.qualified_name(_decorator_target(d)) or "").startswith(
-                        ("torch.jit", "torch.compile"))]
+                        COMPILERS)]
         if compiled:
             self.report(where, self.message + " (no fix: the function is scripted or "
                         "compiled; put `with torch.no_grad():` around the call instead)")

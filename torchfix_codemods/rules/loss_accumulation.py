@@ -15,6 +15,7 @@ from torchfix_codemods.analysis.core.walk import names_in, walk
 from torchfix_codemods.analysis.facts.grad_mode import in_no_grad
 from torchfix_codemods.analysis.facts.tensors import provenance, scalar_reason
 from torchfix_codemods.analysis.facts.values import tensor_facts
+from torchfix_codemods.analysis.vocabulary.torch_api import AUTOGRAD_CALLS
 from torchfix_codemods.edits.expressions import method_call
 from torchfix_codemods.findings import Safety
 from torchfix_codemods.prefilter import Needs
@@ -201,7 +202,7 @@ def _differentiated(names: NameIndex, read: cst.CSTNode, depth: int) -> bool:
             if isinstance(func, cst.Attribute) and func.attr.value in ("backward", "scale"):
                 return True
             qualified = names.qualified_name(func) or ""
-            if qualified in ("torch.autograd.grad", "torch.autograd.backward"):
+            if qualified in AUTOGRAD_CALLS:
                 return True
         if isinstance(ancestor, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
             target = None

@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchfix_codemods.analysis.core.evaluation import Evaluation, module_evaluation
+from torchfix_codemods.analysis.core.memo import Slot
 from torchfix_codemods.analysis.core.names import NameIndex
 
 _MAX_DEPTH = 4
+_INSTANCE: Slot[Evaluation[cst.ClassDef | None]] = Slot("callees.class_of_instance")
 
 
 def _defined(names: NameIndex, expr: cst.BaseExpression, kind: str) -> cst.CSTNode | None:
@@ -46,7 +49,14 @@ def local_class(names: NameIndex, expr: cst.BaseExpression) -> cst.ClassDef | No
 def class_of_instance(names: NameIndex, expr: cst.BaseExpression,
                       depth: int = 0) -> cst.ClassDef | None:
     """The class of this file that ``expr`` is an instance of: ``MyData(...)``, or a name
-    bound only once, to such a call."""
+    bound only once, to such a call (followed through the evaluator core)."""
+    evaluation = module_evaluation(names.memo, _INSTANCE, _MAX_DEPTH, cycle=None, too_deep=None)
+    return evaluation(expr, depth, lambda e, d: _class_of_instance(names, e, d - 1))
+
+
+def _class_of_instance(names: NameIndex, expr: cst.BaseExpression,
+                       depth: int) -> cst.ClassDef | None:
+    """One step of :func:`class_of_instance`, at the asker's ``depth``."""
     if isinstance(expr, cst.Name) and depth < _MAX_DEPTH:
         bindings = names.bindings_of(expr)
         if len(bindings) != 1 or bindings[0].kind not in ("assign", "annassign") or \

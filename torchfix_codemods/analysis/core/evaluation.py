@@ -10,10 +10,10 @@ step that answers one expression and the answers for a cycle and for too deep.
 
 Every value analysis walks through it: ``tensors`` and ``values`` (one :class:`Evaluation`
 per question, the memo shared), and the smaller questions asked of one expression at a
-time (``leaves``, ``layout``, ``devices``, ``modules``, ``compat``), which keep theirs in the
-module's memo with :func:`module_evaluation`. Each question keeps its own depth bound: how
-far a chain of names is worth following differs (a device string four steps, a rank
-sixteen), and changing a bound changes answers.
+time (``leaves``, ``layout``, ``devices``, ``modules``, ``compat``, ``callees``' class of an
+instance), which keep theirs in the module's memo with :func:`module_evaluation`. Each
+question keeps its own depth bound: how far a chain of names is worth following differs (a
+device string four steps, a rank sixteen), and changing a bound changes answers.
 """
 
 from __future__ import annotations

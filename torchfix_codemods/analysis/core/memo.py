@@ -6,11 +6,14 @@ rule asking about the same file shares one computation. Each fact has a :class:`
 name, the type of its value, and optionally a key (the inference decorators it was
 computed for). The memo is typed by the slot, so a reader gets back the type that was
 stored, with no string keys to mistype and no casts at the call sites.
+
+The project index (``analysis/project``) keeps its derived answers in one too: plain
+Python, no LibCST, so the ``ast`` side imports this module and nothing else of ``core``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, cast
 
@@ -56,3 +59,20 @@ class ModuleMemo:
 
     def setdefault(self, slot: Slot[T], default: T) -> T:
         return cast(T, self._values.setdefault(slot, default))
+
+    def once(self, slot: Slot[T | None], compute: Callable[[], T | None]) -> T | None:
+        """``compute()``'s answer, computed once per slot; asked again while it is being
+        computed (a cycle: a class among its own bases, modules star-importing each other),
+        the answer is None, "unknown". The project index's questions are asked this way."""
+        if slot in self._values:
+            return self[slot]
+        self._values[slot] = None
+        found = compute()
+        self._values[slot] = found
+        return found
+
+    def built(self, slot: Slot[T], build: Callable[[], T]) -> T:
+        """A table derived once per memo (every save of the run by the file it names)."""
+        if slot not in self._values:
+            self._values[slot] = build()
+        return self[slot]

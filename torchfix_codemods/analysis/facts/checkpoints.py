@@ -29,6 +29,7 @@ from torchfix_codemods.analysis.core.usage import (
 from torchfix_codemods.analysis.core.walk import walk_local
 from torchfix_codemods.analysis.project import ModulePair, SavedContent
 from torchfix_codemods.analysis.project.summary import site_of_text
+from torchfix_codemods.analysis.vocabulary.torch_classes import CHAINABLE_METHODS
 
 TORCH_LOAD = "torch.load"
 TORCH_SAVE = "torch.save"
@@ -44,7 +45,7 @@ _SCALER_WORDS = ("scaler",)
 
 OBJECT_ONLY_METHODS = MODULE_ONLY_METHODS | {"step", "add_param_group"}
 """Methods neither a tensor nor a dict has: an optimizer's, a scheduler's, a module's."""
-_FOLLOWED_METHODS = frozenset({"to", "cuda", "cpu", "float", "half", "double", "train", "eval"})
+_FOLLOWED_METHODS = CHAINABLE_METHODS
 """Methods that return the object itself (a module) or one like it: its use is followed."""
 _TENSOR_ATTRIBUTES = frozenset({
     "shape", "dtype", "device", "data", "grad", "T", "mT", "H", "mH", "ndim", "requires_grad",

@@ -30,12 +30,15 @@ from torchfix_codemods.analysis.core.callees import defined_function, methods_of
 from torchfix_codemods.analysis.core.calls import argument, has_star_kwargs, keyword_arg
 from torchfix_codemods.analysis.core.names import NameIndex
 from torchfix_codemods.analysis.core.walk import walk_local
-from torchfix_codemods.analysis.vocabulary.torch_classes import DATALOADER_CLASSES
+from torchfix_codemods.analysis.vocabulary.torch_classes import (
+    DATALOADER_CLASSES,
+    DATASET_WORKER_METHODS,
+)
 
 DATALOADERS = DATALOADER_CLASSES
 """The name ``rules/data_parallel.py`` imports (it is being split on another branch):
 removed when that branch is merged."""
-WORKER_CODE_METHODS = ("__getitem__", "__getitems__", "__iter__", "__next__")
+WORKER_CODE_METHODS = DATASET_WORKER_METHODS
 """Methods of a dataset that a loader runs in its worker processes."""
 
 Workers = Literal["none", "some", "unknown"]

@@ -22,7 +22,11 @@ from torchfix_codemods.analysis.core.evaluation import Evaluation, module_evalua
 from torchfix_codemods.analysis.core.memo import Slot
 from torchfix_codemods.analysis.core.names import NameIndex
 from torchfix_codemods.analysis.core.walk import children, walk_local
-from torchfix_codemods.analysis.vocabulary.torch_api import ACCELERATOR_QUERIES, CUDA_QUERIES
+from torchfix_codemods.analysis.vocabulary.torch_api import (
+    ACCELERATOR_QUERIES,
+    CUDA_QUERIES,
+    names_cuda_device,
+)
 
 _DEVICE_FLAGS = ("cuda", "cpu", "gpu", "device")
 _MAX_DEPTH = 4
@@ -39,7 +43,7 @@ def _device(names: NameIndex, expr: cst.BaseExpression, depth: int) -> str | Non
     """One step of :func:`cuda_device`; ``depth`` already counts it."""
     if isinstance(expr, cst.SimpleString):
         text = expr.evaluated_value
-        if isinstance(text, str) and (text == "cuda" or text.startswith("cuda:")):
+        if isinstance(text, str) and names_cuda_device(text):
             return f"`{expr.value}`"
         return None
     if isinstance(expr, cst.FormattedString):

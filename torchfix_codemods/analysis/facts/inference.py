@@ -50,7 +50,7 @@ from torchfix_codemods.analysis.vocabulary.naming import (
     TRAINING_TOKENS,
     name_tokens,
 )
-from torchfix_codemods.analysis.vocabulary.torch_api import DIFFERENTIATING_FUNCTIONS
+from torchfix_codemods.analysis.vocabulary.torch_api import DIFFERENTIATING_FUNCTIONS, SETS_OWN_GRAD_MODE
 from torchfix_codemods.analysis.vocabulary.torch_classes import is_module_factory
 
 _DIFF_METHODS = frozenset({"backward", "requires_grad_", "retain_grad"})
@@ -298,7 +298,7 @@ class InferenceAnalysis:
         qualified = self.names.qualified_name(func)
         if qualified in DIFFERENTIATING_FUNCTIONS:
             self._record_diff(call, facts, guards)
-        if qualified in ("torch.set_grad_enabled", "torch.enable_grad") and facts is not None:
+        if qualified in SETS_OWN_GRAD_MODE and facts is not None:
             facts.grad_mode_calls.append(call)
         if isinstance(func, cst.Attribute) and func.attr.value == "enter_context" and \
                 call.args and self._grad_context(call.args[0].value) and facts is not None:

@@ -32,7 +32,12 @@ from torchfix_codemods.analysis.core.flow import reaching_bindings
 from torchfix_codemods.analysis.core.memo import Slot
 from torchfix_codemods.analysis.core.names import NameIndex
 from torchfix_codemods.analysis.core.syntax import code_of
-from torchfix_codemods.analysis.vocabulary.tensor_methods import CONVERSIONS, COPIES, REORDERING_METHODS
+from torchfix_codemods.analysis.vocabulary.tensor_methods import (
+    CONVERSIONS,
+    COPIES,
+    REORDERING_METHODS,
+    SWAPPING_METHODS,
+)
 from torchfix_codemods.analysis.vocabulary.torch_api import (
     RANK_KEEPING_FUNCTIONS,
     REORDERING_FUNCTIONS,
@@ -163,7 +168,7 @@ def _reordered_rank(names: NameIndex, method: str, base: cst.BaseExpression,
         return 2 if known is None else known
     if known is not None:
         return known
-    if method in ("transpose", "swapaxes", "swapdims") and len(args) == 2:
+    if method in SWAPPING_METHODS and len(args) == 2:
         dims = [_int_literal(arg.value) for arg in args]
         if all(dim is not None for dim in dims):
             return max(d + 1 if d >= 0 else -d for d in dims)  # type: ignore[operator]

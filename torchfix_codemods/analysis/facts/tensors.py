@@ -42,9 +42,11 @@ from torchfix_codemods.analysis.facts.modules import self_assignments as method_
 from torchfix_codemods.analysis.vocabulary.tensor_methods import (
     CONVERSIONS,
     COPIES,
+    DEVICE_METHODS,
     FRESH_LIKE_METHODS,
     LIKE_FACTORIES,
     METADATA_READS,
+    NUMBER_METHODS,
     SHAPE_TEMPLATE_METHODS,
     VIEW_METHODS,
 )
@@ -146,7 +148,6 @@ _NOT_TENSOR_METHODS = {
     "state_dict": "a state dict", "keys": "dict keys", "items": "dict items",
     "values": "dict values", "named_parameters": "an iterator",
 }
-_NUMBER_METHODS = frozenset({"item", "size", "dim", "numel"})
 _NUMBER_BUILTINS = frozenset({"len", "float", "int", "round", "abs", "max", "min", "sum"})
 # Functions outside `torch.` documented to return one tensor.
 _ECOSYSTEM_TENSOR_FUNCTIONS = frozenset({
@@ -306,7 +307,7 @@ class _Analyzer:
         if isinstance(func, cst.Attribute):
             method = func.attr.value
             if method in _NOT_TENSOR_METHODS:
-                return _not(_NOT_TENSOR_METHODS[method], numeric=method in _NUMBER_METHODS)
+                return _not(_NOT_TENSOR_METHODS[method], numeric=method in NUMBER_METHODS)
             if method == "modules" or method == "parameters" or method == "children":
                 return _not(f"an iterator (`.{method}()`)")
             receiver = self.of(func.value, depth)
@@ -965,7 +966,7 @@ def _moved_itself(binding: Binding, name: str) -> bool:
     """``name = name.cuda()`` / ``name = name.to(device)``: the same object, moved."""
     value = binding.value
     return binding.kind == "assign" and isinstance(value, cst.Call) and isinstance(
-        value.func, cst.Attribute) and value.func.attr.value in ("cuda", "cpu", "to") \
+        value.func, cst.Attribute) and value.func.attr.value in DEVICE_METHODS \
         and isinstance(value.func.value, cst.Name) and value.func.value.value == name
 
 

@@ -76,11 +76,15 @@ from torchfix_codemods.analysis.vocabulary.tensor_methods import (
     COMPLEX_CASTS,
     FACTORY_INTEGER_RESULT,
     FLOAT_CASTS,
+    FRESH_LIKE_METHODS,
     INTEGER_CASTS,
     LEGACY_CONSTRUCTORS,
     VIEW_METHODS,
 )
 from torchfix_codemods.analysis.vocabulary.torch_api import (
+    CONCATENATIONS,
+    DATA_CONVERSIONS,
+    DEFAULT_DEVICE_SETTERS,
     LIBRARIES_THAT_PLACE_NOTHING,
     PARAMETER_CLASSES,
     VARIABLE_CLASSES,
@@ -647,7 +651,7 @@ class _Values:
             source = self._first_tensor_argument(call, depth)
             return TensorFacts(_no(f"integer-typed (`{qualified}`): autograd never tracks it"),
                                source.accelerator, _yes(f"result of `{qualified}`"))
-        if qualified in ("torch.as_tensor", "torch.asarray"):
+        if qualified in DATA_CONVERSIONS:
             source = self._first_tensor_argument(call, depth)
             return self._derived(call, source)
         if "." in rest and not rest.startswith(("nn.functional.", "linalg.", "fft.", "special.")):
@@ -864,9 +868,8 @@ class _Values:
                     parent = self.names.parent(read)
                     while isinstance(parent, cst.Attribute):
                         parent = self.names.parent(parent)
-                    if isinstance(parent, cst.Call) and self.names.qualified_name(parent.func) in (
-                            "torch.set_default_device", "torch.set_default_tensor_type",
-                            "torch.device"):
+                    if isinstance(parent, cst.Call) and \
+                            self.names.qualified_name(parent.func) in DEFAULT_DEVICE_SETTERS:
                         if self.names.qualified_name(parent.func) != "torch.device" or \
                                 isinstance(self.names.parent(parent), cst.WithItem):
                             changed = True
@@ -916,7 +919,7 @@ class _Values:
                                    source.integer)
             return TensorFacts(_yes("`.requires_grad_()`"), source.accelerator, source.integer,
                                leaf=True)
-        if method in ("new_zeros", "new_ones", "new_full", "new_empty", "new_tensor"):
+        if method in FRESH_LIKE_METHODS - {"new"}:
             return TensorFacts(_no(f"made by `.{method}()` without `requires_grad=True`")
                                if not any(a.keyword and a.keyword.value == "requires_grad"
                                           for a in call.args)
@@ -1427,7 +1430,6 @@ def _reads_items(names: NameIndex, read: cst.Name) -> bool:
         call = names.parent(parent)
         if isinstance(call, cst.Call):
             callee = names.qualified_name(call.func) or dotted_name(call.func) or ""
-            return callee in ("len", "torch.cat", "torch.stack", "torch.concat", "torch.vstack",
-                              "torch.hstack", "torch.concatenate")
+            return callee == "len" or callee in CONCATENATIONS
     return False
 

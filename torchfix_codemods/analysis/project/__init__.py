@@ -228,6 +228,10 @@ class ProjectFacts(Protocol):
     def star_names(self, module: str) -> dict[str, str | None] | None:
         """What ``from <module> import *`` binds in this file (:mod:`.stars`)."""
 
+    def __getattr__(self, question: str) -> Any:
+        """Any other question a fact module registers (``dataset_cuda_work`` in
+        :mod:`.dataset_workers`): a new fact adds no line here."""
+
 
 class NoProject:
     """The project of a run without an index: every question is answered "unknown".
@@ -250,14 +254,20 @@ class NoProject:
 NO_PROJECT: ProjectFacts = NoProject()
 
 
-# The fact modules register their questions when the package is imported.
-from torchfix_codemods.analysis.project import (  # noqa: E402, F401
-    callers,
-    checkpoints,
-    classes,
-    loader_shards,
-    prints,
-    returns,
-    stars,
-    version_flags,
-)
+_NOT_FACTS = frozenset({"index", "registry", "summary", "values"})
+"""The modules of this package that hold no fact: the index, the registry, the shared summary
+and its value language. Every other module is a fact module."""
+
+
+def _register_fact_modules() -> None:
+    """Import every fact module of this package, which registers its fact: a new fact is a new
+    module here, and nothing else in the package names it."""
+    import importlib
+    import pkgutil
+
+    for found in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if found.name not in _NOT_FACTS and not found.name.startswith("_"):
+            importlib.import_module(f"{__name__}.{found.name}")
+
+
+_register_fact_modules()

@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Literal
 
+from torchfix_codemods.analysis.core.memo import Slot
 from torchfix_codemods.analysis.project import ModulePair, SavedContent
 from torchfix_codemods.analysis.project.registry import Fact, Question, register
 from torchfix_codemods.analysis.project.summary import Key, LoadSite, SaveSite
@@ -29,6 +30,8 @@ if TYPE_CHECKING:
     from torchfix_codemods.analysis.project.index import IndexedFile, ProjectIndex, _Definition
 
 Table = dict[tuple[str, ...], list[tuple["IndexedFile", "SaveSite | LoadSite"]]]
+_TABLES: Slot[Table] = Slot("checkpoints.table")
+"""Every save or every load of the run by the file it names (keyed by the kind)."""
 
 
 def saved_content(index: ProjectIndex, file: IndexedFile, function: str,
@@ -96,19 +99,19 @@ def related(first: IndexedFile, second: IndexedFile) -> bool:
 def _table(index: ProjectIndex, kind: str) -> Table:
     """Every save (``kind="saves"``) or load (``"loads"``) of the run by the file it names,
     computed once per index."""
-    memo_key = ("checkpoints", kind)
-    table = index._memo.get(memo_key)
-    if table is None:
-        table = {}
-        for indexed in index.files.values():
-            for site in getattr(indexed.summary, kind):
-                if kind == "saves" and not writes(index, indexed, site):
-                    continue
-                key = normal_key(index, site.key, indexed)
-                if key is not None:
-                    table.setdefault(key, []).append((indexed, site))
-        index._memo[memo_key] = table
-    return table  # type: ignore[return-value]
+    return index.memo.built(_TABLES.keyed(kind), lambda: _build_table(index, kind))
+
+
+def _build_table(index: ProjectIndex, kind: str) -> Table:
+    table: Table = {}
+    for indexed in index.files.values():
+        for site in getattr(indexed.summary, kind):
+            if kind == "saves" and not writes(index, indexed, site):
+                continue
+            key = normal_key(index, site.key, indexed)
+            if key is not None:
+                table.setdefault(key, []).append((indexed, site))
+    return table
 
 
 def writes(index: ProjectIndex, file: IndexedFile, save: SaveSite) -> bool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from torchfix_codemods.analysis.core.memo import Slot
 from torchfix_codemods.analysis.project import ClassFacts
 from torchfix_codemods.analysis.project.registry import Fact, Question, register
 from torchfix_codemods.analysis.vocabulary.torch_classes import (
@@ -24,16 +25,19 @@ if TYPE_CHECKING:
     from torchfix_codemods.analysis.project.index import IndexedFile, ProjectIndex, _Definition
 
 _MAX_DEPTH = 12
+_MODE: Slot[bool | None] = Slot("classes.changes_with_mode")
+"""Per class (a cycle answers "unknown")."""
 
 
 def changes_with_mode(index: ProjectIndex, definition: _Definition,
                       depth: int = 0) -> bool | None:
     """Whether ``eval()`` changes the forward of a class of the run: its own body
     (``FileSummary.class_modes``), the classes it builds submodules from, its bases."""
-    key = ("mode", definition.qualified, definition.file.path)
-    if key in index._memo:
-        return index._memo[key]  # type: ignore[return-value]
-    index._memo[key] = None  # a cycle answers "unknown"
+    return index.memo.once(_MODE.keyed(definition.qualified, definition.file.path),
+                           lambda: _changes_with_mode(index, definition, depth))
+
+
+def _changes_with_mode(index: ProjectIndex, definition: _Definition, depth: int) -> bool | None:
     summary = definition.file.summary
     tokens = summary.class_modes.get(definition.name)
     answer: bool | None = None if tokens is None else False
@@ -57,7 +61,6 @@ def changes_with_mode(index: ProjectIndex, definition: _Definition,
                 break
             if verdict is None:
                 answer = None
-    index._memo[key] = answer
     return answer
 
 

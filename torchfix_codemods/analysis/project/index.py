@@ -28,8 +28,9 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
+from torchfix_codemods.analysis.core.memo import ModuleMemo, Slot
 from torchfix_codemods.analysis.project.registry import QUESTIONS
 from torchfix_codemods.analysis.project.summary import (
     CallSite,
@@ -132,15 +133,15 @@ class ProjectIndex:
         for indexed in self.files.values():
             if not indexed.notebook and indexed.module:
                 self.modules.setdefault(indexed.module, []).append(indexed)
-        self._memo: dict[tuple[object, ...], object] = {}
-        self._tables: dict[str, object] = {}
+        self.memo = ModuleMemo()
+        """Every answer derived from the combined summaries, by typed slot (the fact modules'
+        too): computed once per run, sent to worker processes with the index."""
 
     def table(self, name: str, build: Callable[[], T]) -> T:
         """A run-wide table a fact module derives from every file (``loader_shards``), built
         on first use and kept with the index (it goes to worker processes with it)."""
-        if name not in self._tables:
-            self._tables[name] = build()
-        return cast(T, self._tables[name])
+        slot: Slot[T] = Slot(f"table.{name}")
+        return self.memo.built(slot, build)
 
     @classmethod
     def build(cls, summaries: Mapping[str, FileSummary],
@@ -253,13 +254,8 @@ class ProjectIndex:
         absolute = self.absolute(qualified, importer)
         if absolute is None or depth > _MAX_DEPTH:
             return None
-        key = ("definition", absolute, importer.root)
-        if key in self._memo:
-            return self._memo[key]  # type: ignore[return-value]
-        self._memo[key] = None
-        found = self._definition(absolute, importer, depth)
-        self._memo[key] = found
-        return found
+        return self.memo.once(_DEFINITION.keyed(absolute, importer.root),
+                              lambda: self._definition(absolute, importer, depth))
 
     def _definition(self, absolute: str, importer: IndexedFile,
                     depth: int) -> _Definition | None:
@@ -287,20 +283,20 @@ class ProjectIndex:
     # ---------------------------------------------------------------- classes
     def class_kind(self, definition: _Definition, test: Callable[[str], bool],
                    depth: int = 0) -> bool | None:
-        """Whether a class of the run subclasses a class ``test`` accepts, transitively."""
-        key = ("class", definition.qualified, definition.file.path, test)
-        if key in self._memo:
-            return self._memo[key]  # type: ignore[return-value]
-        self._memo[key] = None  # a cycle of bases answers "unknown"
+        """Whether a class of the run subclasses a class ``test`` accepts, transitively (a
+        cycle of bases answers "unknown")."""
+        return self.memo.once(_CLASS_KIND.keyed(definition.qualified, definition.file.path, test),
+                              lambda: self._class_kind(definition, test, depth))
+
+    def _class_kind(self, definition: _Definition, test: Callable[[str], bool],
+                    depth: int) -> bool | None:
         answer: bool | None = False
         for base in definition.file.summary.classes.get(definition.name, []):
             result = self._base_kind(base, definition.file, test, depth)
             if result:
-                answer = True
-                break
+                return True
             if result is None:
                 answer = None
-        self._memo[key] = answer
         return answer
 
     def _base_kind(self, base: str, file: IndexedFile, test: Callable[[str], bool],
@@ -453,6 +449,11 @@ def _own_definition(file: IndexedFile, name: str) -> _Definition | None:
     if name in summary.names:
         return _Definition(file, "name", name)
     return None
+
+
+_DEFINITION: Slot[_Definition | None] = Slot("index.definition")
+"""Where an absolute name is defined, keyed by the name and the importer's root."""
+_CLASS_KIND: Slot[bool | None] = Slot("index.class_kind")
 
 
 class FileFacts:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Any
 
+from torchfix_codemods.analysis.core.memo import Slot
 from torchfix_codemods.analysis.project.registry import Fact, Question, register
 
 if TYPE_CHECKING:
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
 NAME = "stars"
 _MAX_DEPTH = 8
 _AMBIGUOUS = "?"
+_STARS: Slot[dict[str, str | None] | None] = Slot("stars.star_names")
 _OWN = "="
 
 
@@ -131,15 +133,10 @@ def star_names(index: ProjectIndex, importer: IndexedFile, module: str,
     owner = index.module_file(absolute, importer)
     if owner is None:
         return None
-    key = ("stars", owner.path, depth)
-    memo = index._memo
-    if key in memo:
-        return memo[key]  # type: ignore[no-any-return]
-    memo[key] = None  # a cycle of star imports answers "unknown"
     said = owner.summary.facts.get(NAME)
-    found = None if said is None else _exports(index, owner, said, depth)
-    memo[key] = found
-    return found
+    # A cycle of star imports answers "unknown".
+    return index.memo.once(_STARS.keyed(owner.path, depth), lambda: None if said is None else
+                           _exports(index, owner, said, depth))
 
 
 def _exports(index: ProjectIndex, owner: IndexedFile, said: dict[str, Any],

@@ -62,6 +62,14 @@ from torchfix_codemods.analysis.project.values import (
     decode,
     encode,
 )
+from torchfix_codemods.analysis.vocabulary.tensor_methods import (
+    CAST_METHODS,
+    COPIES,
+    DEVICE_METHODS,
+    LIKE_FACTORIES,
+    TENSOR_FACTORIES,
+    VIEW_METHODS,
+)
 from torchfix_codemods.analysis.vocabulary.torch_classes import (
     CHAINABLE_METHODS,
     DATA_PARALLEL_CLASSES,
@@ -87,21 +95,21 @@ Key = list[Any]
 _MAX_MODE_DEPTH = 4
 _MAX_DEPTH = 6
 
-_TENSOR_FACTORIES = frozenset({
-    "tensor", "zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm",
-    "arange", "linspace", "logspace", "eye", "zeros_like", "ones_like", "from_numpy",
-    "as_tensor", "LongTensor", "FloatTensor", "Tensor", "ByteTensor", "BoolTensor",
-})
-_TENSOR_FUNCTIONS = frozenset({
+_CPU_FACTORIES = (TENSOR_FACTORIES - LIKE_FACTORIES) | {"from_numpy"}
+"""``torch.<name>(...)``: a fresh tensor on the CPU unless ``device=`` is given, without grad
+unless ``requires_grad=`` is."""
+_TENSOR_FUNCTIONS = LIKE_FACTORIES | {"as_tensor"} | {
     "cat", "stack", "where", "matmul", "mm", "bmm", "softmax", "log_softmax", "sigmoid", "tanh",
     "exp", "log", "sum", "mean", "argmax", "argmin", "clamp", "flatten", "abs", "sqrt",
-    "randn_like", "rand_like", "full_like", "empty_like", "einsum", "tensordot", "cumsum",
-})
-_SAME_KIND_METHODS = frozenset({
-    "to", "cuda", "detach", "clone", "contiguous", "float", "double", "half", "bfloat16",
-    "long", "int", "bool", "eval", "train", "requires_grad_", "share_memory_", "view",
-    "reshape", "squeeze", "unsqueeze", "permute", "transpose", "flatten", "copy", "astype",
-})
+    "einsum", "tensordot", "cumsum",
+}
+"""``torch.<name>(...)``: a tensor, on a device and with a grad its arguments decide (a
+``*_like`` factory or ``as_tensor`` of a CUDA tensor is on the GPU; ``as_tensor`` of a tensor
+that requires grad keeps it: measured on torch 2.13 with a ``meta`` tensor)."""
+_SAME_KIND_METHODS = CAST_METHODS | DEVICE_METHODS | COPIES | VIEW_METHODS | CHAINABLE_METHODS | {
+    "share_memory_", "copy", "astype"}
+"""Methods whose result is the same kind of value as their receiver (a tensor's, a module's,
+a numpy array's); ``.type()`` is not one (without arguments it returns a string)."""
 _PRIMITIVE_METHODS = frozenset({"item", "tolist", "keys", "items", "values", "__len__", "size",
                                 "numel", "dim"})
 _PRIMITIVE_BUILTINS = frozenset({"int", "float", "str", "bool", "len", "round", "abs", "min",
@@ -976,8 +984,7 @@ class _Summarizer:
             return None if bound is None else self._constructor(bound[0], bound[1], depth + 1)
         if isinstance(obj, ast.Call):
             func = obj.func
-            if isinstance(func, ast.Attribute) and func.attr in ("to", "cuda", "cpu", "eval",
-                                                                 "train", "float", "half"):
+            if isinstance(func, ast.Attribute) and func.attr in CHAINABLE_METHODS:
                 return self._constructor(func.value, scope, depth + 1)
             return obj if self.dotted(func, scope) is not None else None
         return None
@@ -1242,7 +1249,7 @@ class _Summarizer:
             return StateDict(False)
         if dotted.startswith("torch.") and dotted.count(".") == 1:
             last = dotted.rsplit(".", 1)[-1]
-            if last == "from_numpy" or last in _TENSOR_FACTORIES:
+            if last in _CPU_FACTORIES:
                 placed = any(k.arg == "device" for k in call.keywords)
                 grad = any(k.arg == "requires_grad" for k in call.keywords)
                 return Tensor(not placed, not grad)

@@ -14,11 +14,14 @@ LEGACY_CONSTRUCTORS = frozenset({"Tensor", "FloatTensor", "DoubleTensor", "HalfT
                                  "LongTensor", "IntTensor", "ShortTensor", "ByteTensor",
                                  "CharTensor", "BoolTensor"})
 """``torch.FloatTensor(...)`` and its kin: typed constructors from before ``torch.tensor``."""
-FACTORY_FUNCTIONS = frozenset({
+LIKE_FACTORIES = frozenset({"zeros_like", "ones_like", "empty_like", "full_like", "rand_like",
+                            "randn_like", "randint_like"})
+"""Factories of a tensor shaped like their argument, on its device (and of its dtype unless
+``dtype=`` is given); measured on torch 2.13 with a ``meta`` tensor, whose device each keeps."""
+FACTORY_FUNCTIONS = LIKE_FACTORIES | {
     "tensor", "zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm",
-    "arange", "range", "linspace", "logspace", "eye", "zeros_like", "ones_like", "empty_like",
-    "full_like", "rand_like", "randn_like", "randint_like",
-})
+    "arange", "range", "linspace", "logspace", "eye",
+}
 TENSOR_FACTORIES = FACTORY_FUNCTIONS | LEGACY_CONSTRUCTORS
 """``torch.*`` calls that return a fresh tensor in new memory, a leaf without grad unless
 asked (``requires_grad=True``; measured on torch 2.13 for ``range``, ``ShortTensor`` and
@@ -37,14 +40,14 @@ data (unknown), or the argument's dtype (like)."""
 assert set(FACTORY_INTEGER_RESULT) == TENSOR_FACTORIES, "one answer per factory"
 DATA_SHARING_FACTORIES = frozenset({"from_numpy", "as_tensor"})
 """Tensors made from existing data, which may share its memory."""
-LIKE_FACTORIES = frozenset(name for name in FACTORY_FUNCTIONS if name.endswith("_like"))
-"""``torch.zeros_like(t)`` and its kin: a fresh tensor with ``t``'s shape, dtype and device."""
 
 # ------------------------------------------------------------------ metadata
 METADATA_READS = frozenset({"size", "shape", "numel", "nelement", "dim", "ndimension", "dtype",
                             "device", "is_cuda", "element_size"})
 """Attributes and methods that give a tensor's metadata as a Python value (``type()`` without
 an argument too; with one it is a cast)."""
+NUMBER_METHODS = frozenset({"item", "size", "dim", "numel"})
+"""Tensor methods whose result is a Python number (or a ``torch.Size``), never a tensor."""
 FRESH_LIKE_METHODS = frozenset({"new", "new_zeros", "new_ones", "new_empty", "new_full",
                                 "new_tensor"})
 """``t.new_zeros(...)`` and its kin: a fresh tensor with ``t``'s dtype and device only."""
@@ -70,9 +73,15 @@ casts drop grad even from a receiver that requires it, ``cfloat``/``bfloat16`` k
 COPIES = frozenset({"clone", "contiguous", "detach"})
 """Methods that return the receiver's values, copied or detached: same shape and dtype."""
 
+NON_BLOCKING_METHODS = frozenset({"cuda", "to", "type", "copy_"})
+"""The tensor methods that took ``async=`` in torch 0.3/0.4 and take ``non_blocking=`` now
+(``Tensor.cuda``, ``.to``, ``.type``, ``.copy_``; measured on torch 2.13)."""
+
 # ------------------------------------------------------------------ views
-REORDERING_METHODS = frozenset({"permute", "transpose", "t", "swapaxes", "swapdims", "movedim",
-                                "moveaxis", "expand", "expand_as"})
+SWAPPING_METHODS = frozenset({"transpose", "swapaxes", "swapdims"})
+"""Methods that swap two dimensions: one operation under three names."""
+REORDERING_METHODS = SWAPPING_METHODS | {"permute", "t", "movedim", "moveaxis", "expand",
+                                         "expand_as"}
 """Tensor methods whose result has reordered or zero strides (not contiguous in general)."""
 VIEW_METHODS = REORDERING_METHODS | {
     "view", "view_as", "reshape", "squeeze", "unsqueeze", "narrow", "select", "flatten",

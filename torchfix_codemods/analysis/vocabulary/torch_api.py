@@ -25,9 +25,15 @@ SETS_GRAD_MODE = DISABLES_GRAD | ENABLES_GRAD | _PUBLIC_SET_GRAD_ENABLED
 """Everything that decides the grad mode of the code it wraps."""
 AUTOGRAD_FUNCTION_CLASSES = frozenset({"torch.autograd.Function",
                                        "torch.autograd.function.Function"})
+SETS_OWN_GRAD_MODE = frozenset({"torch.set_grad_enabled", "torch.enable_grad"})
+"""Calls by which a function decides its own grad mode (TFC202 leaves such a function
+alone); the spellings as TFC202 has always matched them."""
 AUTOGRAD_BACKWARD = frozenset({"torch.autograd.backward"})
-DIFFERENTIATING_FUNCTIONS = AUTOGRAD_BACKWARD | frozenset({
-    "torch.autograd.grad", "torch.autograd.functional.jacobian",
+AUTOGRAD_GRAD = frozenset({"torch.autograd.grad"})
+AUTOGRAD_CALLS = AUTOGRAD_BACKWARD | AUTOGRAD_GRAD
+"""``torch.autograd``'s own entry points into a backward pass."""
+DIFFERENTIATING_FUNCTIONS = AUTOGRAD_CALLS | frozenset({
+    "torch.autograd.functional.jacobian",
     "torch.autograd.functional.hessian", "torch.func.grad", "torch.func.vjp", "torch.func.jacrev",
 })
 """Functions that differentiate what they are given."""
@@ -65,6 +71,14 @@ PACKED_SEQUENCE = frozenset({"torch.nn.utils.rnn.pack_padded_sequence",
 SHAPE_FACTORIES = frozenset({"torch.randn", "torch.rand", "torch.zeros", "torch.ones",
                              "torch.empty", "torch.full"})
 """Factories whose positional arguments are the shape."""
+DATA_CONVERSIONS = frozenset({"torch.as_tensor", "torch.asarray"})
+"""A tensor of existing data: a tensor argument keeps its device, dtype and grad."""
+CONCATENATIONS = frozenset({"torch.cat", "torch.stack", "torch.concat", "torch.vstack",
+                            "torch.hstack", "torch.concatenate"})
+"""Functions that join a sequence of tensors into one."""
+DEFAULT_DEVICE_SETTERS = frozenset({"torch.set_default_device", "torch.set_default_tensor_type",
+                                    "torch.device"})
+"""What changes the device factories allocate on (``torch.device`` as a context manager)."""
 
 # ------------------------------------------------------------------ layout and rank
 REORDERING_FUNCTIONS = frozenset({"torch.permute", "torch.transpose", "torch.t", "torch.swapaxes",
@@ -88,6 +102,8 @@ TUPLE_OUTPUT_MODULES = frozenset({"torch.nn.RNN", "torch.nn.LSTM", "torch.nn.GRU
                                   "torch.nn.AdaptiveLogSoftmaxWithLoss"})
 ITERABLE_MODULE_CONTAINERS = frozenset({"torch.nn.ModuleList", "torch.nn.Sequential"})
 """Containers whose iteration yields their submodules (a ``ModuleDict`` yields keys)."""
+COMPILERS = ("torch.jit", "torch.compile")
+"""Prefixes of the decorators that script or compile a function (TorchScript, dynamo)."""
 TRACERS = frozenset({"torch.jit.trace", "torch.jit.trace_module"})
 """A traced module replays the operations recorded in the mode it was traced in: ``eval()``
 changes nothing (measured on torch 2.13: a Dropout traced in train mode still drops after
@@ -130,6 +146,12 @@ AUTOCASTS = frozenset({
 })
 
 # ------------------------------------------------------------------ devices and processes
+def names_cuda_device(text: str) -> bool:
+    """``"cuda"``, ``"cuda:0"``: a device string naming a CUDA device (``"cpu"``, ``"mps"``
+    and ``"cudagraph"`` do not)."""
+    return text == "cuda" or text.startswith("cuda:")
+
+
 CUDA_QUERIES = frozenset({"torch.cuda.is_available", "torch.cuda.device_count",
                           "torch.cuda.is_initialized"})
 """``torch.cuda`` functions that do not initialise CUDA."""

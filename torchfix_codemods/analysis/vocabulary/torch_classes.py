@@ -51,6 +51,8 @@ MODE_FUNCTIONS = ("dropout", "batch_norm", "instance_norm", "rrelu")
 CHAINABLE_METHODS = DEVICE_METHODS | FLOAT_CASTS | {"eval", "train", "requires_grad_", "to_empty"}
 """Methods that return the module they are called on."""
 
+DATASET_WORKER_METHODS = ("__getitem__", "__getitems__", "__iter__", "__next__")
+"""Methods of a dataset that a loader runs in its worker processes."""
 DATALOADER_CLASSES = frozenset({"torch.utils.data.DataLoader",
                                 "torch.utils.data.dataloader.DataLoader"})
 DATA_PARALLEL_CLASSES = frozenset({

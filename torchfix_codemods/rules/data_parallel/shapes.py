@@ -19,6 +19,7 @@ from torchfix_codemods.analysis.core.syntax import (
 )
 from torchfix_codemods.analysis.core.usage import assigned_name
 from torchfix_codemods.analysis.core.walk import children, walk_local
+from torchfix_codemods.analysis.vocabulary.naming import named_for_evaluation
 from torchfix_codemods.analysis.vocabulary.torch_api import (
     DISABLES_GRAD,
 )
@@ -160,8 +161,7 @@ def _saved_objects(node: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
 
 def _named_for_evaluation(names: NameIndex, loader: cst.Call) -> bool:
     target = assigned_name(names, loader)
-    return target is not None and any(word in target.value.lower()
-                                      for word in ("test", "val", "eval"))
+    return target is not None and named_for_evaluation(target.value)
 
 
 def _names_a_device(node: cst.BaseExpression) -> bool:
