@@ -451,3 +451,163 @@ def test_a_progress_bar_with_globals_of_its_own_only_prints() -> None:
     assert summarize(PROGRESS_BAR).facts["only-prints"] == ["progress_bar"]
     shared = PROGRESS_BAR + "\n\ndef elapsed(log):\n    log.append(last_time)\n"
     assert summarize(shared).facts["only-prints"] == []
+
+
+LOGGING_UTILS = """import errno
+import os
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+
+
+def savefig(fname, dpi=None):
+    dpi = 150 if dpi == None else dpi
+    plt.savefig(fname, dpi=dpi)
+
+
+def mkdir_p(path):
+    try:
+        os.makedirs(path)
+    except OSError as exc:
+        if exc.errno == errno.EEXIST and os.path.isdir(path):
+            pass
+        else:
+            raise
+
+
+def save_model(model, optimizer, opt, epoch, save_file):
+    print('==> Saving...')
+    state = {'opt': opt, 'model': model.state_dict(), 'epoch': epoch}
+    torch.save(state, save_file)
+    del state
+
+
+def moved_save(model, path):
+    torch.save(model.cpu().state_dict(), path)
+
+
+def seeded_save(state, path):
+    np.random.seed(0)
+    torch.save(state, path)
+
+
+class Logger(object):
+    def __init__(self, fpath, title=None):
+        self.title = '' if title == None else title
+        self.file = open(fpath, 'w')
+        self.numbers = {}
+
+    def set_names(self, names):
+        self.names = names
+        for name in names:
+            self.file.write(name + '\\t')
+            self.numbers[name] = []
+        self.file.write('\\n')
+        self.file.flush()
+
+    def append(self, numbers):
+        for index, num in enumerate(numbers):
+            self.file.write("{0:.6f}".format(num))
+            self.numbers[self.names[index]].append(num)
+        self.file.write('\\n')
+
+    def plot(self):
+        for name in self.names:
+            plt.plot(np.arange(len(self.numbers[name])), np.asarray(self.numbers[name]))
+        plt.grid(True)
+
+    def close(self):
+        if self.file is not None:
+            self.file.close()
+
+
+class Recorder(object):
+    def __init__(self, model):
+        self.model = model
+
+    def update(self, path):
+        self.model.eval()
+        open(path, 'w').write('x')
+
+
+class Meter(object):
+    def __init__(self):
+        self.sum = 0
+
+    def update(self, val):
+        self.sum += val
+"""
+
+LOGGING_TRAIN = """import torch
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+
+from utils import Logger, Recorder, mkdir_p, save_model, savefig
+
+
+def main():
+    mkdir_p('checkpoint')
+    data = TensorDataset(torch.randn(64, 4), torch.randn(64, 1))
+    loader = DataLoader(data, batch_size=16, shuffle=False)
+    model = nn.DataParallel(nn.Linear(4, 1))
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    logger = Logger('checkpoint/log.txt', title='run')
+    logger.set_names(['loss'])
+    recorder = Recorder(model)
+    for epoch in range(2):
+        for x, y in loader:
+            loss = (model(x) - y).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        logger.append([loss.item()])
+        recorder.update('checkpoint/recorded.txt')
+        save_model(model, opt, None, epoch, 'checkpoint/last.pth')
+    logger.close()
+    logger.plot()
+    savefig('checkpoint/log.eps')
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_what_only_writes_files_is_known_across_files() -> None:
+    """Issue 24 item 1: helpers of other modules that write files (pytorch-classification's
+    `mkdir_p` and `savefig`, SupContrast's `save_model`) and a class whose objects only write
+    their log (its `Logger`). Traps: a helper that moves the model (`model.cpu()`) or draws
+    from numpy's random state, a class whose method changes the model it holds, and a class
+    that writes nothing."""
+    facts = summarize(LOGGING_UTILS).facts["outputs"]
+    assert facts["functions"] == ["mkdir_p", "save_model", "savefig"]
+    assert facts["silent"] == ["mkdir_p", "save_model", "savefig"]
+    assert facts["classes"] == ["Logger"]
+
+
+def test_helpers_and_loggers_of_another_module_write_on_rank_zero(tmp_path: Path) -> None:
+    """Issue 24 item 1 (executed: tests/test_ddp_real_scripts.py, classification_logger.py):
+    the calls of another module's helpers that only write files go under the rank-0 guard,
+    and an object of its `Logger` is a no-op object on the other ranks; the module itself is
+    not edited. Run alone (no index knows utils.py), nothing is known: left as it was, and
+    the `Recorder`, whose method changes the model, stays on every rank either way."""
+    _write(tmp_path, {"utils.py": LOGGING_UTILS, "train.py": LOGGING_TRAIN})
+    _fix(tmp_path)
+    fixed = (tmp_path / "train.py").read_text()
+    guard = "if _ddp_is_main():  # TFC301: rank 0 only\n"
+    assert "    " + guard + "        mkdir_p('checkpoint')\n" in fixed
+    assert "        " + guard + "            save_model(model, opt, None, epoch, " in fixed
+    assert "    " + guard + "        savefig('checkpoint/log.eps')\n" in fixed
+    assert ("    logger = Logger('checkpoint/log.txt', title='run') if _ddp_is_main() else "
+            "_DDPNoWriter()  # TFC301") in fixed
+    assert "    logger.set_names(['loss'])\n" in fixed
+    assert "    recorder = Recorder(model)\n" in fixed
+    assert "        recorder.update('checkpoint/recorded.txt')\n" in fixed
+    assert (tmp_path / "utils.py").read_text() == LOGGING_UTILS
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    _write(alone, {"train.py": LOGGING_TRAIN})
+    _fix(alone)
+    text = (alone / "train.py").read_text()
+    assert "_ddp_wrap(" in text and "_DDPNoWriter" not in text
+    assert "    mkdir_p('checkpoint')\n" in text

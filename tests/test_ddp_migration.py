@@ -430,14 +430,93 @@ def test_a_pickled_wrapper_is_saved_unwrapped_only_where_it_is_the_wrapped_name(
     assert "        torch.save(_ddp_unwrap(net), 'whole.pt')\n" in fixed
     assert "        torch.save([{'model': _ddp_unwrap(net), 'opt': None}], 'list.pt')\n" in fixed
     assert "        torch.save(net.state_dict(), 'state.pt')\n" in fixed
-    # Another function's parameter that happens to be called `net` is not the wrapped name.
-    assert "def save(net, path):\n    if _ddp_is_main():  # TFC301: rank 0 only\n" \
-        "        torch.save(net, path)\n" in fixed
+    # The wrapper handed whole to a helper that pickles its parameter (issue 24 item 5): the
+    # helper saves `_ddp_unwrap(net)` (the same object for anything else its other callers
+    # pass) and runs on rank 0 as a whole (item 1).
+    assert ("def save(net, path):\n"
+            "    if not _ddp_is_main():  # TFC301: rank 0 writes what this function writes\n"
+            "        return\n    torch.save(_ddp_unwrap(net), path)\n") in fixed
     assert "def _ddp_unwrap(module):\n" in fixed
     # The helper is written only where a save needs it.
     plain = fixed_text(PREFIX + body.replace("    torch.save(net, 'whole.pt')\n", "").replace(
-        "    torch.save([{'model': net, 'opt': None}], 'list.pt')\n", ""), ["TFC301"], unsafe=True)
+        "    torch.save([{'model': net, 'opt': None}], 'list.pt')\n", "").replace(
+        "    save(net, 'other.pt')\n", ""), ["TFC301"], unsafe=True)
     assert "_ddp_unwrap" not in plain and "_ddp_wrap(net)" in plain
+
+
+def test_a_wrapper_pickled_through_a_helpers_parameter_is_saved_unwrapped() -> None:
+    """Issue 24 item 5, he-y/soft-filter-pruning's shape: `save_checkpoint({"state_dict": net,
+    ...}, is_best, path)` with `torch.save(state, filename)` inside pickled the wrapper through
+    the helper's parameter (executed: tests/test_ddp_real_scripts.py, soft_filter_pruning.py).
+    Traps: a parameter named like the wrapper but given another model, a literal whose
+    parameter the helper also reads for something else, and a helper that rebinds it."""
+    body = ("def save_checkpoint(state, is_best, filename):\n"
+            "    torch.save(state, filename)\n    if is_best:\n"
+            "        shutil.copyfile(filename, 'best.pt')\n\n\n"
+            "def save_named(net, path):\n    torch.save(net, path)\n\n\n"
+            "def save_and_read(state, path):\n    torch.save(state, path)\n"
+            "    print(state['net'].module)\n\n\n"
+            "def save_rebound(state, path):\n    state = dict(state)\n"
+            "    torch.save(state, path)\n\n\n"
+            "def main(ds, other):\n    loader = DataLoader(ds, batch_size=8)\n"
+            "    net = nn.DataParallel(nn.Linear(2, 2))\n"
+            "    for epoch in range(2):\n        for x in loader:\n            net(x)\n"
+            "        save_checkpoint({'epoch': epoch, 'state_dict': net}, True, 'c.pt')\n"
+            "    save_named(other, 'o.pt')\n"
+            "    save_and_read({'net': net}, 'r.pt')\n"
+            "    save_rebound({'net': net}, 'b.pt')\n")
+    text = "import shutil\n" + PREFIX + body
+    fixed = fixed_text(text, ["TFC301"], unsafe=True)
+    assert ("        save_checkpoint({'epoch': epoch, 'state_dict': _ddp_unwrap(net)}, True, "
+            "'c.pt')\n") in fixed, fixed
+    assert "def save_named(net, path):\n" in fixed
+    assert "    torch.save(net, path)\n" in fixed  # given `other`, not the wrapper
+    assert "    save_and_read({'net': net}, 'r.pt')\n" in fixed
+    assert "    save_rebound({'net': net}, 'b.pt')\n" in fixed
+
+
+def test_a_helper_that_writes_files_runs_on_rank_zero_as_a_whole() -> None:
+    """Issue 24 item 1: "a guarded torch.save followed by an unguarded shutil.copyfile in the
+    same helper: guard the helper, not the one call". A function of the file that only prints
+    and writes files (the project index's `outputs`) returns at its top on the other ranks,
+    so what no vocabulary names (a `np.save`, `log.write` on a file it is given) is skipped
+    with the rest. Traps: a helper that returns a value, changes what it is given, writes a
+    path of each rank's own, or calls something unknown keeps its per-call guards."""
+    body = ("def save_checkpoint(state, is_best, filename):\n"
+            "    \"\"\"Saves a checkpoint.\"\"\"\n"
+            "    directory = os.path.dirname(filename)\n"
+            "    torch.save(state, filename)\n    if is_best:\n"
+            "        shutil.copyfile(filename, os.path.join(directory, 'best.pt'))\n\n\n"
+            "def print_log(text, log):\n    print(text)\n    log.write(text + '\\n')\n"
+            "    log.flush()\n\n\n"
+            "def save_path(state, filename):\n    torch.save(state, filename)\n"
+            "    return filename\n\n\n"
+            "def save_counted(state, stats):\n    stats['saves'] = 1\n"
+            "    torch.save(state, 'c.pt')\n\n\n"
+            "def save_own(state, rank):\n    torch.save(state, f'c.{rank}.pt')\n\n\n"
+            "def save_moved(state, model):\n    model.cpu()\n"
+            "    torch.save(state, 'e.pt')\n\n\n"
+            "def main(ds, log):\n    loader = DataLoader(ds, batch_size=8)\n"
+            "    net = nn.DataParallel(nn.Linear(2, 2))\n"
+            "    for epoch in range(2):\n        for x in loader:\n"
+            "            net(x).sum().backward()\n        print_log('epoch', log)\n"
+            "        save_checkpoint(net.state_dict(), True, 'c.pt')\n")
+    text = "import os\nimport shutil\n" + PREFIX + body
+    fixed = fixed_text(text, ["TFC301"], unsafe=True)
+    guard = "    if not _ddp_is_main():  # TFC301: rank 0 writes what this function writes\n" \
+            "        return\n"
+    assert ("def save_checkpoint(state, is_best, filename):\n"
+            "    \"\"\"Saves a checkpoint.\"\"\"\n" + guard +
+            "    directory = os.path.dirname(filename)\n    torch.save(state, filename)\n"
+            "    if is_best:\n"
+            "        shutil.copyfile(filename, os.path.join(directory, 'best.pt'))\n") in fixed
+    assert "def print_log(text, log):\n" + guard + "    print(text)\n" in fixed
+    assert fixed.count(guard) == 2, fixed
+    for name in ("save_path", "save_counted", "save_own", "save_moved"):
+        assert f"def {name}(" in fixed
+    assert ("def save_path(state, filename):\n    if _ddp_is_main():  # TFC301: rank 0 only\n"
+            "        torch.save(state, filename)\n    return filename\n") in fixed
+    assert "def save_own(state, rank):\n    torch.save(state, f'c.{rank}.pt')\n" in fixed
 
 
 def test_a_pickled_wrapper_in_a_dict_bound_to_a_name_is_saved_unwrapped() -> None:
@@ -537,6 +616,22 @@ ONE_FORWARD = ("def main(ds):\n    loader = DataLoader(ds, batch_size=8, shuffle
                "        for z, real in loader:\n            loss_G, loss_D = net(z, real)\n"
                "            loss_G.backward(retain_graph=True); opt_G.step()\n"
                "            loss_D.backward()\n            opt_D.step()\n")
+
+
+@pytest.mark.parametrize("loop", [
+    # The second backward in a branch that follows the first (whenever it runs, two passes).
+    "            loss_G, loss_D = net(z, real)\n            loss_G.backward(retain_graph=True)\n"
+    "            if epoch >= 1:\n                loss_D.backward()\n",
+    # Under a `with` block (autocast, a profiler): it runs once, in order.
+    "            with torch.autograd.profiler.record_function('step'):\n"
+    "                loss_G, loss_D = net(z, real)\n"
+    "                loss_G.backward(retain_graph=True)\n            loss_D.backward()\n",
+])
+def test_a_second_backward_in_a_nested_block_is_seen(loop: str) -> None:
+    """Issue 24 item 3: the second backward was looked for in the block of the first only."""
+    body = ONE_FORWARD.split("            loss_G, loss_D = net(z, real)\n")[0] + loop
+    assert not _migrates(body)
+    assert "calls backward a second time after one forward" in _message(body)
 
 
 def test_two_backward_passes_after_one_forward_are_reported_not_migrated() -> None:

@@ -34,6 +34,14 @@ own, records whether a process group is still initialised.
 - tensorboard_log.py (lunan0320/pytorch_distributed_training's data_parallel.py): module level,
   a TensorBoard `SummaryWriter` built before the loop and written every 10 steps; rank 1
   gets a writer that writes nothing, rank 0 writes the event file.
+- soft_filter_pruning.py (he-y/soft-filter-pruning's pruning_cifar10_resnet.py, with its
+  pruning_utils.py): a log opened outside a `with`, every message through `print_log(text,
+  log)`, and `save_checkpoint({..., "state_dict": net, ...}, ...)`, a helper that pickles
+  the wrapper through its parameter and copies the best checkpoint: both helpers run on
+  rank 0 as a whole, and the checkpoint holds the model (issue 24 items 1 and 5).
+- classification_logger.py (pytorch-classification's cifar.py with its log, helpers in
+  classification_utils.py): `mkdir_p` of another module, and a `Logger` object of another
+  module that keeps log.txt open: rank 1 gets an object that writes nothing (item 1).
 The reductions, each with its repository, commit and path, are described in their docstrings.
 """
 
@@ -54,8 +62,8 @@ REAL = Path(__file__).parent / "ddp_real"
 SCRIPTS = ("pickled_checkpoint.py", "early_exit.py", "conditional_module.py",
            "checkpoint_log.py", "main_guard_yolo.py", "mixup_csv_log.py",
            "resnet_cifar_trainer.py", "classification_best_copy.py", "tensorboard_log.py",
-           "mixup_progress_bar.py")
-MODULES = ("mixup_utils.py",)
+           "mixup_progress_bar.py", "soft_filter_pruning.py", "classification_logger.py")
+MODULES = ("mixup_utils.py", "pruning_utils.py", "classification_utils.py")
 """Modules the scripts import, migrated in the same run (the project index reads them)."""
 FAKE_GPUS = {"pickled_checkpoint.py": "2"}
 """What ``torch.cuda.device_count()`` reports to a script (its batch scales with it)."""
@@ -184,6 +192,54 @@ def test_rank_one_writes_nothing_and_prints_nothing(
     for run in ("plain", "torchrun.rank0"):
         files = out / f"main_guard_yolo.{run}.files" / "checkpoints"
         assert sorted(p.name for p in files.iterdir()) == sorted(p.name for p in yolo.iterdir())
+
+
+def test_helpers_and_loggers_write_on_rank_zero_as_a_whole(
+        runs: tuple[Path, dict[str, str], str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 24 items 1 and 5 on two more real scripts: a save helper and a log helper of the
+    script guarded whole, a wrapper pickled through a helper's parameter, and a log object
+    and a folder helper of another module."""
+    out, _, _ = runs
+    migrated = out.parent / "migrated"
+    pruning = (migrated / "soft_filter_pruning.py").read_text()
+    guard = "    if not _ddp_is_main():  # TFC301: rank 0 writes what this function writes\n" \
+            "        return\n"
+    assert "def print_log(print_string, log):\n" + guard in pruning
+    assert "def save_checkpoint(state, is_best, save_path, filename):\n" + guard in pruning
+    assert "            'state_dict': _ddp_unwrap(net),\n" in pruning
+    monkeypatch.syspath_prepend(str(REAL))  # the checkpoint pickles a pruning_utils object
+    for run in ("original", "plain", "torchrun.rank0"):
+        files = out / f"soft_filter_pruning.{run}.files"
+        assert _files(files) == ["checkpoint.pth.tar", "log_seed_5.txt", "model_best.pth.tar"]
+        assert not dist.is_initialized()  # the checkpoint loads without a process group
+        net = torch.load(files / "checkpoint.pth.tar", map_location="cpu",
+                         weights_only=False)["state_dict"]
+        if run == "original":
+            assert isinstance(net, torch.nn.DataParallel)
+            net = net.module
+        assert type(net) is torch.nn.Sequential, (run, type(net))
+        log = (files / "log_seed_5.txt").read_text()
+        assert log.count("**Train**") == 3 and "save path : ./" in log, (run, log)
+    logger = (migrated / "classification_logger.py").read_text()
+    assert logger.count("title=title) if _ddp_is_main() else _DDPNoWriter()  # TFC301") == 1
+    assert logger.count("resume=True) if _ddp_is_main() else _DDPNoWriter()  # TFC301") == 1
+    assert ("        if _ddp_is_main():  # TFC301: rank 0 only\n"
+            "            mkdir_p(args.checkpoint)\n") in logger
+    assert (migrated / "classification_utils.py").read_text() == \
+        (REAL / "classification_utils.py").read_text()
+    original = (out / "classification_logger.original.files" / "checkpoint" / "log.txt"
+                ).read_text().splitlines()
+    assert original[0].split("\t")[:2] == ["Learning Rate", "Train Loss"] and len(original) == 4
+    for run in ("plain", "torchrun.rank0"):
+        files = out / f"classification_logger.{run}.files"
+        assert _files(files) == ["checkpoint/checkpoint.pth.tar", "checkpoint/log.txt",
+                                 "checkpoint/model_best.pth.tar"], run
+        rows = (files / "checkpoint" / "log.txt").read_text().splitlines()
+        assert rows[0] == original[0] and len(rows) == len(original), (run, rows)
+        # The validation loss (every process validates on the whole set) is the original's;
+        # the training columns are rank 0's shard under torchrun.
+        for row, expected in zip(rows[1:], original[1:], strict=True):
+            assert abs(float(row.split("\t")[2]) - float(expected.split("\t")[2])) < 1e-4
 
 
 def _files(folder: Path) -> list[str]:

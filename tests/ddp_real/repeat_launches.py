@@ -3,11 +3,15 @@ race (issue 24: "across 20 repeated torchrun launches of each"). Not a test: run
 
 Usage: python tests/ddp_real/repeat_launches.py N SCRIPT... (from the repository root). For each
 script: the original runs once as plain python, the script is migrated by TFC301 into a
-temporary folder, then N launches of ``torchrun --standalone --nproc_per_node=2`` (gloo, CPU),
-one at a time. A launch passes when it exits 0, rank 0's weights match the original's
-(rtol 1e-5), rank 1 wrote no file and printed nothing, and neither rank left a process group
-at exit, and no gloo thread was still running then. Prints one line per script: passes out
-of N, and the first failure's reason.
+temporary folder (with the modules of this folder it imports), the migrated script runs once as
+plain python, then N launches of ``torchrun --standalone --nproc_per_node=2`` (gloo, CPU), one
+at a time. The plain run passes when it exits 0 with the original's weights (rtol 1e-5) and
+no process group left at exit; a launch passes when it exits 0, rank 0's weights match the
+original's, rank 1 wrote no file and printed nothing, and neither rank left a process group
+or a running gloo thread at exit. Prints one line per script: whether the plain run passed,
+the launches that passed out of N, and the first failure's reason. A script that scales its
+batch by the GPU count runs with ``torch.cuda.device_count()`` reporting 2, as in
+tests/test_ddp_real_scripts.py.
 """
 from __future__ import annotations
 
@@ -28,14 +32,33 @@ ENV = {k: v for k, v in os.environ.items()
 ENV.update(CUDA_VISIBLE_DEVICES="", OMP_NUM_THREADS="1")
 
 
-MODULES = {"mixup_progress_bar.py": ("mixup_utils.py",)}
+MODULES = {"mixup_progress_bar.py": ("mixup_utils.py",),
+           "soft_filter_pruning.py": ("pruning_utils.py",),
+           "classification_logger.py": ("classification_utils.py",)}
 """The modules of this folder a script imports, migrated in the same run (the project index
-reads them: a helper there that only prints runs on rank 0)."""
+reads them: a helper there that only prints or writes files runs on rank 0, an object of a
+class there that only writes files is a no-op object on the other ranks)."""
+FAKE_GPUS = {"pickled_checkpoint.py": "2"}
+"""What ``torch.cuda.device_count()`` reports to a script (its batch scales with it)."""
 
 
-def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, *args], cwd=cwd, env=ENV, text=True,
+def _run(args: list[str], cwd: Path, fake: str | None = None,
+         ) -> subprocess.CompletedProcess[str]:
+    env = dict(ENV, **({"TFC301_FAKE_GPUS": fake} if fake else {}))
+    return subprocess.run([sys.executable, *args], cwd=cwd, env=env, text=True,
                           capture_output=True, timeout=300, check=False)
+
+
+def _check_plain(out: Path, stem: str, reference: dict[str, torch.Tensor]) -> str | None:
+    weights = out / f"{stem}.plain.pt"
+    if not weights.exists():
+        return "wrote no weights"
+    got = _weights(weights)
+    for key, value in reference.items():
+        if key not in got or not torch.allclose(got[key], value, rtol=1e-5, atol=1e-6):
+            return f"{key} differs"
+    record = json.loads((out / f"{stem}.plain.exit").read_text())
+    return "left a process group" if record["initialized"] is not False else None
 
 
 def _weights(path: Path) -> dict[str, torch.Tensor]:
@@ -84,24 +107,31 @@ def main() -> None:
             fixed = _run(["-m", "torchfix_codemods", "fix", "--select", "TFC301",
                           "--unsafe-fixes", str(migrated / name),
                           *(str(migrated / m) for m in MODULES.get(name, ()))], Path.cwd())
+            fake = FAKE_GPUS.get(name)
             original = _run([str(HERE / "run_one.py"), str(HERE / name), str(out), "original"],
-                            root)
+                            root, fake)
             if original.returncode != 0 or "_ddp_wrap(" not in (migrated / name).read_text():
                 print(f"{name}: not run ({fixed.stdout}{original.stdout}{original.stderr})")
                 continue
             reference = _weights(out / f"{stem}.original.pt")
+            plain = _run([str(migrated / "run_one.py"), str(migrated / name), str(out), "plain"],
+                         root, fake)
+            plain_why = (f"exit {plain.returncode}: {plain.stderr[-300:]}"
+                         if plain.returncode != 0 else _check_plain(out, stem, reference))
             passes, first = 0, None
             for index in range(count):
                 label = f"launch{index}"
                 launch = _run(["-m", "torch.distributed.run", "--standalone",
                                "--nproc_per_node=2", str(migrated / "run_one.py"),
-                               str(migrated / name), str(out), label], root)
+                               str(migrated / name), str(out), label], root, fake)
                 why = (f"exit {launch.returncode}: {launch.stdout[-300:]}{launch.stderr[-300:]}"
                        if launch.returncode != 0 else _check(out, stem, label, reference))
                 passes += why is None
                 first = first or why
-            print(f"{name}: {passes}/{count} launches passed" + (f"; first failure: {first}"
-                                                                 if first else ""), flush=True)
+            print(f"{name}: plain python " + ("passed" if plain_why is None else
+                                                f"FAILED ({plain_why})")
+                  + f"; {passes}/{count} torchrun launches passed"
+                  + (f"; first failure: {first}" if first else ""), flush=True)
 
 
 if __name__ == "__main__":

@@ -209,6 +209,17 @@ class ProjectFacts(Protocol):
     def only_prints(self, qualified: str) -> bool | None:
         """Does the function ``qualified`` of another file of the run only print? (:mod:`.prints`)"""
 
+    def only_outputs(self, qualified: str) -> bool | None:
+        """Does the function ``qualified`` of another file of the run only print or write files,
+        changing nothing its caller sees? (:mod:`.outputs`)"""
+
+    def writer_class(self, qualified: str) -> bool | None:
+        """Is ``qualified`` a class of the run whose objects only write files? (:mod:`.outputs`)"""
+
+    def own_outputs(self) -> dict[str, tuple[str, ...]]:
+        """This file's output functions (``functions``; ``silent``: those returning no value)
+        and writer classes (``classes``), by name (:mod:`.outputs`)."""
+
     def training_loaders(self) -> tuple[LoaderShard, ...]:
         """The loaders this file's functions build that another file's DataParallel training
         loop reads and that are sharded here (every one's ``problem`` is None)."""

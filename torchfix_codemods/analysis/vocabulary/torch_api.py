@@ -190,11 +190,14 @@ NEWER_KEYWORDS = {
 RANK_ZERO = frozenset({
     "torch.save", "os.mkdir", "os.makedirs", "os.remove", "os.rename", "os.replace",
     "shutil.copy", "shutil.copy2", "shutil.copyfile", "shutil.move", "shutil.rmtree",
-    "matplotlib.pyplot.savefig", "json.dump", "pickle.dump",
+    "matplotlib.pyplot.savefig", "json.dump", "pickle.dump", "yaml.dump", "yaml.safe_dump",
+    "numpy.save", "numpy.savez", "numpy.savez_compressed", "numpy.savetxt",
+    "torchvision.utils.save_image",
 })
 """Calls that run on rank 0 only once migrated: two processes writing one file (or making
 one directory after both saw it missing) race, and a copy of a file rank 0 is still writing
-crashes (``torch.save(state, path)`` then ``shutil.copyfile(path, best)``)."""
+crashes (``torch.save(state, path)`` then ``shutil.copyfile(path, best)``). A matplotlib
+figure's own ``fig.savefig(path)`` is recognised by its method name."""
 EVERY_RANK_WRITERS = frozenset({
     "torch.utils.tensorboard.SummaryWriter", "torch.utils.tensorboard.writer.SummaryWriter",
     "tensorboardX.SummaryWriter", "logging.FileHandler", "logging.handlers.RotatingFileHandler",

@@ -122,7 +122,11 @@ class DataParallelToDDP(Rule):
 
     A save of the wrapper itself (`torch.save(net, path)`, `torch.save({"net":
     net, "epoch": epoch}, path)`, or `state = {"net": net, ...}` saved as
-    `torch.save(state, path)`) saves `_ddp_unwrap(net)`, the model: a pickled
+    `torch.save(state, path)`, or handed to a function of the file that pickles
+    its parameter: `save_checkpoint({"state_dict": net, ...}, is_best, path)`
+    with `torch.save(state, filename)` inside, or `save(net, path)`) saves
+    `_ddp_unwrap(net)`, the model (in the literal at the call, or in the
+    function's save, where it leaves any other object as it is): a pickled
     DataParallel loaded anywhere, a pickled DistributedDataParallel only in a
     process that has a process group ("Default process group has not been
     initialized", measured on torch 2.13); code that loads such a file gets the
@@ -152,11 +156,21 @@ class DataParallelToDDP(Rule):
     process's device) and `"cuda:0"` becomes `"cuda"` (this process's GPU after
     `set_device(local_rank)`; GPU 0 in a one-process run, as before).
     `os.mkdir`/`os.makedirs`, `shutil` copies and moves, `os.remove`/`rename`/
-    `replace`, `plt.savefig`, `json.dump`/`pickle.dump` and
-    `logging.basicConfig(filename=...)` on a line of their own run on rank 0
-    with the saves (a guarded save followed by an unguarded copy of the file
-    made rank 1 copy a file rank 0 was still writing; the other processes'
-    logging, left unconfigured, writes no file), and a
+    `replace`, `plt.savefig` (and a figure's `fig.savefig`), `json.dump`/
+    `pickle.dump`/`yaml.dump`, `np.save`/`savez`/`savetxt`,
+    `torchvision.utils.save_image` and `logging.basicConfig(filename=...)` on a
+    line of their own run on rank 0 with the saves (a guarded save followed by
+    an unguarded copy of the file made rank 1 copy a file rank 0 was still
+    writing; the other processes' logging, left unconfigured, writes no file).
+    A function of the file that only prints and writes files, returns no value
+    and changes nothing its caller sees (a `save_checkpoint` that saves and
+    copies the best checkpoint, a `print_log(text, log)` that prints and writes
+    to the log it is given) runs on rank 0 as a whole: `if not _ddp_is_main():
+    return` at its top, so what no list names (a write to a file it is given)
+    is skipped with the rest; a function that also calls anything else (moves
+    a model with `.cpu()`, draws from numpy's random state), writes an item or
+    attribute of what it is given, returns a value or names the rank keeps its
+    per-call guards. And a
     `with open(path, "a")` block (or `"w"`, `"x"`) runs on rank 0 as a whole
     when nothing it binds is read after it: a CSV log appended every epoch
     gets each line once, not once per process. A write to a path that names
@@ -169,16 +183,23 @@ class DataParallelToDDP(Rule):
     unchanged; a TensorBoard `SummaryWriter` used only through method calls
     whose results are not used (`writer.add_scalar(...)`, `writer.close()`)
     becomes `SummaryWriter(...) if _ddp_is_main() else _DDPNoWriter()`, an
-    object whose every method does nothing. They stay reported where that
+    object whose every method does nothing; so does an object of a class of
+    the project whose methods only write files and change the object's own
+    attributes (a training `Logger` that keeps `log.txt` open and writes a row
+    per `append`), when the name it is bound to (in one branch or several) is
+    used the same way. They stay reported where that
     could change the program: a writer read as a value (`writer.log_dir`) or
     handed to a function, a file opened with mode `x` (`os.devnull` exists) or
     a mode not written out, and a path the file also opens for reading (the
     other processes would read rank 0's file while it is written). A call, on
     a line of its own, of a function of another file of the run that only
     prints (a progress bar: it prints, formats text or reads the clock, and
-    changes nothing its caller or the module sees) runs on rank 0 too; a
-    helper that also does anything else runs on every process, and a function
-    of a file outside the run is not known to print.
+    changes nothing its caller or the module sees) runs on rank 0 too, and so
+    does a call of one that only prints and writes files in the sense above
+    (`mkdir_p(path)`, `savefig(path)`, a `save_model(model, ..., path)` that
+    saves `model.state_dict()`); a helper that also does anything else runs
+    on every process, and a function of a file outside the run is not known
+    to print or write.
 
     A wrap inside `if __name__ == "__main__":` (directly, or under a condition
     there) is migrated as one at module level is, since every process runs the
@@ -264,7 +285,7 @@ class DataParallelToDDP(Rule):
     migrated: where the data side is not sharded, every process reads the whole
     data and DDP averages identical gradients. With `shuffle=True` each rank reads exactly
     `randperm(64, seed=epoch)[rank::2]`, a new order each epoch, with the
-    loader built in the same file or by another module's function. Seven
+    loader built in the same file or by another module's function. Twelve
     reduced real scripts, each run in a process of its own (a checkpoint that
     pickles the wrapper and scales its batch by the GPU count, run with
     `device_count()` reporting 2; a `sys.exit()` inside the epoch loop; a
@@ -274,7 +295,14 @@ class DataParallelToDDP(Rule):
     wrap under a GPU count inside `if __name__ == "__main__":`, with a
     training function that keeps the newest checkpoints and removes the
     oldest; a module-level script that logs to TensorBoard every 10 steps; a
-    script whose progress bar is a function of another of its modules)
+    script whose progress bar is a function of another of its modules; a
+    CIFAR trainer whose save helper copies the best checkpoint, and the same
+    with its log kept open by a `Logger` object of another module and its
+    folder made by that module's `mkdir_p`; a CSV-logging mixup trainer that
+    pickles the wrapper through a dict; a trainer with a `save_checkpoint`
+    helper; a pruning script that writes every message through a
+    `print_log(text, log)` helper to a log opened outside a `with` and pickles
+    the wrapper through its save helper's parameter)
     reach the original weights plain and under torchrun (2 processes); rank 1 writes no
     file and prints nothing, rank 0 writes the original's files, the pickled
     model loads in a process without a process group, and no process group is
@@ -296,9 +324,10 @@ class DataParallelToDDP(Rule):
     be found, when the training function returns a value that may outlive the
     process group, when the file loads with `torch.load` after it saves
     (rank-0-only saving would race other ranks), or when one forward of a
-    wrapped model is followed by two backward passes in one block
+    wrapped model is followed by two backward passes
     (`loss_G, loss_D = net(z, real)`, then `loss_G.backward()` and
-    `loss_D.backward()`): DDP averages gradients in the first backward after a
+    `loss_D.backward()`, the second in the same block or in a branch after
+    the first): DDP averages gradients in the first backward after a
     forward only, and the second trains each process apart with no error
     (measured on torch 2.13, gloo, 2 processes: 0.27 from the one-process
     weights after 5 steps). A DDP for each part (`net.G` and `net.D` wrapped
@@ -424,6 +453,8 @@ class DataParallelToDDP(Rule):
         self._batch_scaling: list[cst.CSTNode] = []
         self._file_writes: list[cst.Call] = []
         self._writers: list[cst.Call] = []
+        self._writer_objects: set[int] = set()
+        """Calls building an object of a class that only writes files (a ``Logger``)."""
         self._quiet: set[int] = set()
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
@@ -471,20 +502,41 @@ class DataParallelToDDP(Rule):
                     self._writers.append(node)
         elif qualified in EVERY_RANK_WRITERS:
             self._writers.append(node)
+        elif self._writer_class(node.func, qualified):
+            self._writers.append(node)
+            self._writer_objects.add(id(node))
         elif qualified in RANK_ZERO or self._is_builtin(node.func, "print") or (
                 qualified == "logging.basicConfig" and keyword_arg(node, "filename") is not None):
             self._outputs.append(node)
             self._saved = self._saved or qualified == "torch.save"
         elif qualified == "torch.load" and self._saved:
             self._reloads = True
-        elif qualified is not None and self.context.project.only_prints(qualified):
-            # A helper of another module that only prints (a progress bar): rank 0's too.
+        elif qualified is not None and (self.context.project.only_prints(qualified)
+                                        or self.context.project.only_outputs(qualified)):
+            # A helper of another module that only prints (a progress bar) or writes files
+            # (`mkdir_p`, `savefig`, a `save_checkpoint`): rank 0's too.
             self._outputs.append(node)
+        elif qualified is None and isinstance(node.func, cst.Attribute) and \
+                node.func.attr.value == "savefig":
+            self._outputs.append(node)  # a matplotlib figure's `fig.savefig(path)`
         elif self._is_builtin(node.func, "isinstance"):
             classes = argument(node, "class_or_tuple", 1)
             if classes is not None and self._needs_ddp(classes.value) and \
                     not self._negated(node) and not self._implements_data_parallel(node):
                 self._isinstance.append((node, classes))
+
+    def _writer_class(self, func: cst.BaseExpression, qualified: str | None) -> bool:
+        """A class whose objects only write files (a training ``Logger`` that keeps its log
+        open), of another file of the run or of this one (the project index's ``outputs``)."""
+        if qualified is not None:
+            return bool(self.context.project.writer_class(qualified))
+        if not isinstance(func, cst.Name):
+            return False
+        binding = self.names.binding_of(func)
+        module = self.names.module_scope
+        return binding is not None and binding.kind == "class" and module is not None and \
+            any(b is binding for b in module.bindings.get(func.value, ())) and \
+            func.value in self.context.project.own_outputs().get("classes", ())
 
     def _note_training_or_evaluation(self, node: cst.Call, qualified: str | None) -> None:
         """``.backward()`` or a ``torch.optim`` class: this file trains. ``.eval()``,
@@ -727,6 +779,7 @@ class DataParallelToDDP(Rule):
         migration.batch_scaling = self._batch_scaling
         migration.file_writes = self._file_writes
         migration.writers = [c for c in self._writers if not self._rank_guarded(c)]
+        migration.writer_objects = self._writer_objects
         return migration
 
     def _report_isinstance(self, call: cst.Call, classes: cst.Arg, migrated: bool) -> None:

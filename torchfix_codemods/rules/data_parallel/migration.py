@@ -84,6 +84,9 @@ class _Migration(LoaderSteps):
         ``with``, a ``FileHandler``, a ``SummaryWriter``)."""
         self.guarded: list[cst.CSTNode] = []
         """Statements moved under ``if _ddp_is_main():``."""
+        self.writer_objects: set[int] = set()
+        """The ids of ``writers`` that build an object of a class that only writes files (a
+        training ``Logger`` of the project): like a ``SummaryWriter``, a no-op object elsewhere."""
         self.quiet: set[int] = set()
         """The writers made to write on rank 0 only (the others stay reported)."""
         self.no_writer = False
@@ -134,6 +137,7 @@ class _Migration(LoaderSteps):
             loader_name, loop = self._shard_training_loader()
             self._set_epoch_each_epoch(loop, loader_name)
             training = self.names.scope_of(loop)
+        self._output_helpers_on_rank_zero()
         self._outputs_on_rank_zero()
         self.quiet = quiet_writers(self, [*self.writers, *self._ungrouped_with_writes()],
                                    self.guarded)
@@ -225,9 +229,12 @@ class _Migration(LoaderSteps):
             raise _Irregular("the file loads with torch.load after it saves: once saving is on "
                              "rank 0 only, other ranks could read the file before it is written "
                              "(add torch.distributed.barrier() where that is safe)")
-        groups = self._writing_with_blocks()
+        groups = [g for g in self._writing_with_blocks()
+                  if not any(self._inside(g, h) for h in self.guarded)]
         for output in self.outputs:
             line = statement_line(self.names, output)
+            if any(self._inside(output, h) for h in self.guarded):
+                continue  # in a helper that runs on rank 0 as a whole
             if any(any(a is group for a in self.names.ancestors(output)) for group in groups):
                 continue  # inside a `with open(..., "a")` block that runs on rank 0 as a whole
             if self._per_rank(output) and not (
@@ -239,6 +246,31 @@ class _Migration(LoaderSteps):
         for group in groups:
             self.edits.rewrite(group, _rank_zero_guard)
             self.guarded.append(group)
+
+    def _output_helpers_on_rank_zero(self) -> None:
+        """A function of this file that only prints and writes files (``save_checkpoint``:
+        ``torch.save``, then ``shutil.copyfile`` of the same file; ``print_log``: a print and
+        a write to the log it is given) runs on rank 0 as a whole: ``if not _ddp_is_main():
+        return`` at its top. Guarding each call apart left rank 1 free to run the parts no
+        vocabulary names (a copy of a file rank 0 was still writing crashed it). Only a
+        function that returns no value (rank 1 gets the same ``None``), changes nothing its
+        caller sees and writes no path of each rank's own (the project index's ``outputs``)."""
+        silent = set(self.context.project.own_outputs().get("silent", ()))
+        for statement in self.context.module.body:
+            if not (isinstance(statement, cst.FunctionDef) and statement.name.value in silent
+                    and isinstance(statement.body, cst.IndentedBlock)):
+                continue
+            if self._per_rank(statement) or self.wrap is not None and \
+                    self._inside(self.wrap, statement):
+                continue
+            body = list(statement.body.body)
+            first = body[1] if is_docstring(body[0]) and len(body) > 1 else body[0]
+            if first is body[0] and is_docstring(first):
+                continue  # a docstring alone
+            self.edits.before(first, cst.parse_statement(
+                "if not _ddp_is_main():  # TFC301: rank 0 writes what this function writes\n"
+                "    return\n"))
+            self.guarded.append(statement)
 
     def _ungrouped_with_writes(self) -> list[cst.Call]:
         """``with open(log, "a") as f:`` blocks that stay on every process (something they
@@ -319,31 +351,49 @@ class _Migration(LoaderSteps):
         return [s.node for s in self.names.all_scopes if isinstance(s.node, cst.FunctionDef)]
 
     def _second_backward(self, statements: Sequence[cst.BaseStatement], wrapped: set[str],
-                         forwarded: bool) -> tuple[cst.Call, cst.Call] | None:
-        """Walks one block's statements in order; nested blocks are walked on their own
-        (their backward calls may be exclusive branches), starting from what was seen."""
-        last_backward: cst.Call | None = None
+                         forwarded: bool, last: cst.Call | None = None,
+                         ) -> tuple[cst.Call, cst.Call] | None:
+        """Walks one block's statements in order: the first backward after a forward of the
+        wrapped model, then a second one before the next forward. A nested block starts from
+        what was seen before it (``loss_G.backward()`` then ``if train_d: loss_D.backward()``
+        is two backward passes whenever the branch runs); exclusive branches (``if``/``else``)
+        are walked apart, each from that state."""
+        found, _, _ = self._backward_state(statements, wrapped, forwarded, last)
+        return found
+
+    def _backward_state(self, statements: Sequence[cst.BaseStatement], wrapped: set[str],
+                        forwarded: bool, last: cst.Call | None,
+                        ) -> tuple[tuple[cst.Call, cst.Call] | None, bool, cst.Call | None]:
+        """:meth:`_second_backward`, with the state at the end of ``statements``: whether a
+        forward was seen, and the backward since it (None when none)."""
         for statement in statements:
             if isinstance(statement, cst.SimpleStatementLine):
                 for node in walk_local(statement):
                     if not isinstance(node, cst.Call):
                         continue
                     if self._forwards(node, wrapped):
-                        forwarded, last_backward = True, None
+                        forwarded, last = True, None
                     elif isinstance(node.func, cst.Attribute) and \
                             node.func.attr.value == "backward" and forwarded:
-                        if last_backward is not None:
-                            return last_backward, node
-                        last_backward = node
+                        if last is not None:
+                            return (last, node), forwarded, last
+                        last = node
                 continue
+            ends = []
             for block in _blocks_of(statement):
-                found = self._second_backward(block, wrapped, forwarded)
+                found, block_forwarded, block_last = self._backward_state(
+                    block, wrapped, forwarded, last)
                 if found is not None:
-                    return found
-            if any(isinstance(n, cst.Call) and self._forwards(n, wrapped)
-                   for n in walk_local(statement)):
-                forwarded, last_backward = True, None
-        return None
+                    return found, forwarded, last
+                ends.append((block_forwarded, block_last))
+            if isinstance(statement, cst.With) and len(ends) == 1:
+                forwarded, last = ends[0]  # a `with` block runs once, in order
+            elif any(isinstance(n, cst.Call) and self._forwards(n, wrapped)
+                     for n in walk_local(statement)):
+                forwarded, last = True, None
+            else:
+                last = next((b for _, b in ends if b is not None), last)
+        return None, forwarded, last
 
     @staticmethod
     def _forwards(call: cst.Call, wrapped: set[str]) -> bool:
@@ -370,9 +420,89 @@ class _Migration(LoaderSteps):
                 continue
             for node in _saved_objects(self._literal_behind(saved.value)):
                 if any(self._same_object(node, target) for target in targets):
-                    self.unwraps = True
-                    self.edits.rewrite(node, lambda old: cst.Call(
-                        cst.Name("_ddp_unwrap"), [cst.Arg(old)]))  # type: ignore[arg-type]
+                    self._unwrap(node)
+        self._unwrap_through_helpers(targets)
+
+    def _unwrap(self, node: cst.BaseExpression) -> None:
+        self.unwraps = True
+        self.edits.rewrite(node, lambda old: cst.Call(
+            cst.Name("_ddp_unwrap"), [cst.Arg(old)]))  # type: ignore[arg-type]
+
+    def _unwrap_through_helpers(self, targets: list[cst.BaseExpression]) -> None:
+        """The wrapper handed to a function of this file that pickles its parameter: he-y's
+        soft-filter-pruning ``save_checkpoint({"state_dict": net, ...}, is_best, ...)`` with
+        ``torch.save(state, filename)`` inside, or ``save(net, path)`` with ``torch.save(net,
+        path)``. A literal at the call holding the wrapper gets ``_ddp_unwrap(net)`` there;
+        the wrapper passed whole gets ``torch.save(_ddp_unwrap(net), path)`` in the function
+        (the model itself for a DDP, anything else as it was, whoever calls it)."""
+        saved_params = self._saved_parameters()
+        done: set[int] = set()
+        for scope in self.names.all_scopes:
+            for reads in scope.loads.values():
+                for read in reads:
+                    call = self.names.parent(read)
+                    if not (isinstance(call, cst.Call) and call.func is read):
+                        continue
+                    function = defined_function(self.names, read)
+                    params = saved_params.get(id(function)) if function is not None else None
+                    if not params or has_star_args(call) or has_star_kwargs(call):
+                        continue
+                    for name, value in self._arguments(call, function):  # type: ignore[arg-type]
+                        for saved in params.get(name, ()):
+                            if any(self._same_object(value, t) for t in targets):
+                                if id(saved) not in done:
+                                    done.add(id(saved))
+                                    self._unwrap(saved)
+                            elif isinstance(value, cst.Dict | cst.List | cst.Tuple) and \
+                                    self._only_saved(function, name, params[name]):
+                                for node in _saved_objects(value):
+                                    if any(self._same_object(node, t) for t in targets) and \
+                                            id(node) not in done:
+                                        done.add(id(node))
+                                        self._unwrap(node)
+
+    def _only_saved(self, function: cst.FunctionDef | None, name: str,
+                    saved: list[cst.Name]) -> bool:
+        """The parameter ``name`` is read nowhere in ``function`` but by its saves: what the
+        caller's literal holds reaches nothing else there."""
+        if function is None:
+            return False
+        reads = self.names.loads_in(self.names.scope_of(saved[0]), name)
+        return all(any(read is node for node in saved) for read in reads)
+
+    def _saved_parameters(self) -> dict[int, dict[str, list[cst.Name]]]:
+        """For each module-level function of this file, its parameters that a ``torch.save``
+        in it pickles whole (``torch.save(state, path)``), by name: the reads saved."""
+        found: dict[int, dict[str, list[cst.Name]]] = {}
+        for output in self.outputs:
+            if self.names.qualified_name(output.func) != "torch.save":
+                continue
+            saved = argument(output, "obj", 0)
+            function = self.names.enclosing(output, cst.FunctionDef)
+            if saved is None or function is None or \
+                    self.names.parent(function) is not self.context.module:
+                continue
+            params = {p.name.value for p in (*function.params.posonly_params,
+                                             *function.params.params)}
+            for node in _saved_objects(saved.value):
+                if isinstance(node, cst.Name) and node.value in params and all(
+                        b.kind == "param" for b in reaching_bindings(self.names, node)):
+                    found.setdefault(id(function), {}).setdefault(node.value, []).append(node)
+        return found
+
+    @staticmethod
+    def _arguments(call: cst.Call, function: cst.FunctionDef,
+                   ) -> list[tuple[str, cst.BaseExpression]]:
+        """The arguments of ``call`` by the name of the parameter each one binds."""
+        positional = [p.name.value for p in (*function.params.posonly_params,
+                                             *function.params.params)]
+        bound = []
+        for index, arg in enumerate(call.args):
+            if arg.keyword is not None:
+                bound.append((arg.keyword.value, arg.value))
+            elif index < len(positional):
+                bound.append((positional[index], arg.value))
+        return bound
 
     def _literal_behind(self, node: cst.BaseExpression) -> cst.BaseExpression:
         """``state`` of ``state = {"net": net, ...}; torch.save(state, path)`` (mixup-cifar10's

@@ -1,9 +1,10 @@
 """TFC301's step for objects that write files for as long as they live: a file opened outside a
 ``with`` (a log, a ``csv.writer``'s file), a logging ``FileHandler``, a TensorBoard
-``SummaryWriter``. Guarding the line that makes one is not enough (every later use would need
-the guard too), so the other processes get an object that writes nowhere: the file is opened
-at ``os.devnull``, and a writer is replaced by ``_DDPNoWriter()``, whose every method does
-nothing. Rank 0 writes what the original wrote.
+``SummaryWriter``, an object of a project class that only writes files (a training
+``Logger`` that keeps ``log.txt`` open). Guarding the line that makes one is not enough
+(every later use would need the guard too), so the other processes get an object that writes
+nowhere: the file is opened at ``os.devnull``, and a writer is replaced by
+``_DDPNoWriter()``, whose every method does nothing. Rank 0 writes what the original wrote.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ def quiet_writers(migration: _Migration, calls: list[cst.Call],
             done.add(id(call))  # runs on rank 0 only already
             continue
         qualified = names.qualified_name(call.func)
-        if qualified in SUMMARY_WRITERS:
+        if qualified in SUMMARY_WRITERS or id(call) in migration.writer_objects:
             if _no_writer(migration, call):
                 done.add(id(call))
         elif _devnull(migration, call, qualified):
@@ -124,7 +125,7 @@ def _no_writer(migration: _Migration, call: cst.Call) -> bool:
     else:
         return False
     for node in _every_node(migration.context.module):
-        if node is target or not same(node):
+        if node is target or not same(node) or _bound_alike(names, node, call):
             continue
         if isinstance(node, cst.Name) and isinstance(names.parent(node), cst.Attribute) and \
                 names.parent(node).attr is node:  # type: ignore[union-attr]
@@ -139,6 +140,16 @@ def _no_writer(migration: _Migration, call: cst.Call) -> bool:
     migration.edits.rewrite(call, lambda new: chosen.with_changes(body=new))
     _comment(migration, call, NO_WRITER_COMMENT)
     return True
+
+
+def _bound_alike(names, node: cst.CSTNode, call: cst.Call) -> bool:  # noqa: ANN001 (NameIndex)
+    """``node`` is the target of another ``name = <the same class>(...)`` (pytorch-classification:
+    ``logger = Logger(path, resume=True)`` in one branch, ``logger = Logger(path)`` in the
+    other): each such line is rewritten the same way."""
+    target = names.parent(node)
+    assign = names.parent(target) if isinstance(target, cst.AssignTarget) else None
+    return isinstance(assign, cst.Assign) and len(assign.targets) == 1 and \
+        isinstance(assign.value, cst.Call) and code_of(assign.value.func) == code_of(call.func)
 
 
 def _method_statement(names, node: cst.CSTNode) -> bool:  # noqa: ANN001 (NameIndex)
