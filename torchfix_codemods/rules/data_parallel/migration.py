@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 import libcst as cst
 
+from torchfix_codemods.analysis.core.callees import defined_function
 from torchfix_codemods.analysis.core.calls import (
     argument,
     has_star_args,
