@@ -87,6 +87,55 @@ def test_a_file_past_the_time_budget_is_left_untouched_and_the_rest_is_fixed(
     assert (tmp_path / "other.py").read_text() == FIXED_OTHER
 
 
+def _data_rows(size: int) -> str:
+    """A generated data module of about ``size`` bytes (a table of tuples, one a line)."""
+    rows, length, number = ["DATA = [\n"], 0, 0
+    while length < size:
+        row = f"    ({number}, {number * 0.37:.6f}, 's{number:08x}'),\n"
+        rows.append(row)
+        length += len(row)
+        number += 1
+    return "".join(rows) + "]\n"
+
+
+def _one_line_list(size: int) -> str:
+    return "x = [" + ", ".join(str(n) for n in range(size // 7)) + "]\n"
+
+
+def _one_line_chain(size: int) -> str:
+    return "x = " + " + ".join(f"a{n % 1000}" for n in range(size // 6)) + "\n"
+
+
+@pytest.mark.parametrize(("shape", "command"), [
+    pytest.param(_data_rows, ["check", "--no-cache"], id="generated-data-rows-check"),
+    pytest.param(_one_line_list, ["fix"], id="one-line-list-fix"),
+    pytest.param(_one_line_chain, ["fix"], id="one-line-chain-fix"),
+])
+def test_a_megabyte_of_generated_code_is_one_finding_and_the_rest_is_checked(
+        tmp_path: Path, shape, command: list[str]) -> None:
+    """The sweep's large inputs at 1 MB (5 MB and 20 MB generated files stalled `check` for
+    more than 10 minutes, a 1 MB one-line expression `fix` for more than 5): whichever of the
+    project summary or the analysis runs out of budget (or of stack), the file is one TFC000
+    and the run goes on. The full sizes, measured with the default budget, are in the note
+    of the commit that added this test."""
+    _tree(tmp_path, HEAD + shape(1 << 20), timeout=2)
+    before = (tmp_path / "bad.py").read_bytes()
+    started = time.monotonic()
+    done = _cli(*command, ".", cwd=tmp_path)
+    assert time.monotonic() - started < 30
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.startswith(
+        "bad.py:1:1: TFC000 file cannot be parsed: too deep or too large to analyse ("
+    ), done.stdout
+    assert "; file left untouched\n" in done.stdout
+    assert "Traceback" not in done.stderr
+    assert (tmp_path / "bad.py").read_bytes() == before
+    if command == ["fix"]:
+        assert (tmp_path / "other.py").read_text() == FIXED_OTHER
+    else:
+        assert "other.py:3:6: TFC401" in done.stdout
+
+
 def _files(tmp_path: Path, count: int, size: int = 0) -> list[str]:
     paths = []
     for number in range(count):
