@@ -510,6 +510,65 @@ def test_a_collection_error_after_a_commit_drops_it(tmp_path: Path) -> None:
     assert dropped["reason"] == "tests that passed on the base fail after this commit: test_imports"
 
 
+def test_a_commit_that_makes_passing_tests_skip_is_dropped(tmp_path: Path) -> None:
+    """A green run after a commit proves nothing about tests that no longer run: the commit
+    breaks an import a test module guards with a module-level skip (as a suite does for an
+    API the installed torch lacks), so its tests are skipped and pytest exits 0."""
+    guarded = ("import pytest\n\ntry:\n    import amp_helpers\nexcept ImportError:\n"
+               "    pytest.skip('needs a newer torch', allow_module_level=True)\n\n\n"
+               "def test_step():\n    assert amp_helpers.READY\n")
+    repo = make_repo(tmp_path / "project", {
+        "amp.py": AMP, "loader.py": LOADER, "test_guarded.py": guarded,
+        "test_plain.py": "def test_always():\n    pass\n",
+        "amp_helpers.py": "import pathlib\n\nif 'torch.amp.' in pathlib.Path('amp.py').read_text():"
+                          "\n    raise ImportError('changed')\nREADY = True\n"})
+    result = migrate("--format", "json", "--test-cmd", PYTEST, str(repo))
+    assert result.exit_code == 1, result.output
+    entry = json.loads(result.stdout)["repositories"][0]
+    assert [c["code"] for c in entry["commits"]] == ["TFC001"]
+    [dropped] = entry["dropped"]
+    assert dropped["code"] == "TFC401"
+    assert dropped["reason"] == ("tests that passed on the base were skipped or did not run "
+                                 "after this commit: test_guarded::test_step")
+    assert entry["tests"]["after"]["passed"] is True
+
+
+@pytest.mark.parametrize(("base", "after", "why"), [
+    # passed, then skipped (or gone): the commit is worse
+    ((("t::a", "t::b"), ()), (("t::a",), ()), "skipped or did not run after this commit: t::b"),
+    # skipped on the base too: nothing lost
+    ((("t::a",), ()), (("t::a",), ()), None),
+    # passed, then failed: told as a failure, not as a skip
+    ((("t::a", "t::b"), ()), (("t::a",), ("t::b",)), "fail after this commit: t::b"),
+])
+def test_tests_that_stop_running_are_a_regression(base, after, why) -> None:
+    before_outcome = SuiteOutcome(True, 0, 1.0, base[1], "", JUNIT, 2, base[0])
+    passed = not after[1]
+    after_outcome = SuiteOutcome(passed, 0 if passed else 1, 1.0, after[1], "", JUNIT, 2,
+                                 after[0])
+    reason = newly_failing(before_outcome, after_outcome)
+    assert (reason is None) if why is None else (why in (reason or "")), reason
+
+
+def test_the_junit_reader_counts_expected_failures_as_run_and_skips_as_not(
+        tmp_path: Path) -> None:
+    from torchfix_codemods.migrate.testcmd import read_junit
+
+    report = tmp_path / "junit.xml"
+    report.write_text(
+        '<testsuites><testsuite name="pytest">'
+        '<testcase classname="t" name="passed"/>'
+        '<testcase classname="t" name="xfailed"><skipped type="pytest.xfail" message="x"/>'
+        '</testcase>'
+        '<testcase classname="t" name="skipped"><skipped type="pytest.skip" message="s"/>'
+        '</testcase>'
+        '<testcase classname="t" name="failed"><failure message="f"/></testcase>'
+        '<testcase classname="" name="test_broken"><error message="collection"/></testcase>'
+        '</testsuite></testsuites>')
+    assert read_junit(str(report)) == (("t::failed", "test_broken"), 5, ("t::passed",
+                                                                          "t::xfailed"))
+
+
 def test_a_base_past_the_time_limit_claims_no_commit_tested(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "project", {"amp.py": AMP})
     result = migrate("--format", "json", "--test-timeout", "1", "--test-cmd",
