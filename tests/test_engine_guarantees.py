@@ -399,3 +399,16 @@ def test_a_file_libcst_cannot_write_back_byte_for_byte_is_left_untouched() -> No
                                     "form feed before a statement?), so it is left untouched")
     fixed = fix_bytes(data.replace(b"\x0c", b""), ["TFC001"], unsafe=True).fixed
     assert fixed == "import torch\nstate = torch.load(path, weights_only=True)\n"
+
+
+def test_a_fix_of_a_later_round_is_reported_at_its_line_in_the_file_as_it_was() -> None:
+    # Found by tests/test_fuzz.py: `torch` is unbound until TFC110's fix adds `import torch`
+    # at the top; the next round then fixes the loads, found in that round's text two lines
+    # lower. Applied findings are all reported at the original's lines, as `fix --diff`
+    # labels them (the loads were reported at lines 5 and 6).
+    data = (b"import torch.nn as nn\n\nm = nn.Linear(3, 2)\n"
+            b"y = torch.load(x)\ny = torch.load(x)\nm.weight.normal_(0, 0.02)\n")
+    result = fix_bytes(data, ["TFC001", "TFC110"], unsafe=True)
+    assert result.fixed is not None and result.fixed.startswith("import torch.nn as nn\nimport torch\n")
+    applied = [(f.code, f.line, f.end_line) for f in result.findings if f.fix and f.fix.applied]
+    assert applied == [("TFC001", 4, 4), ("TFC001", 5, 5), ("TFC110", 6, 6)], applied

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import libcst as cst
-from libcst.metadata import CodeRange
+from libcst.metadata import CodePosition, CodeRange
 
 from torchfix_codemods import attribution, legacy_syntax
 from torchfix_codemods.analysis.core.names import NameIndex
@@ -447,7 +447,8 @@ def _fix(
         if problem is not None:
             withheld = problem
             break
-        applied.extend(item for item, _ in chosen)
+        back = attribution.LineMap(unit.text, current_module.code) if rounds else None
+        applied.extend(_at_original_lines(item, back) for item, _ in chosen)
         rounds.append((current_module, [(item[0].rule.code, fix) for item, fix in chosen]))
         text = new_text
         # ``check_rewrite`` compiled this text: LibCST's per-node checks cannot fail on it.
@@ -468,6 +469,23 @@ def _fix(
     done = _to_findings(unit.path, applied, options, applied={id(f) for f, _ in applied})
     result.findings = sorted(done + remaining, key=Finding.sort_key)
     return result
+
+
+def _at_original_lines(item: Located, back: attribution.LineMap | None) -> Located:
+    """``item`` at the lines of the file as it was, where its fix applies. A fix of a later
+    round (one the previous round's output exposed) was found in that output, whose lines
+    differ from the file's once a fix added or removed lines (an import at the top): ``back``
+    carries them back through a line diff, as ``fix --diff`` labels its hunks. Every applied
+    finding is then reported where it is in the file as it was."""
+    if back is None:
+        return item
+    finding, where = item
+    start, end = back.to_original((where.start.line - 1, where.end.line), exact=True)
+    if (start + 1, max(end, start + 1)) == (where.start.line, where.end.line):
+        return item
+    first = CodePosition(start + 1, where.start.column)
+    last = CodePosition(max(end, start + 1), where.end.column)
+    return finding, CodeRange(first, last)
 
 
 def _non_overlapping(names: NameIndex,
