@@ -308,6 +308,21 @@ def test_an_ascii_only_output_gets_escapes_not_a_traceback(tmp_path: Path) -> No
     assert "\\xb7" in done.stdout and done.stderr == ""
 
 
+@pytest.mark.parametrize(("command", "named"), [
+    (["check", "--no-cache"], "caf\\xe9.py:4:6: TFC401"),
+    (["fix", "--diff"], "--- a/caf\\xe9.py"),
+    (["check", "--no-cache", "--format", "sarif"], '"uri": "caf%C3%A9.py"'),
+])
+def test_findings_on_an_ascii_only_output_get_escapes_not_a_traceback(
+        tmp_path: Path, command: list[str], named: str) -> None:
+    # Before: UnicodeEncodeError traceback as soon as a path or a line was not ASCII.
+    (tmp_path / "café.py").write_text("# réseau\n" + OTHER, encoding="utf-8")
+    done = _cli(*command, ".", cwd=tmp_path, env={"PYTHONIOENCODING": "ascii"})
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    assert named in done.stdout, done.stdout
+
+
 def test_a_pyproject_that_is_not_utf8_is_one_line_and_exit_2(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_bytes(b'[tool.torchfix-codemods]\n# caf\xe9\n')
     (tmp_path / "a.py").write_text(OTHER)

@@ -656,6 +656,21 @@ def test_a_rule_that_finds_more_after_later_rules_is_moved_not_committed_twice(
     assert sh(repo, "show", f"{BRANCH}:loader.py").endswith("# more")
 
 
+def test_a_fix_another_rule_exposes_stays_in_its_rule_s_one_commit(tmp_path: Path) -> None:
+    """The same as above with nothing simulated: `torch` is unbound in init.py until TFC110's
+    fix adds `import torch`, so TFC001 finds that load only after TFC110's commit, when it
+    already has its commit for loader.py (on kornia a rule got two commits this way)."""
+    repo = make_repo(tmp_path / "project", {
+        "loader.py": LOADER,
+        "init.py": "y = torch.load(x)\nimport torch.nn as nn\n\nm = nn.Linear(3, 2)\n"
+                   "m.weight.normal_(0, 0.02)\n"})
+    entry = migrate_json("--unsafe-fixes", str(repo))["repositories"][0]
+    assert subjects(repo) == ["TFC110: make the update under `torch.no_grad()` (1 fix in 1 file)",
+                              "TFC001: add `weights_only=True` (2 fixes in 2 files)"]
+    assert [c["code"] for c in entry["commits"]] == ["TFC110", "TFC001"]
+    assert "torch.load(x, weights_only=True)" in sh(repo, "show", f"{BRANCH}:init.py")
+
+
 def test_a_failed_push_shows_the_whole_reason(repo: Path, tmp_path: Path) -> None:
     remote = tmp_path / "remote.git"
     subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
