@@ -301,6 +301,33 @@ def test_a_closed_pipe_ends_the_run_quietly(tmp_path: Path) -> None:
     assert process.returncode == 141
 
 
+@pytest.mark.parametrize(("command", "colour"), [
+    (["fix", "--diff"], ""),
+    (["fix", "--diff"], "1"),  # rich writes (FORCE_COLOR): rich itself exited 1
+    (["check", "-j2", "--no-cache", "--show-fixes"], ""),  # `-j2`: typer parses it
+])
+def test_a_closed_pipe_ends_a_typer_command_quietly_with_141(tmp_path: Path, command: list[str],
+                                                              colour: str) -> None:
+    # Before: click (under typer) ended these with exit 1, the code of "findings remain".
+    block = "with torch.cuda.amp.autocast():  # " + "x" * 4000 + "\n    pass\n"
+    for number in range(10):  # about 800 KB of diff, far more than a pipe holds
+        (tmp_path / f"m{number}.py").write_text("import torch\n\n" + block * 10)
+    if command[0] == "check":  # check's lines are short: many more files
+        for number in range(10, 400):
+            (tmp_path / f"m{number}.py").write_text("import torch\n\n" + block * 2)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "torchfix_codemods", *command, "."], cwd=tmp_path,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "FORCE_COLOR": colour})
+    assert process.stdout is not None and process.stderr is not None
+    assert process.stdout.readline()  # `| head -1`
+    process.stdout.close()
+    err = process.stderr.read()
+    process.wait(timeout=300)
+    assert err == b""
+    assert process.returncode == 141
+
+
 def test_an_ascii_only_output_gets_escapes_not_a_traceback(tmp_path: Path) -> None:
     done = _cli("explain", "TFC001", cwd=tmp_path, env={"PYTHONIOENCODING": "ascii"})
     assert done.returncode == 0, done.stderr
