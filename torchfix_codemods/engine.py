@@ -266,12 +266,17 @@ def _process(unit: SourceUnit, options: FileOptions, *, apply_fixes: bool,
             return result
     try:
         module = parse_unchecked(unit.text) if selection.parses else cst.parse_module(unit.text)
-    except cst.ParserSyntaxError as error:
+    except (cst.ParserSyntaxError, cst.CSTValidationError) as error:
+        # A node LibCST's parser builds but refuses (found by tests/test_fuzz.py: a letter of
+        # a Unicode version newer than this Python's, which its parser takes for a name and
+        # its node for no identifier) is a file that does not parse here, not a crash.
         if SYNTAX_ERROR_CODE in codes:
             located = syntax_error(unit.text, unit.path)
-            if located is None:
+            if located is None and isinstance(error, cst.ParserSyntaxError):
                 located = (error.raw_line, error.raw_column + 1,
                            "LibCST cannot parse this file: " + error.message)
+            elif located is None:
+                located = (1, 1, f"LibCST cannot parse this file: {error}")
             result.findings.append(_syntax_finding(unit.path, *located))
         return result
     silenced = noqa_lines(unit.text)
