@@ -204,6 +204,36 @@ def test_prune_keeps_the_cache_under_its_size_least_recently_used_first(tmp_path
     assert newer.exists() and this_run.exists()
 
 
+def _cache_bytes(project: Path) -> int:
+    return sum(p.stat().st_size for p in (project / ".torchfix_cache").rglob("*") if p.is_file())
+
+
+def test_edited_runs_do_not_grow_the_cache(tmp_path: Path) -> None:
+    # Before: every edit added a project summary that no run would read again (190 KB to
+    # 5.8 MB over 50 edited runs); the index in use is never pruned, so nothing bounded it.
+    (tmp_path / "pyproject.toml").write_text("[tool.torchfix-codemods]\n")
+    names = [f"m{number}.py" for number in range(3)]
+    for name in names:
+        (tmp_path / name).write_text(f"# {name}\n{SOURCE}model = torch.nn.DataParallel(model)\n")
+    _check(tmp_path)
+    [summaries] = (tmp_path / ".torchfix_cache").rglob("summaries-*.json")
+    first = _cache_bytes(tmp_path)
+    for run in range(20):
+        for name in names:
+            with open(tmp_path / name, "a") as handle:
+                handle.write(f"x_{run} = {run}\n")
+        _check(tmp_path)
+    stored = json.loads(summaries.read_text())
+    assert len(stored["entries"]) == len(names)
+    assert sorted(stored["paths"]) == [str(tmp_path / name) for name in names]
+    assert _cache_bytes(tmp_path) < 1.5 * first
+    # A deleted file's summary goes at the next write.
+    (tmp_path / names[0]).unlink()
+    (tmp_path / names[1]).write_text(SOURCE + "y = 1\n")
+    _check(tmp_path)
+    assert len(json.loads(summaries.read_text())["entries"]) == 2
+
+
 def test_a_read_marks_an_index_as_used(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text("[tool.torchfix-codemods]\n")
     (tmp_path / "m.py").write_text(SOURCE)

@@ -481,3 +481,29 @@ def test_a_replacement_never_changes_what_its_surroundings_compute(fake_rules,
     # Nothing parenthesised that needed no parentheses: a whole value stays bare.
     if expression.startswith("[unwrap"):
         assert "[a if t else b, a + b]" in fixed
+
+
+def test_a_fix_of_a_later_round_is_reported_at_its_line_in_the_file_as_it_was() -> None:
+    # Found by tests/test_fuzz.py: `torch` is unbound until TFC110's fix adds `import torch`
+    # at the top; the next round then fixes the loads, found in that round's text two lines
+    # lower. Applied findings are all reported at the original's lines, as `fix --diff`
+    # labels them (the loads were reported at lines 5 and 6).
+    data = (b"import torch.nn as nn\n\nm = nn.Linear(3, 2)\n"
+            b"y = torch.load(x)\ny = torch.load(x)\nm.weight.normal_(0, 0.02)\n")
+    result = fix_bytes(data, ["TFC001", "TFC110"], unsafe=True)
+    assert result.fixed is not None and result.fixed.startswith("import torch.nn as nn\nimport torch\n")
+    applied = [(f.code, f.line, f.end_line) for f in result.findings if f.fix and f.fix.applied]
+    assert applied == [("TFC001", 4, 4), ("TFC001", 5, 5), ("TFC110", 6, 6)], applied
+
+
+def test_a_letter_newer_than_this_pythons_unicode_is_a_syntax_finding_not_a_crash() -> None:
+    # Found by tests/test_fuzz.py: U+31350 (CJK Extension H, Unicode 15) starts a name for
+    # LibCST's parser, but not for Python 3.11's `str.isidentifier`, so building the Name
+    # node raised CSTValidationError out of the engine ("internal error" in a run).
+    data = "\U00031350# a comment\nimport torch\n\nstate = torch.load(path)\n".encode()
+    result = fix_bytes(data, ["TFC000", "TFC001"], unsafe=True)
+    if "\U00031350".isidentifier():  # a Python whose Unicode knows the letter
+        pytest.skip("this Python reads U+31350 as a letter")
+    assert result.fixed is None
+    assert [(f.code, f.line) for f in result.findings] == [("TFC000", 1)]
+    assert "U+31350" in result.findings[0].message

@@ -87,6 +87,55 @@ def test_a_file_past_the_time_budget_is_left_untouched_and_the_rest_is_fixed(
     assert (tmp_path / "other.py").read_text() == FIXED_OTHER
 
 
+def _data_rows(size: int) -> str:
+    """A generated data module of about ``size`` bytes (a table of tuples, one a line)."""
+    rows, length, number = ["DATA = [\n"], 0, 0
+    while length < size:
+        row = f"    ({number}, {number * 0.37:.6f}, 's{number:08x}'),\n"
+        rows.append(row)
+        length += len(row)
+        number += 1
+    return "".join(rows) + "]\n"
+
+
+def _one_line_list(size: int) -> str:
+    return "x = [" + ", ".join(str(n) for n in range(size // 7)) + "]\n"
+
+
+def _one_line_chain(size: int) -> str:
+    return "x = " + " + ".join(f"a{n % 1000}" for n in range(size // 6)) + "\n"
+
+
+@pytest.mark.parametrize(("shape", "command"), [
+    pytest.param(_data_rows, ["check", "--no-cache"], id="generated-data-rows-check"),
+    pytest.param(_one_line_list, ["fix"], id="one-line-list-fix"),
+    pytest.param(_one_line_chain, ["fix"], id="one-line-chain-fix"),
+])
+def test_a_megabyte_of_generated_code_is_one_finding_and_the_rest_is_checked(
+        tmp_path: Path, shape, command: list[str]) -> None:
+    """The sweep's large inputs at 1 MB (5 MB and 20 MB generated files stalled `check` for
+    more than 10 minutes, a 1 MB one-line expression `fix` for more than 5): whichever of the
+    project summary or the analysis runs out of budget (or of stack), the file is one TFC000
+    and the run goes on. The full sizes, measured with the default budget, are in the note
+    of the commit that added this test."""
+    _tree(tmp_path, HEAD + shape(1 << 20), timeout=2)
+    before = (tmp_path / "bad.py").read_bytes()
+    started = time.monotonic()
+    done = _cli(*command, ".", cwd=tmp_path)
+    assert time.monotonic() - started < 30
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.startswith(
+        "bad.py:1:1: TFC000 file cannot be parsed: too deep or too large to analyse ("
+    ), done.stdout
+    assert "; file left untouched\n" in done.stdout
+    assert "Traceback" not in done.stderr
+    assert (tmp_path / "bad.py").read_bytes() == before
+    if command == ["fix"]:
+        assert (tmp_path / "other.py").read_text() == FIXED_OTHER
+    else:
+        assert "other.py:3:6: TFC401" in done.stdout
+
+
 def _files(tmp_path: Path, count: int, size: int = 0) -> list[str]:
     paths = []
     for number in range(count):
@@ -252,11 +301,53 @@ def test_a_closed_pipe_ends_the_run_quietly(tmp_path: Path) -> None:
     assert process.returncode == 141
 
 
+@pytest.mark.parametrize(("command", "colour"), [
+    (["fix", "--diff"], ""),
+    (["fix", "--diff"], "1"),  # rich writes (FORCE_COLOR): rich itself exited 1
+    (["check", "-j2", "--no-cache", "--show-fixes"], ""),  # `-j2`: typer parses it
+])
+def test_a_closed_pipe_ends_a_typer_command_quietly_with_141(tmp_path: Path, command: list[str],
+                                                              colour: str) -> None:
+    # Before: click (under typer) ended these with exit 1, the code of "findings remain".
+    block = "with torch.cuda.amp.autocast():  # " + "x" * 4000 + "\n    pass\n"
+    for number in range(10):  # about 800 KB of diff, far more than a pipe holds
+        (tmp_path / f"m{number}.py").write_text("import torch\n\n" + block * 10)
+    if command[0] == "check":  # check's lines are short: many more files
+        for number in range(10, 400):
+            (tmp_path / f"m{number}.py").write_text("import torch\n\n" + block * 2)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "torchfix_codemods", *command, "."], cwd=tmp_path,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "FORCE_COLOR": colour})
+    assert process.stdout is not None and process.stderr is not None
+    assert process.stdout.readline()  # `| head -1`
+    process.stdout.close()
+    err = process.stderr.read()
+    process.wait(timeout=300)
+    assert err == b""
+    assert process.returncode == 141
+
+
 def test_an_ascii_only_output_gets_escapes_not_a_traceback(tmp_path: Path) -> None:
     done = _cli("explain", "TFC001", cwd=tmp_path, env={"PYTHONIOENCODING": "ascii"})
     assert done.returncode == 0, done.stderr
     # Piped, `explain` prints its Markdown as written: the "·" of the fix line is escaped.
     assert "\\xb7" in done.stdout and done.stderr == ""
+
+
+@pytest.mark.parametrize(("command", "named"), [
+    (["check", "--no-cache"], "caf\\xe9.py:4:6: TFC401"),
+    (["fix", "--diff"], "--- a/caf\\xe9.py"),
+    (["check", "--no-cache", "--format", "sarif"], '"uri": "caf%C3%A9.py"'),
+])
+def test_findings_on_an_ascii_only_output_get_escapes_not_a_traceback(
+        tmp_path: Path, command: list[str], named: str) -> None:
+    # Before: UnicodeEncodeError traceback as soon as a path or a line was not ASCII.
+    (tmp_path / "café.py").write_text("# réseau\n" + OTHER, encoding="utf-8")
+    done = _cli(*command, ".", cwd=tmp_path, env={"PYTHONIOENCODING": "ascii"})
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    assert named in done.stdout, done.stdout
 
 
 def test_a_pyproject_that_is_not_utf8_is_one_line_and_exit_2(tmp_path: Path) -> None:

@@ -37,6 +37,26 @@ def test_fix_diff_names_each_file_it_could_not_process(tmp_path: Path) -> None:
     assert '+with torch.amp.autocast("cuda"):' in result.output
 
 
+def test_fix_diff_names_each_file_it_could_not_analyse(tmp_path: Path) -> None:
+    # Before: "1 finding(s) remaining (TFC000: 1)" and no word of which file has no diff.
+    (tmp_path / "good.py").write_text(AUTOCAST)
+    (tmp_path / "deep.py").write_text("import torch\nx = " + "[" * 2000 + "]" * 2000 + "\n")
+    (tmp_path / "py2.py").write_text('import torch\nprint "x"\n')
+    done = subprocess.run([sys.executable, "-m", "torchfix_codemods", "fix", "--diff", "."],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 1, done.stderr
+    assert '+with torch.amp.autocast("cuda"):' in done.stdout
+    assert "TFC000" not in done.stdout  # the diff stays a diff `git apply` reads
+    named = [line for line in done.stderr.splitlines() if " TFC000 " in line]
+    assert named == [
+        "deep.py:2:205: TFC000 file cannot be parsed: too many nested parentheses; "
+        "file left untouched",
+        "py2.py:2:1: TFC000 file cannot be parsed: Missing parentheses in call to 'print'. "
+        "Did you mean print(...)?; file left untouched"]
+    assert "2 finding(s) remaining (TFC000: 2)." in done.stderr
+
+
 @pytest.mark.parametrize("command", ["check", "fix"])
 @pytest.mark.parametrize("value", ["", " , "])
 def test_empty_select_is_a_usage_error(tmp_path: Path, command: str, value: str) -> None:

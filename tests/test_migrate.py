@@ -510,6 +510,65 @@ def test_a_collection_error_after_a_commit_drops_it(tmp_path: Path) -> None:
     assert dropped["reason"] == "tests that passed on the base fail after this commit: test_imports"
 
 
+def test_a_commit_that_makes_passing_tests_skip_is_dropped(tmp_path: Path) -> None:
+    """A green run after a commit proves nothing about tests that no longer run: the commit
+    breaks an import a test module guards with a module-level skip (as a suite does for an
+    API the installed torch lacks), so its tests are skipped and pytest exits 0."""
+    guarded = ("import pytest\n\ntry:\n    import amp_helpers\nexcept ImportError:\n"
+               "    pytest.skip('needs a newer torch', allow_module_level=True)\n\n\n"
+               "def test_step():\n    assert amp_helpers.READY\n")
+    repo = make_repo(tmp_path / "project", {
+        "amp.py": AMP, "loader.py": LOADER, "test_guarded.py": guarded,
+        "test_plain.py": "def test_always():\n    pass\n",
+        "amp_helpers.py": "import pathlib\n\nif 'torch.amp.' in pathlib.Path('amp.py').read_text():"
+                          "\n    raise ImportError('changed')\nREADY = True\n"})
+    result = migrate("--format", "json", "--test-cmd", PYTEST, str(repo))
+    assert result.exit_code == 1, result.output
+    entry = json.loads(result.stdout)["repositories"][0]
+    assert [c["code"] for c in entry["commits"]] == ["TFC001"]
+    [dropped] = entry["dropped"]
+    assert dropped["code"] == "TFC401"
+    assert dropped["reason"] == ("tests that passed on the base were skipped or did not run "
+                                 "after this commit: test_guarded::test_step")
+    assert entry["tests"]["after"]["passed"] is True
+
+
+@pytest.mark.parametrize(("base", "after", "why"), [
+    # passed, then skipped (or gone): the commit is worse
+    ((("t::a", "t::b"), ()), (("t::a",), ()), "skipped or did not run after this commit: t::b"),
+    # skipped on the base too: nothing lost
+    ((("t::a",), ()), (("t::a",), ()), None),
+    # passed, then failed: told as a failure, not as a skip
+    ((("t::a", "t::b"), ()), (("t::a",), ("t::b",)), "fail after this commit: t::b"),
+])
+def test_tests_that_stop_running_are_a_regression(base, after, why) -> None:
+    before_outcome = SuiteOutcome(True, 0, 1.0, base[1], "", JUNIT, 2, base[0])
+    passed = not after[1]
+    after_outcome = SuiteOutcome(passed, 0 if passed else 1, 1.0, after[1], "", JUNIT, 2,
+                                 after[0])
+    reason = newly_failing(before_outcome, after_outcome)
+    assert (reason is None) if why is None else (why in (reason or "")), reason
+
+
+def test_the_junit_reader_counts_expected_failures_as_run_and_skips_as_not(
+        tmp_path: Path) -> None:
+    from torchfix_codemods.migrate.testcmd import read_junit
+
+    report = tmp_path / "junit.xml"
+    report.write_text(
+        '<testsuites><testsuite name="pytest">'
+        '<testcase classname="t" name="passed"/>'
+        '<testcase classname="t" name="xfailed"><skipped type="pytest.xfail" message="x"/>'
+        '</testcase>'
+        '<testcase classname="t" name="skipped"><skipped type="pytest.skip" message="s"/>'
+        '</testcase>'
+        '<testcase classname="t" name="failed"><failure message="f"/></testcase>'
+        '<testcase classname="" name="test_broken"><error message="collection"/></testcase>'
+        '</testsuite></testsuites>')
+    assert read_junit(str(report)) == (("t::failed", "test_broken"), 5, ("t::passed",
+                                                                          "t::xfailed"))
+
+
 def test_a_base_past_the_time_limit_claims_no_commit_tested(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "project", {"amp.py": AMP})
     result = migrate("--format", "json", "--test-timeout", "1", "--test-cmd",
@@ -612,6 +671,21 @@ def test_a_rule_that_finds_more_after_later_rules_is_moved_not_committed_twice(
     assert migrate(str(repo)).exit_code == 0
     assert [s.split(":")[0] for s in subjects(repo)] == ["TFC401", "TFC402", "TFC001"]
     assert sh(repo, "show", f"{BRANCH}:loader.py").endswith("# more")
+
+
+def test_a_fix_another_rule_exposes_stays_in_its_rule_s_one_commit(tmp_path: Path) -> None:
+    """The same as above with nothing simulated: `torch` is unbound in init.py until TFC110's
+    fix adds `import torch`, so TFC001 finds that load only after TFC110's commit, when it
+    already has its commit for loader.py (on kornia a rule got two commits this way)."""
+    repo = make_repo(tmp_path / "project", {
+        "loader.py": LOADER,
+        "init.py": "y = torch.load(x)\nimport torch.nn as nn\n\nm = nn.Linear(3, 2)\n"
+                   "m.weight.normal_(0, 0.02)\n"})
+    entry = migrate_json("--unsafe-fixes", str(repo))["repositories"][0]
+    assert subjects(repo) == ["TFC110: make the update under `torch.no_grad()` (1 fix in 1 file)",
+                              "TFC001: add `weights_only=True` (2 fixes in 2 files)"]
+    assert [c["code"] for c in entry["commits"]] == ["TFC110", "TFC001"]
+    assert "torch.load(x, weights_only=True)" in sh(repo, "show", f"{BRANCH}:init.py")
 
 
 def test_a_failed_push_shows_the_whole_reason(repo: Path, tmp_path: Path) -> None:

@@ -192,6 +192,42 @@ def test_fix_keeps_the_json_layout_of_untouched_cells(tmp_path: Path, layout: st
         assert _changed_lines(raw, after) == {first_line + 1}
 
 
+LAYOUT_NOTEBOOKS = Path(__file__).resolve().parent / "notebooks"
+"""Notebooks written for these tests in the layouts real writers use: Jupyter's (indent 1,
+sorted keys, raw UTF-8, outputs with images and ANSI escapes), Colab's (indent 2, no final
+newline), a Windows editor's (tabs, CRLF), ASCII-only JSON (``\\uXXXX`` escapes, a
+surrogate pair, upper-case hex), and a writer's own key order with sources as one string.
+``expected/`` holds each after ``fix``, reviewed line by line."""
+FIXED_CODE = ("xavier_uniform", "GradScaler", "autocast", "retain_")
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in LAYOUT_NOTEBOOKS.glob("*.ipynb")))
+def test_fix_changes_only_the_fixed_lines_of_realistic_notebooks(tmp_path: Path,
+                                                                  name: str) -> None:
+    from torchfix_codemods.notebook_json import source_spans
+
+    original = (LAYOUT_NOTEBOOKS / name).read_bytes()
+    path = tmp_path / name
+    path.write_bytes(original)
+    result = runner.invoke(app, ["fix", "--select", "TFC401,TFC406,TFC412", str(path)])
+    assert result.exit_code == 0, result.output
+    after = path.read_bytes()
+    assert after == (LAYOUT_NOTEBOOKS / "expected" / name).read_bytes()
+    raw, new = original.decode("utf-8"), after.decode("utf-8")
+    old_spans, new_spans = source_spans(raw), source_spans(new)
+    fixed = [index for index in sorted(old_spans)
+             if raw[slice(*old_spans[index])] != new[slice(*new_spans[index])]]
+    assert fixed == [1, 2]
+    # Every byte outside the two fixed cells' sources is the file's own (the other cells,
+    # outputs, metadata, indentation, escapes, line endings, key order, the final newline)...
+    outside = [raw[:old_spans[1][0]], raw[old_spans[1][1]:old_spans[2][0]], raw[old_spans[2][1]:]]
+    assert outside == [new[:new_spans[1][0]], new[new_spans[1][1]:new_spans[2][0]],
+                       new[new_spans[2][1]:]]
+    # ...and inside them, the lines that differ are the fixed lines alone.
+    changed = [raw.splitlines()[number] for number in _changed_lines(raw, new)]
+    assert changed and all(any(code in line for code in FIXED_CODE) for line in changed), changed
+
+
 def _notebooks_at_hand() -> list[Path]:
     """The repository's notebooks, and those of the real-code check where a run of
     tests/realcode/ecosystem/score.py materialised them on this machine (never downloaded)."""

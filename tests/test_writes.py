@@ -155,3 +155,49 @@ def test_a_fifo_in_the_tree_is_passed_over_not_waited_on(tmp_path: Path) -> None
     assert result.exit_code == 0, result.output
     assert (tmp_path / "real.py").read_text() == AFTER
     assert stat.S_ISFIFO(os.stat(tmp_path / "pipe.py").st_mode)
+
+
+@pytest.fixture
+def full_disk(tmp_path: Path):
+    """A real file system with no space left (a 64 KiB tmpfs, filled): root only, and only
+    where mounting is allowed (not in every container)."""
+    import shutil
+    import subprocess
+
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("mounting a tmpfs needs root")
+    root = tmp_path / "disk"
+    root.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(root)],
+                             capture_output=True, check=False)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
+    try:
+        yield root
+    finally:
+        subprocess.run(["umount", str(root)], capture_output=True, check=False)
+
+
+def test_a_really_full_disk_leaves_every_file_and_a_true_summary(full_disk: Path) -> None:
+    for name in ("a.py", "b.py"):
+        (full_disk / name).write_text(BEFORE)
+    filler = os.open(full_disk / "filler", os.O_WRONLY | os.O_CREAT)
+    try:
+        while True:  # every block of the disk
+            os.write(filler, b"\0" * 4096)
+    except OSError as error:
+        assert error.errno == errno.ENOSPC
+    finally:
+        os.close(filler)
+    result = fix(".", "--jobs", "1", cwd=full_disk)
+    assert result.exit_code == 1, result.output
+    assert "a.py: error: cannot write: No space left on device" in result.output
+    assert "b.py: error: cannot write: No space left on device" in result.output
+    assert "Fixed" not in result.output and "2 finding(s) remaining" in result.output
+    assert (full_disk / "a.py").read_text() == BEFORE == (full_disk / "b.py").read_text()
+    # A check on the full disk afterwards: no cache written, no temporary file left.
+    check = CliRunner().invoke(app, ["check", str(full_disk)])
+    assert check.exit_code == 1, check.output
+    left = sorted(str(p.relative_to(full_disk)) for p in full_disk.rglob("*") if p.is_file())
+    assert [name for name in left if name not in ("a.py", "b.py", "filler")] in (
+        [], [".torchfix_cache/.gitignore"]), left

@@ -49,7 +49,7 @@ def locate_edits(original: str,
         located = _located(module, applied)
         if number > 0:
             # A later round fixed the previous round's output: carry its lines back.
-            back = _LineMap(original, module.code)
+            back = LineMap(original, module.code)
             located = [(code, back.to_original(block)) for code, block in located]
         for code, block in located:
             edits[code].append(block)
@@ -98,25 +98,30 @@ def _changed_lines(module: cst.Module, old: cst.CSTNode, new: object,
     return blocks or [span]
 
 
-class _LineMap:
+class LineMap:
     """Lines of a later round's text back to the original text's lines."""
 
     def __init__(self, original: str, current: str) -> None:
-        matcher = difflib.SequenceMatcher(None, split_lines(original), split_lines(current),
-                                          autojunk=False)
+        lines = split_lines(original)
+        matcher = difflib.SequenceMatcher(None, lines, split_lines(current), autojunk=False)
         self.opcodes = matcher.get_opcodes()
+        self.length = len(lines)
 
-    def to_original(self, block: Block) -> Block:
+    def to_original(self, block: Block, exact: bool = False) -> Block:
+        """Lines ``block`` (0-based, half-open) of the later text: the original lines they are,
+        or that the lines a fix wrote there replaced. A hunk label takes in the changes that
+        touch the block's edges too (a label may name a code too many, never one too few);
+        ``exact`` takes only the lines inside it (where a finding is)."""
         start, end = block
         low, high = None, None
         for tag, i1, i2, j1, j2 in self.opcodes:
-            if j2 < start or j1 > end:
+            if (j2 <= start or j1 >= end) if exact else (j2 < start or j1 > end):
                 continue
             if tag == "equal":
                 first = i1 + max(start, j1) - j1
                 last = i1 + min(end, j2) - j1
             else:  # lines a fix wrote: the original lines they replaced
-                first, last = i1, i2
+                first, last = i1, max(i2, min(i1 + 1, self.length)) if exact else i2
             low = first if low is None else min(low, first)
             high = last if high is None else max(high, last)
         return (low or 0, high if high is not None else 0)

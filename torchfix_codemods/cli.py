@@ -38,7 +38,7 @@ from torchfix_codemods.report.diff import render_diff
 from torchfix_codemods.report.json import render_json
 from torchfix_codemods.report.statistics import render_fixes, render_statistics
 from torchfix_codemods.report.summary import summarize
-from torchfix_codemods.report.text import render_problems, render_summary
+from torchfix_codemods.report.text import render_problems, render_summary, render_unanalysed
 from torchfix_codemods.rules.registry import all_rules, rule_by_code
 from torchfix_codemods.runner import Mode, run_paths
 from torchfix_codemods.settings import OUTPUT_FORMATS, ConfigError, Overrides
@@ -297,6 +297,7 @@ def fix(
             if statistics:
                 render_statistics(stderr, results, fmt)
             else:
+                render_unanalysed(stderr, results)
                 render_problems(stderr, results)
                 render_summary(stderr, results, fixing=True, unsafe_fixes=unsafe, dry_run=True)
         # The README's exit-code table: 1 while the diff is not empty or findings remain.
@@ -326,6 +327,7 @@ def _fix_stdin(overrides: Overrides, stdin_filename: str | None, diff: bool, sta
     summary = summarize([result])
     if diff:
         render_diff(stdout, [result])
+        render_unanalysed(stderr, [result])
         render_summary(stderr, [result], fixing=True, unsafe_fixes=configuration.unsafe_fixes,
                        dry_run=True)
         return exit_code(bool(summary.changed_files or summary.findings or summary.errors),

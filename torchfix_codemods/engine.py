@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import libcst as cst
-from libcst.metadata import CodeRange
+from libcst.metadata import CodePosition, CodeRange
 
 from torchfix_codemods import attribution, legacy_syntax
 from torchfix_codemods.analysis.core.names import NameIndex
@@ -267,12 +267,17 @@ def _process(unit: SourceUnit, options: FileOptions, *, apply_fixes: bool,
             return result
     try:
         module = parse_unchecked(unit.text) if selection.parses else cst.parse_module(unit.text)
-    except cst.ParserSyntaxError as error:
+    except (cst.ParserSyntaxError, cst.CSTValidationError) as error:
+        # A node LibCST's parser builds but refuses (found by tests/test_fuzz.py: a letter of
+        # a Unicode version newer than this Python's, which its parser takes for a name and
+        # its node for no identifier) is a file that does not parse here, not a crash.
         if SYNTAX_ERROR_CODE in codes:
             located = syntax_error(unit.text, unit.path)
-            if located is None:
+            if located is None and isinstance(error, cst.ParserSyntaxError):
                 located = (error.raw_line, error.raw_column + 1,
                            "LibCST cannot parse this file: " + error.message)
+            elif located is None:
+                located = (1, 1, f"LibCST cannot parse this file: {error}")
             result.findings.append(_syntax_finding(unit.path, *located))
         return result
     silenced = noqa_lines(unit.text)
@@ -448,7 +453,8 @@ def _fix(
         if problem is not None:
             withheld = problem
             break
-        applied.extend(item for item, _ in chosen)
+        back = attribution.LineMap(unit.text, current_module.code) if rounds else None
+        applied.extend(_at_original_lines(item, back) for item, _ in chosen)
         rounds.append((current_module, [(item[0].rule.code, fix) for item, fix in chosen]))
         text = new_text
         # ``check_rewrite`` compiled this text: LibCST's per-node checks cannot fail on it.
@@ -469,6 +475,23 @@ def _fix(
     done = _to_findings(unit.path, applied, options, applied={id(f) for f, _ in applied})
     result.findings = sorted(done + remaining, key=Finding.sort_key)
     return result
+
+
+def _at_original_lines(item: Located, back: attribution.LineMap | None) -> Located:
+    """``item`` at the lines of the file as it was, where its fix applies. A fix of a later
+    round (one the previous round's output exposed) was found in that output, whose lines
+    differ from the file's once a fix added or removed lines (an import at the top): ``back``
+    carries them back through a line diff, as ``fix --diff`` labels its hunks. Every applied
+    finding is then reported where it is in the file as it was."""
+    if back is None:
+        return item
+    finding, where = item
+    start, end = back.to_original((where.start.line - 1, where.end.line), exact=True)
+    if (start + 1, max(end, start + 1)) == (where.start.line, where.end.line):
+        return item
+    first = CodePosition(start + 1, where.start.column)
+    last = CodePosition(max(end, start + 1), where.end.column)
+    return finding, CodeRange(first, last)
 
 
 def _non_overlapping(names: NameIndex,

@@ -108,8 +108,22 @@ def main(argv: list[str] | None = None) -> None:
     except BrokenPipeError:
         _quiet_stdout()  # nobody reads any more: exit without a word, as other CLIs do
         sys.exit(EXIT_BROKEN_PIPE)
+    except SystemExit as done:
+        if done.code == 1 and _pipe_closed_under_click():
+            _quiet_stdout()
+            sys.exit(EXIT_BROKEN_PIPE)
+        raise
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def _pipe_closed_under_click() -> bool:
+    """Whether click (under typer) ended the command with exit 1 because the reader of its
+    output went away: it then wraps the streams in its ``PacifyFlushWrapper`` (click's own,
+    or the copy typer vendors as ``typer._click``)."""
+    return any(isinstance(sys.stdout, wrapper) for wrapper in (
+        getattr(sys.modules.get(name), "PacifyFlushWrapper", None)
+        for name in ("click.utils", "typer._click.utils")) if isinstance(wrapper, type))
 
 
 def _interrupt(signum: int, frame: object) -> None:

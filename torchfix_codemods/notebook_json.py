@@ -10,7 +10,8 @@ the layout the file's own source lists use:
 * the whitespace after ``[``, between items and before ``]`` is taken from the
   value being replaced (or, for an empty list, from the file's indentation and
   line ending);
-* strings are escaped as the file escapes them: ``\\uXXXX`` for non-ASCII when
+* a line the fix did not change keeps its JSON text as the file had it;
+* new strings are escaped as the file escapes them: ``\\uXXXX`` for non-ASCII when
   the file escapes non-ASCII and holds no raw non-ASCII text, raw UTF-8 otherwise.
 
 When the text cannot be scanned (duplicate keys, a layout this module does not
@@ -135,11 +136,27 @@ def dump_source(source: str | list[str], raw: str, start: int, end: int,
     """``source`` as JSON in the layout of the value at ``raw[start:end]``."""
     if isinstance(source, str):
         return json.dumps(source, ensure_ascii=ascii_only)
-    items = [json.dumps(line, ensure_ascii=ascii_only) for line in source]
+    spelled = _spellings(raw, start, end)
+    items = [spelled.get(line) or json.dumps(line, ensure_ascii=ascii_only) for line in source]
     if not items:
         return "[]"
     opening, separator, closing = _list_layout(raw, start, end)
     return "[" + opening + separator.join(items) + closing + "]"
+
+
+def _spellings(raw: str, start: int, end: int) -> dict[str, str]:
+    """Each line of the list at ``raw[start:end]`` -> its JSON text there: a line the fix did
+    not change is written back as the file spelled it (``\\u00E9``, ``\\/``, whatever the
+    writer chose), so that only the fixed lines of a cell differ."""
+    if not raw.startswith("[", start):
+        return {}
+    spelled: dict[str, str] = {}
+    for position in _items(raw, start):
+        token_end = _end_of(raw, position)
+        value = json.loads(raw[position:token_end])
+        if isinstance(value, str):
+            spelled.setdefault(value, raw[position:token_end])
+    return spelled
 
 
 def _list_layout(raw: str, start: int, end: int) -> tuple[str, str, str]:

@@ -54,6 +54,9 @@ class SuiteOutcome:
     """How the outcome was read: :data:`JUNIT` or :data:`EXIT_STATUS`."""
     tests: int | None = None
     """Test cases in the report (None without one)."""
+    passing: tuple[str, ...] = ()
+    """Ids of the test cases the report lists as passed (an expected failure, ``xfail``,
+    counts: it ran and ended as the test says it should); empty without a report."""
 
 
 @dataclass(frozen=True)

@@ -64,26 +64,35 @@ def run_tests(command: str, cwd: str, timeout: float) -> SuiteOutcome:
     if read is None:
         return SuiteOutcome(passed=returncode == 0, returncode=returncode, seconds=seconds,
                             failed=(), tail=tail(output), reader=EXIT_STATUS)
-    failed, count = read
+    failed, count, passing = read
     return SuiteOutcome(passed=returncode == 0 and not failed, returncode=returncode,
                         seconds=seconds, failed=failed, tail=tail(output), reader=JUNIT,
-                        tests=count)
+                        tests=count, passing=passing)
 
 
-def read_junit(path: str) -> tuple[tuple[str, ...], int] | None:
-    """(ids of the failed or erroring test cases, number of test cases) from a JUnit XML
-    report; None when there is none or it cannot be read (a run that crashed half-way)."""
+XFAIL = "pytest.xfail"
+"""The ``type`` pytest gives the ``<skipped>`` of an expected failure: it ran."""
+
+
+def read_junit(path: str) -> tuple[tuple[str, ...], int, tuple[str, ...]] | None:
+    """(ids of the failed or erroring test cases, number of test cases, ids of those that
+    passed, expected failures included) from a JUnit XML report; None when there is none or
+    it cannot be read (a run that crashed half-way)."""
     try:
         root = ElementTree.parse(path).getroot()
     except (OSError, ElementTree.ParseError):
         return None
     failed: set[str] = set()
+    passing: set[str] = set()
     count = 0
     for case in root.iter("testcase"):
         count += 1
+        identity = test_id(case.get("classname", ""), case.get("name", ""))
         if any(child.tag in ("failure", "error") for child in case):
-            failed.add(test_id(case.get("classname", ""), case.get("name", "")))
-    return tuple(sorted(failed)), count
+            failed.add(identity)
+        elif not any(child.tag == "skipped" and child.get("type") != XFAIL for child in case):
+            passing.add(identity)
+    return tuple(sorted(failed)), count, tuple(sorted(passing - failed))
 
 
 def test_id(classname: str, name: str) -> str:
@@ -131,6 +140,10 @@ def comparable(before: SuiteOutcome) -> str | None:
     return None
 
 
+def _shown(ids: list[str]) -> str:
+    return ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+
+
 def newly_failing(before: SuiteOutcome, after: SuiteOutcome) -> str | None:
     """Why ``after`` is worse than ``before``, or None when it is not.
 
@@ -138,6 +151,14 @@ def newly_failing(before: SuiteOutcome, after: SuiteOutcome) -> str | None:
     """
     if after.returncode is None:
         return "the test command ran past its time limit after this commit"
+    if before.reader == JUNIT and after.reader == JUNIT and not set(after.failed) - set(
+            before.failed):
+        # A green run proves nothing about a test that no longer runs: an import the commit
+        # broke, behind `pytest.importorskip` or a module-level `pytest.skip`, skips it.
+        lost = sorted(set(before.passing) - set(after.passing) - set(after.failed))
+        if lost:
+            return ("tests that passed on the base were skipped or did not run after this "
+                    f"commit: {_shown(lost)}")
     if after.passed:
         return None
     if before.passed and after.reader == EXIT_STATUS and before.reader == EXIT_STATUS:
@@ -147,8 +168,7 @@ def newly_failing(before: SuiteOutcome, after: SuiteOutcome) -> str | None:
                 "it crashed or stopped before the tests ran")
     new = sorted(set(after.failed) - set(before.failed))
     if new:
-        shown = ", ".join(new[:5]) + (f" and {len(new) - 5} more" if len(new) > 5 else "")
-        return f"tests that passed on the base fail after this commit: {shown}"
+        return f"tests that passed on the base fail after this commit: {_shown(new)}"
     if before.passed or (before.returncode in (0, 1) and after.returncode not in (0, 1)):
         # Nothing new failed in the report, yet the command failed in another way.
         return (f"the test command ended with exit status {after.returncode} after this commit "

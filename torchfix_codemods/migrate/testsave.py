@@ -44,7 +44,8 @@ def load(root: str, branch: str, command: str) -> Kept:
             raw = json.load(handle)
         if raw.get("command") != command:
             return Kept(command)
-        runs = {tree: SuiteOutcome(**{**value, "failed": tuple(value["failed"])})
+        runs = {tree: SuiteOutcome(**{**value, "failed": tuple(value["failed"]),
+                                      "passing": tuple(value.get("passing", ()))})
                 for tree, value in raw["runs"].items()}
         return Kept(command, runs, raw.get("versions"))
     except (OSError, ValueError, TypeError, KeyError, AttributeError):

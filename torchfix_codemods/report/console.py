@@ -9,6 +9,7 @@ printed through it must be plain text (no rich markup); renderers look at
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
@@ -60,10 +61,17 @@ def rich_console(*, stderr: bool = False, **options: Any) -> Console:
     """
     from rich.console import Console
 
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            # rich exits 1 on its own; the run's entry point ends it quietly with 141, as it
+            # does for the plain writer, whatever wrote last (README: exit codes).
+            self.quiet = True
+            raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
+
     options.setdefault("highlight", False)
     if no_color():
         options["color_system"] = None
-    return Console(stderr=stderr, **options)
+    return _Console(stderr=stderr, **options)
 
 
 def console(*, stderr: bool = False, plain_when_piped: bool = False) -> Console | PlainConsole:

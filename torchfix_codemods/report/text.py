@@ -88,6 +88,18 @@ def render_text(console: Console | PlainConsole, results: list[FileResult], *, f
     render_summary(console, results, fixing=fixing, unsafe_fixes=unsafe_fixes)
 
 
+def render_unanalysed(console: Console | PlainConsole, results: list[FileResult]) -> None:
+    """The ``TFC000`` finding of each file ``fix --diff`` could not analyse (it does not parse,
+    or it is too deep or too large): its diff is missing, and the reader is told which file
+    and why rather than only a count."""
+    from torchfix_codemods.catalog import SYNTAX_ERROR_CODE
+
+    for result in results:
+        for finding in sorted(remaining(result.findings), key=Finding.sort_key):
+            if finding.code == SYNTAX_ERROR_CODE:
+                render_finding(console, finding, quiet=True)
+
+
 def render_problems(console: Console | PlainConsole, results: list[FileResult]) -> None:
     """``path: error: why`` for each file that could not be processed (and ``path: note:``
     for each passed over), so that no count of failures comes without its files."""
