@@ -378,6 +378,17 @@ def test_config_noqa_and_selection_are_honoured(tmp_path: Path) -> None:
     assert subjects(repo) == ["TFC401: use `torch.amp.autocast` (1 fix in 1 file)"]
 
 
+def test_config_takes_key_value_settings_as_check_and_fix_do(tmp_path: Path) -> None:
+    """`--config 'KEY = VALUE'` is a setting (a busy machine's `file-timeout`), laid over the
+    repository's own; it is not a file to look for. The reproduce line keeps it."""
+    repo = make_repo(tmp_path / "project", {"loader.py": LOADER, "amp.py": AMP,
+                                            "activations.py": ACTIVATIONS})
+    entry = migrate_json("--config", 'ignore = ["TFC402"]', "--config", "file-timeout = 120",
+                         str(repo))["repositories"][0]
+    assert [c["code"] for c in entry["commits"]] == ["TFC001", "TFC401"]
+    assert "--config 'ignore = [\"TFC402\"]' --config 'file-timeout = 120'" in entry["pr_body"]
+
+
 def test_bad_commit_per_is_a_usage_error(repo: Path) -> None:
     result = migrate("--commit-per", "file", str(repo))
     assert result.exit_code == 2 and "--commit-per" in result.output
