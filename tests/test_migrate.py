@@ -490,6 +490,26 @@ def test_pytest_with_colour_drops_the_commit_that_breaks_a_test(tmp_path: Path) 
     assert f"The tests ran on {tests['versions']}." in body
 
 
+def test_the_versions_are_those_of_the_interpreter_the_command_names(tmp_path: Path) -> None:
+    """Past `NAME=value` assignments and `env`: the `python...` the command runs, or the one
+    on the `#!` line of the `pytest` script it starts; not the `python` on PATH."""
+    from torchfix_codemods.migrate.testcmd import interpreter_of, versions
+
+    shim = tmp_path / "venv" / "bin" / "python3.99"
+    shim.parent.mkdir(parents=True)
+    shim.write_text("#!/bin/sh\necho 'Python 3.99.0'\necho 'torch 9.9.9'\n")
+    shim.chmod(0o755)
+    script = shim.parent / "pytest"
+    script.write_text(f"#!{shim}\nimport sys\n")
+    script.chmod(0o755)
+    assert interpreter_of(f"PYTHONPATH=. {shim} -m pytest -q tests") == str(shim)
+    assert interpreter_of(f"env CUDA_VISIBLE_DEVICES= {script} -q") == str(shim)
+    assert interpreter_of("make test") is None
+    assert versions(f"PYTHONPATH=. OMP_NUM_THREADS=1 {shim} -m pytest", str(tmp_path)) == \
+        "Python 3.99.0, torch 9.9.9"
+    assert versions(f"{script} -x", str(tmp_path)) == "Python 3.99.0, torch 9.9.9"
+
+
 def test_a_red_base_gives_the_failing_lists_and_ids_with_spaces_are_whole(tmp_path: Path) -> None:
     repo = _suite_repo(tmp_path, red=True)
     entry = migrate_json("--test-cmd", PYTEST, str(repo))["repositories"][0]
