@@ -787,6 +787,38 @@ def test_the_repository_s_own_linter_accepts_the_edits(tmp_path: Path) -> None:
     assert entry["differs_from_single_run"] == []
 
 
+def test_an_isort_configuration_gets_imports_isort_accepts(tmp_path: Path) -> None:
+    """A project that sorts imports with isort (setup.cfg `[isort]`, no ruff): the engine's
+    own placement puts `import torch` below the first-party block; the branch has it where
+    the project's isort wants it, and `isort --check-only` accepts every changed file."""
+    from torchfix_codemods.migrate.style import find
+
+    isort = find("isort")
+    assert isort is not None, "isort is a test dependency"
+    config = "[isort]\nprofile = black\nknown_first_party = project\nline_length = 80\n"
+    repo = make_repo(tmp_path / "project", {"setup.cfg": config, "evaluate.py": STYLED_EVALUATE,
+                                            "loader.py": STYLED_LOADER})
+
+    def accepted(root: Path) -> subprocess.CompletedProcess:
+        return subprocess.run([isort, "--check-only", "evaluate.py", "loader.py"], cwd=root,
+                              capture_output=True, text=True, check=False)
+
+    assert accepted(repo).returncode == 0  # clean on the base
+    copy = tmp_path / "copy"
+    shutil.copytree(repo, copy)
+    assert runner.invoke(app, ["fix", str(copy)]).exit_code == 0
+    assert accepted(copy).returncode == 1  # the engine's placement alone breaks it
+    entry = migrate_json(str(repo))["repositories"][0]
+    assert [c["code"] for c in entry["commits"]] == ["TFC001", "TFC202"]
+    sh(repo, "checkout", "-q", BRANCH)
+    judged = accepted(repo)
+    assert judged.returncode == 0, judged.stdout + judged.stderr
+    assert "import os\n\nimport torch\nfrom torch import nn\n" in (repo / "evaluate.py").read_text()
+    sh(repo, "checkout", "-q", "main")
+    assert "- `isort` (the repository's configuration) on the changed files: `evaluate.py`" \
+        in entry["pr_body"]
+
+
 def test_sigterm_leaves_no_worktree_and_no_test_process(repo: Path, tmp_path: Path) -> None:
     pid_file = tmp_path / "tests.pid"
     command = f"echo $$ > {shlex.quote(str(pid_file))}; exec sleep 60"
