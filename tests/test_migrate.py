@@ -696,6 +696,27 @@ def test_the_pr_body_keeps_the_checklist_for_work(tmp_path: Path) -> None:
     assert "- [ ]" not in body
 
 
+def test_a_notebook_with_shell_assignments_is_migrated_not_listed_as_unparsable(
+        tmp_path: Path) -> None:
+    """`files = !ls *.pt` and `t = %timeit -o ...` are IPython, not syntax errors: the
+    notebook is analysed and fixed, the magics come back byte for byte, and the PR body names
+    no file as not analysed."""
+    cells = ["import torch\n", "files = !ls *.pt\n", "state = torch.load(files[0])\n",
+             "t = %timeit -o sum(range(9))\n"]
+    notebook = json.dumps({"cells": [{"cell_type": "code", "metadata": {}, "outputs": [],
+                                      "execution_count": None, "source": [line]}
+                                     for line in cells],
+                           "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1)
+    repo = make_repo(tmp_path / "project", {"explore.ipynb": notebook + "\n"})
+    entry = migrate_json("--unsafe-fixes", str(repo))["repositories"][0]
+    assert [c["code"] for c in entry["commits"]] == ["TFC001"]
+    fixed = json.loads(sh(repo, "show", f"{BRANCH}:explore.ipynb"))
+    assert [c["source"] for c in fixed["cells"]] == [
+        [cells[0]], [cells[1]], ["state = torch.load(files[0], weights_only=True)\n"],
+        [cells[3]]]
+    assert "could not parse" not in entry["pr_body"] and "TFC000" not in entry["pr_body"]
+
+
 STYLED_EVALUATE = """\
 import os
 
