@@ -808,6 +808,23 @@ def test_the_repository_s_own_linter_accepts_the_edits(tmp_path: Path) -> None:
     assert entry["differs_from_single_run"] == []
 
 
+def test_the_style_section_names_only_what_ran_on_each_file(tmp_path: Path) -> None:
+    """A file not clean by the import sorter on the base: the sorter is said not to have run
+    on it, and the formatter that ran on its changed lines is named with that file, not
+    claimed for "the changed files" beside a line saying the sorter did not run."""
+    unsorted = UNKEPT_LOADER.replace(
+        'model.load_state_dict(state); print("restored from", os.path.basename('
+        'checkpoint_path_of_this_run))', "model.load_state_dict(state)")
+    repo = make_repo(tmp_path / "project", {"pyproject.toml": "[tool.ruff]\nline-length = 120\n",
+                                            "loader.py": unsorted})
+    body = migrate_json(str(repo))["repositories"][0]["pr_body"]
+    section = body[body.index("### The repository's style"):].split("\n\n")[1]
+    assert section.splitlines() == [
+        "- `ruff format --range` ran on `loader.py` and found nothing to change.",
+        "- `ruff check --select I` not run on `loader.py`: not clean by it on the base, so the "
+        "tool would change lines this branch did not touch."]
+
+
 def test_an_isort_configuration_gets_imports_isort_accepts(tmp_path: Path) -> None:
     """A project that sorts imports with isort (setup.cfg `[isort]`, no ruff): the engine's
     own placement puts `import torch` below the first-party block; the branch has it where

@@ -69,6 +69,8 @@ class Style:
     """Tool name -> files it changed (wholly or on the changed lines)."""
     skipped: dict[str, set[str]] = field(default_factory=dict)
     """Tool name -> files left as the fix wrote them (not clean on the base, no ranges)."""
+    checked: dict[str, set[str]] = field(default_factory=dict)
+    """Tool name -> files it ran over (wholly or on the changed lines), changed or not."""
 
     def apply(self, path: str, relative: str, original: str, fixed: str) -> str:
         """``fixed`` passed through every tool, as far as each may touch it."""
@@ -83,6 +85,7 @@ class Style:
                 if not clean:
                     self.skipped.setdefault(tool.name, set()).add(relative)
                 continue
+            self.checked.setdefault(tool.name, set()).add(relative)
             if result != text:
                 self.ran.setdefault(tool.name, set()).add(relative)
                 text = result
