@@ -815,14 +815,33 @@ def test_the_style_section_names_only_what_ran_on_each_file(tmp_path: Path) -> N
     unsorted = UNKEPT_LOADER.replace(
         'model.load_state_dict(state); print("restored from", os.path.basename('
         'checkpoint_path_of_this_run))', "model.load_state_dict(state)")
-    repo = make_repo(tmp_path / "project", {"pyproject.toml": "[tool.ruff]\nline-length = 120\n",
-                                            "loader.py": unsorted})
+    config = '[tool.ruff]\nline-length = 120\n\n[tool.ruff.lint]\nselect = ["E", "F", "I"]\n'
+    repo = make_repo(tmp_path / "project", {"pyproject.toml": config, "loader.py": unsorted})
     body = migrate_json(str(repo))["repositories"][0]["pr_body"]
     section = body[body.index("### The repository's style"):].split("\n\n")[1]
     assert section.splitlines() == [
         "- `ruff format --range` ran on `loader.py` and found nothing to change.",
         "- `ruff check --select I` not run on `loader.py`: not clean by it on the base, so the "
         "tool would change lines this branch did not touch."]
+
+
+def test_imports_are_sorted_only_where_the_project_s_ruff_selects_the_isort_rules(
+        tmp_path: Path) -> None:
+    """A `[tool.ruff.lint.isort]` table with a selection that leaves out `I` configures rules
+    nobody turned on: the project does not sort imports with ruff, so the branch keeps the
+    engine's placement and the PR body does not name `ruff check --select I`; the formatter
+    the project does configure still runs."""
+    config = ('[tool.ruff]\nline-length = 80\n\n[tool.ruff.lint]\nselect = ["E4", "E7", "E9", "F"]\n'
+              '\n[tool.ruff.lint.isort]\nknown-first-party = ["project"]\n\n[tool.ruff.format]\n'
+              'quote-style = "double"\n')
+    repo = make_repo(tmp_path / "project", {"pyproject.toml": config,
+                                            "evaluate.py": STYLED_EVALUATE})
+    entry = migrate_json(str(repo))["repositories"][0]
+    evaluate = sh(repo, "show", f"{BRANCH}:evaluate.py")
+    assert "from project.data import load_batches\nimport torch\n" in evaluate
+    body = entry["pr_body"]
+    assert "ruff check --select I" not in body
+    assert "- `ruff format` ran on `evaluate.py` and found nothing to change." in body
 
 
 def test_an_isort_configuration_gets_imports_isort_accepts(tmp_path: Path) -> None:
