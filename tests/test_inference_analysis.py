@@ -17,7 +17,7 @@ from support import findings, fixed_text, settings_for
 from torchfix_codemods.analysis.core.names import NameIndex
 from torchfix_codemods.analysis.facts.inference import InferenceAnalysis, name_tokens
 from torchfix_codemods.analysis.facts.modules import changes_with_mode, module_classes
-from torchfix_codemods.analysis.project import NO_PROJECT, ClassFacts
+from torchfix_codemods.analysis.project import NO_PROJECT, ClassFacts, NoProject
 from torchfix_codemods.engine import process
 from torchfix_codemods.source import SourceUnit
 from torchfix_codemods.validation import undefined_names
@@ -409,7 +409,7 @@ def test(loader):
 """
 
 
-class _ModelsFile:
+class _ModelsFile(NoProject):
     """A project index that has read ``model.py`` (its ``Net`` has no mode-dependent layer)."""
 
     def __init__(self, changes_with_mode: bool | None) -> None:

@@ -378,6 +378,17 @@ def test_config_noqa_and_selection_are_honoured(tmp_path: Path) -> None:
     assert subjects(repo) == ["TFC401: use `torch.amp.autocast` (1 fix in 1 file)"]
 
 
+def test_config_takes_key_value_settings_as_check_and_fix_do(tmp_path: Path) -> None:
+    """`--config 'KEY = VALUE'` is a setting (a busy machine's `file-timeout`), laid over the
+    repository's own; it is not a file to look for. The reproduce line keeps it."""
+    repo = make_repo(tmp_path / "project", {"loader.py": LOADER, "amp.py": AMP,
+                                            "activations.py": ACTIVATIONS})
+    entry = migrate_json("--config", 'ignore = ["TFC402"]', "--config", "file-timeout = 120",
+                         str(repo))["repositories"][0]
+    assert [c["code"] for c in entry["commits"]] == ["TFC001", "TFC401"]
+    assert "--config 'ignore = [\"TFC402\"]' --config 'file-timeout = 120'" in entry["pr_body"]
+
+
 def test_bad_commit_per_is_a_usage_error(repo: Path) -> None:
     result = migrate("--commit-per", "file", str(repo))
     assert result.exit_code == 2 and "--commit-per" in result.output
@@ -477,6 +488,26 @@ def test_pytest_with_colour_drops_the_commit_that_breaks_a_test(tmp_path: Path) 
     body = entry["pr_body"]
     assert "read test by test from the JUnit XML report" in body
     assert f"The tests ran on {tests['versions']}." in body
+
+
+def test_the_versions_are_those_of_the_interpreter_the_command_names(tmp_path: Path) -> None:
+    """Past `NAME=value` assignments and `env`: the `python...` the command runs, or the one
+    on the `#!` line of the `pytest` script it starts; not the `python` on PATH."""
+    from torchfix_codemods.migrate.testcmd import interpreter_of, versions
+
+    shim = tmp_path / "venv" / "bin" / "python3.99"
+    shim.parent.mkdir(parents=True)
+    shim.write_text("#!/bin/sh\necho 'Python 3.99.0'\necho 'torch 9.9.9'\n")
+    shim.chmod(0o755)
+    script = shim.parent / "pytest"
+    script.write_text(f"#!{shim}\nimport sys\n")
+    script.chmod(0o755)
+    assert interpreter_of(f"PYTHONPATH=. {shim} -m pytest -q tests") == str(shim)
+    assert interpreter_of(f"env CUDA_VISIBLE_DEVICES= {script} -q") == str(shim)
+    assert interpreter_of("make test") is None
+    assert versions(f"PYTHONPATH=. OMP_NUM_THREADS=1 {shim} -m pytest", str(tmp_path)) == \
+        "Python 3.99.0, torch 9.9.9"
+    assert versions(f"{script} -x", str(tmp_path)) == "Python 3.99.0, torch 9.9.9"
 
 
 def test_a_red_base_gives_the_failing_lists_and_ids_with_spaces_are_whole(tmp_path: Path) -> None:
@@ -756,6 +787,27 @@ def test_the_pr_body_keeps_the_checklist_for_work(tmp_path: Path) -> None:
     assert "- [ ]" not in body
 
 
+def test_a_notebook_with_shell_assignments_is_migrated_not_listed_as_unparsable(
+        tmp_path: Path) -> None:
+    """`files = !ls *.pt` and `t = %timeit -o ...` are IPython, not syntax errors: the
+    notebook is analysed and fixed, the magics come back byte for byte, and the PR body names
+    no file as not analysed."""
+    cells = ["import torch\n", "files = !ls *.pt\n", "state = torch.load(files[0])\n",
+             "t = %timeit -o sum(range(9))\n"]
+    notebook = json.dumps({"cells": [{"cell_type": "code", "metadata": {}, "outputs": [],
+                                      "execution_count": None, "source": [line]}
+                                     for line in cells],
+                           "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1)
+    repo = make_repo(tmp_path / "project", {"explore.ipynb": notebook + "\n"})
+    entry = migrate_json("--unsafe-fixes", str(repo))["repositories"][0]
+    assert [c["code"] for c in entry["commits"]] == ["TFC001"]
+    fixed = json.loads(sh(repo, "show", f"{BRANCH}:explore.ipynb"))
+    assert [c["source"] for c in fixed["cells"]] == [
+        [cells[0]], [cells[1]], ["state = torch.load(files[0], weights_only=True)\n"],
+        [cells[3]]]
+    assert "could not parse" not in entry["pr_body"] and "TFC000" not in entry["pr_body"]
+
+
 STYLED_EVALUATE = """\
 import os
 
@@ -845,6 +897,74 @@ def test_the_repository_s_own_linter_accepts_the_edits(tmp_path: Path) -> None:
     assert "`ruff check --select I` not run on `legacy/loader.py`: not clean by it" in body
     assert "Configured but not installed where this ran, so not run: `black`." in body
     assert entry["differs_from_single_run"] == []
+
+
+def test_the_style_section_names_only_what_ran_on_each_file(tmp_path: Path) -> None:
+    """A file not clean by the import sorter on the base: the sorter is said not to have run
+    on it, and the formatter that ran on its changed lines is named with that file, not
+    claimed for "the changed files" beside a line saying the sorter did not run."""
+    unsorted = UNKEPT_LOADER.replace(
+        'model.load_state_dict(state); print("restored from", os.path.basename('
+        'checkpoint_path_of_this_run))', "model.load_state_dict(state)")
+    config = '[tool.ruff]\nline-length = 120\n\n[tool.ruff.lint]\nselect = ["E", "F", "I"]\n'
+    repo = make_repo(tmp_path / "project", {"pyproject.toml": config, "loader.py": unsorted})
+    body = migrate_json(str(repo))["repositories"][0]["pr_body"]
+    section = body[body.index("### The repository's style"):].split("\n\n")[1]
+    assert section.splitlines() == [
+        "- `ruff format --range` ran on `loader.py` and found nothing to change.",
+        "- `ruff check --select I` not run on `loader.py`: not clean by it on the base, so the "
+        "tool would change lines this branch did not touch."]
+
+
+def test_imports_are_sorted_only_where_the_project_s_ruff_selects_the_isort_rules(
+        tmp_path: Path) -> None:
+    """A `[tool.ruff.lint.isort]` table with a selection that leaves out `I` configures rules
+    nobody turned on: the project does not sort imports with ruff, so the branch keeps the
+    engine's placement and the PR body does not name `ruff check --select I`; the formatter
+    the project does configure still runs."""
+    config = ('[tool.ruff]\nline-length = 80\n\n[tool.ruff.lint]\nselect = ["E4", "E7", "E9", "F"]\n'
+              '\n[tool.ruff.lint.isort]\nknown-first-party = ["project"]\n\n[tool.ruff.format]\n'
+              'quote-style = "double"\n')
+    repo = make_repo(tmp_path / "project", {"pyproject.toml": config,
+                                            "evaluate.py": STYLED_EVALUATE})
+    entry = migrate_json(str(repo))["repositories"][0]
+    evaluate = sh(repo, "show", f"{BRANCH}:evaluate.py")
+    assert "from project.data import load_batches\nimport torch\n" in evaluate
+    body = entry["pr_body"]
+    assert "ruff check --select I" not in body
+    assert "- `ruff format` ran on `evaluate.py` and found nothing to change." in body
+
+
+def test_an_isort_configuration_gets_imports_isort_accepts(tmp_path: Path) -> None:
+    """A project that sorts imports with isort (setup.cfg `[isort]`, no ruff): the engine's
+    own placement puts `import torch` below the first-party block; the branch has it where
+    the project's isort wants it, and `isort --check-only` accepts every changed file."""
+    from torchfix_codemods.migrate.style import find
+
+    isort = find("isort")
+    assert isort is not None, "isort is a test dependency"
+    config = "[isort]\nprofile = black\nknown_first_party = project\nline_length = 80\n"
+    repo = make_repo(tmp_path / "project", {"setup.cfg": config, "evaluate.py": STYLED_EVALUATE,
+                                            "loader.py": STYLED_LOADER})
+
+    def accepted(root: Path) -> subprocess.CompletedProcess:
+        return subprocess.run([isort, "--check-only", "evaluate.py", "loader.py"], cwd=root,
+                              capture_output=True, text=True, check=False)
+
+    assert accepted(repo).returncode == 0  # clean on the base
+    copy = tmp_path / "copy"
+    shutil.copytree(repo, copy)
+    assert runner.invoke(app, ["fix", str(copy)]).exit_code == 0
+    assert accepted(copy).returncode == 1  # the engine's placement alone breaks it
+    entry = migrate_json(str(repo))["repositories"][0]
+    assert [c["code"] for c in entry["commits"]] == ["TFC001", "TFC202"]
+    sh(repo, "checkout", "-q", BRANCH)
+    judged = accepted(repo)
+    assert judged.returncode == 0, judged.stdout + judged.stderr
+    assert "import os\n\nimport torch\nfrom torch import nn\n" in (repo / "evaluate.py").read_text()
+    sh(repo, "checkout", "-q", "main")
+    assert "- `isort` (the repository's configuration) on the changed files: `evaluate.py`" \
+        in entry["pr_body"]
 
 
 def test_sigterm_leaves_no_worktree_and_no_test_process(repo: Path, tmp_path: Path) -> None:

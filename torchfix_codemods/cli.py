@@ -25,6 +25,7 @@ from torchfix_codemods.commands import (
     check_command,
     emit,
     exit_code,
+    inline_setting,
     output_to,
     overrides_for,
     prepare,
@@ -123,13 +124,6 @@ ExtendExcludeOpt = Annotated[
     typer.Option("--extend-exclude", help="Patterns to skip in addition to the defaults.",
                  show_default=False),
 ]
-ConfigOpt = Annotated[
-    Optional[str],  # noqa: UP045
-    typer.Option("--config", help="Read settings for every file from this pyproject.toml "
-                 "instead of each file's nearest one.", show_default=False),
-]
-
-
 ConfigValuesOpt = Annotated[
     Optional[list[str]],  # noqa: UP045
     typer.Option("--config", help="A pyproject.toml to read settings for every file from, "
@@ -454,7 +448,7 @@ def migrate(
     jobs: JobsOpt = None,
     exclude: ExcludeOpt = None,
     extend_exclude: ExtendExcludeOpt = None,
-    config: ConfigOpt = None,
+    config: ConfigValuesOpt = None,
 ) -> None:
     """Make a branch per repository with one commit per rule that changed something, and a PR body.
 
@@ -473,8 +467,10 @@ def migrate(
         raise fail(f"--format: 'migrate' supports text and json, got {output_format!r}")
     if open_pr and push is None:
         raise fail("--open-pr needs --push REMOTE: the branch must be on the remote first")
-    if config is not None:
-        config = str(Path(config).resolve())
+    if config:
+        # A file is read from the worktree's side, so by its absolute path; a KEY = VALUE
+        # setting (`'file-timeout = 120'`) travels as written.
+        config = [item if inline_setting(item) else str(Path(item).resolve()) for item in config]
     overrides = overrides_for(select, ignore, extend_select, None, target_torch, jobs, exclude,
                            extend_exclude, config, unsafe_fixes or None)
     options = MigrateOptions(

@@ -55,11 +55,11 @@ def overrides_for(select: list[str] | None, ignore: list[str] | None,
     from torchfix_codemods.settings import parse_config_value
 
     configs = [config] if isinstance(config, str) else list(config or [])
-    files = [item for item in configs if not _inline(item)]
+    files = [item for item in configs if not inline_setting(item)]
     if len(files) > 1:
         raise UsageError(f"--config: one configuration file at most, got {', '.join(files)}")
     try:
-        values = tuple(parse_config_value(item) for item in configs if _inline(item))
+        values = tuple(parse_config_value(item) for item in configs if inline_setting(item))
     except ConfigError as error:
         raise UsageError(str(error)) from None
     return Overrides(
@@ -73,7 +73,7 @@ def overrides_for(select: list[str] | None, ignore: list[str] | None,
     )
 
 
-def _inline(config: str) -> bool:
+def inline_setting(config: str) -> bool:
     """``--config`` given ``KEY = VALUE`` rather than a file (as ruff tells them apart)."""
     return "=" in config and not Path(config).is_file()
 

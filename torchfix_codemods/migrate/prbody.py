@@ -244,12 +244,10 @@ def _style(outcome: RepoOutcome) -> list[str]:
     if style is None or not (style.tools or style.missing):
         return []
     lines = ["", "### The repository's style", ""]
-    if style.ran:
-        lines += [f"- `{name}` (the repository's configuration) on the changed files: "
-                  f"{_files(files)}" for name, files in sorted(style.ran.items())]
-    elif style.tools:
-        lines.append("- " + ", ".join(f"`{t.name}`" for t in style.tools) + " ran on the "
-                     "changed files and found nothing to change.")
+    lines += [f"- `{name}` (the repository's configuration) on the changed files: "
+              f"{_files(files)}" for name, files in sorted(style.ran.items())]
+    lines += [f"- `{t.name}` ran on {_files(style.checked[t.name])} and found nothing to change."
+              for t in style.tools if t.name in style.checked and t.name not in style.ran]
     for name, files in sorted(style.skipped.items()):
         lines.append(f"- `{name}` not run on {_files(files)}: not clean by it on the base, so "
                      "the tool would change lines this branch did not touch.")

@@ -316,9 +316,9 @@ class _Migration:
         :mod:`~torchfix_codemods.migrate.style`); ``record``: count it for the PR body."""
         if not self.style.tools:
             return
-        ran, skipped = self.style.ran, self.style.skipped
+        ran, skipped, checked = self.style.ran, self.style.skipped, self.style.checked
         if not record:  # the reference run: styled the same way, not reported
-            self.style.ran, self.style.skipped = {}, {}
+            self.style.ran, self.style.skipped, self.style.checked = {}, {}, {}
         try:
             for relative in touched:
                 if not relative.endswith(".py"):
@@ -334,7 +334,7 @@ class _Migration:
                         handle.write(styled)
         finally:
             if not record:
-                self.style.ran, self.style.skipped = ran, skipped
+                self.style.ran, self.style.skipped, self.style.checked = ran, skipped, checked
 
     def _commit(self, label: str, codes: tuple[str, ...], applied: list[Finding],
                 touched: list[str]) -> CommitRecord:

@@ -56,6 +56,9 @@ class Tool:
     whole: bool = True
     """False: only ever on the changed lines (ruff's formatter where the project lints with
     ruff but does not format with it)."""
+    wanted: Callable[[str], bool] | None = None
+    """Whether the project's own configuration asks for what the tool does on this file
+    (None: always): ``ruff check --select I`` only where its ruff selects the import rules."""
 
 
 @dataclass
@@ -69,11 +72,15 @@ class Style:
     """Tool name -> files it changed (wholly or on the changed lines)."""
     skipped: dict[str, set[str]] = field(default_factory=dict)
     """Tool name -> files left as the fix wrote them (not clean on the base, no ranges)."""
+    checked: dict[str, set[str]] = field(default_factory=dict)
+    """Tool name -> files it ran over (wholly or on the changed lines), changed or not."""
 
     def apply(self, path: str, relative: str, original: str, fixed: str) -> str:
         """``fixed`` passed through every tool, as far as each may touch it."""
         text = fixed
         for tool in self.tools:
+            if tool.wanted is not None and not tool.wanted(path):
+                continue  # not part of this project's standard for this file
             clean = tool.whole and _run(tool, path, original) == original
             if clean:
                 result = _run(tool, path, text)
@@ -83,6 +90,7 @@ class Style:
                 if not clean:
                     self.skipped.setdefault(tool.name, set()).add(relative)
                 continue
+            self.checked.setdefault(tool.name, set()).add(relative)
             if result != text:
                 self.ran.setdefault(tool.name, set()).add(relative)
                 text = result
@@ -161,17 +169,20 @@ def for_repository(root: str) -> Style:
         candidates.append(("isort", "isort", isort and Tool(
             "isort", isort, ("--quiet", "--filter-files", "--filename", "{path}", "-"))))
     if "ruff" in wanted or "ruff-format" in wanted:
-        candidates.append(("ruff", "ruff check --select I", ruff and Tool(
+        rules = _RuffRules(ruff) if ruff else None
+        # Imports are sorted where the project's ruff selects the isort rules (I001); a
+        # `[tool.ruff.lint.isort]` table alone configures rules nobody turned on.
+        candidates.append(("ruff", "ruff check --select I", ruff and rules and Tool(
             "ruff check --select I", ruff,
             ("check", "--fix-only", "--select", "I", "--quiet", "--force-exclude",
-             "--stdin-filename", "{path}", "-"))))
-        # A project that lints with ruff gets its line length kept on the changed lines only
-        # (``--range``) when it does not run ruff's formatter over whole files.
+             "--stdin-filename", "{path}", "-"), wanted=rules.selects("I001"))))
+        # A project that formats with ruff gets ruff's formatter; one that only lints with it
+        # gets its line length kept on the changed lines (``--range``) where it selects E501.
         whole = "ruff-format" in wanted
-        candidates.append(("ruff", "ruff format", ruff and Tool(
+        candidates.append(("ruff", "ruff format", ruff and rules and Tool(
             "ruff format" if whole else "ruff format --range", ruff,
             ("format", "--quiet", "--force-exclude", "--stdin-filename", "{path}", "-"),
-            _ruff_ranges, whole)))
+            _ruff_ranges, whole, None if whole else rules.selects("E501"))))
     if "black" in wanted:
         black = find("black")
         candidates.append(("black", "black", black and Tool(
@@ -183,6 +194,36 @@ def for_repository(root: str) -> Style:
         else:
             style.tools.append(tool)
     return style
+
+
+class _RuffRules:
+    """The rules the project's ruff enables for a file (``ruff check --show-settings``, which
+    resolves the file's nearest configuration), asked once per directory."""
+
+    _ENABLED = re.compile(r"^linter\.rules\.enabled = \[\n(.*?)^\]", re.MULTILINE | re.DOTALL)
+
+    def __init__(self, program: str) -> None:
+        self.program = program
+        self._by_directory: dict[str, frozenset[str]] = {}
+
+    def enabled(self, path: str) -> frozenset[str]:
+        directory = os.path.dirname(path)
+        if directory not in self._by_directory:
+            self._by_directory[directory] = self._ask(path)
+        return self._by_directory[directory]
+
+    def _ask(self, path: str) -> frozenset[str]:
+        try:
+            done = subprocess.run([self.program, "check", "--show-settings", path],
+                                  capture_output=True, text=True, timeout=TIMEOUT,
+                                  cwd=os.path.dirname(path) or None, check=False)
+        except (OSError, subprocess.TimeoutExpired):
+            return frozenset()
+        block = self._ENABLED.search(done.stdout)
+        return frozenset(re.findall(r"\(([A-Z]+[0-9]+)\)", block.group(1))) if block else frozenset()
+
+    def selects(self, code: str) -> Callable[[str], bool]:
+        return lambda path: code in self.enabled(path)
 
 
 def _run(tool: Tool, path: str, text: str, extra: tuple[str, ...] = ()) -> str | None:

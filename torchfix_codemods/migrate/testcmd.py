@@ -13,6 +13,7 @@ by its exit status alone, and the PR body says so.
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -100,12 +101,44 @@ def test_id(classname: str, name: str) -> str:
     return f"{classname}::{name}" if classname else name
 
 
+def interpreter_of(command: str) -> str | None:
+    """The Python the command runs its tests with, when its first program says so: past
+    ``NAME=value`` assignments and ``env``, a ``python...`` it names, or the interpreter on
+    the ``#!`` line of the ``pytest`` script it starts (a virtual environment's)."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    for word in words:
+        if word == "env" or re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", word):
+            continue
+        name = os.path.basename(word)
+        if name.startswith("python"):
+            return word
+        if name in ("pytest", "py.test"):
+            return _shebang(shutil.which(word))
+        return None
+    return None
+
+
+def _shebang(script: str | None) -> str | None:
+    if script is None:
+        return None
+    try:
+        with open(script, "rb") as handle:
+            first = handle.readline(512).decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    words = first[2:].split() if first.startswith("#!") else []
+    if words and os.path.basename(words[0]) == "env":
+        words = words[1:]
+    return words[0] if words and os.path.basename(words[0]).startswith("python") else None
+
+
 def versions(command: str, cwd: str) -> str:
     """The Python and torch versions of the interpreter the tests run on, best effort:
-    the command's own ``python...`` when it names one, else the ``python`` on PATH."""
-    words = shlex.split(command) if command.strip() else []
-    interpreter = next((w for w in words[:1] if os.path.basename(w).startswith("python")),
-                       shutil.which("python") or shutil.which("python3"))
+    the command's own (:func:`interpreter_of`), else the ``python`` on PATH."""
+    interpreter = interpreter_of(command) or shutil.which("python") or shutil.which("python3")
     if interpreter is None:
         return "unknown (no python on PATH)"
     try:

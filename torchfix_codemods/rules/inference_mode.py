@@ -61,10 +61,12 @@ class MissingEval(Rule):
     takes through this file; a helper shared with training and called with
     `train=False` is followed with that value, so code under `if train:` does
     not count. A pytest `test_*` function is not inference, nor is a
-    `@pytest.fixture` (pytest hands its result to tests that may differentiate
-    it), nor a helper called by a test that trains (calls `.backward()` or
-    steps an optimizer: `eval()` there would change what the test trains), nor
-    a smoke test
+    function defined inside a test (a closure handed to a process launcher),
+    nor a helper named "test" that only tests call (`reproducibility_test`, run
+    by pytest files alone), nor a `@pytest.fixture` (pytest hands its result to
+    tests that may differentiate it), nor a helper called by a test that trains
+    (calls `.backward()` or steps an optimizer: `eval()` there would change what
+    the test trains), nor a smoke test
     that builds its model right there from a class (random initial weights,
     nothing loaded) and runs it to check shapes (`def test(): net = VGG('VGG11');
     print(net(torch.randn(2, 3, 32, 32)).size())` in every model file of
@@ -106,23 +108,24 @@ class MissingEval(Rule):
     no training anywhere in the file, a plain `model.eval()` is added.
 
     Not inference, so never reported: a method of the model itself (of an
-    `nn.Module` subclass, or one its class's `forward` calls), whose mode is its
-    caller's to set; a function whose result a caller's loss is built from and
-    differentiated (stable-baselines3's `evaluate_actions` in PPO). Nothing is
-    reported either when `eval()` would change nothing: the model's class is
-    visible and builds no Dropout, BatchNorm, InstanceNorm, recurrent,
-    transformer, attention or RReLU layer and never reads `.training`
-    (pytorch/examples' super-resolution `Net`), or it was made by
-    `torch.jit.trace`, which replays the mode it was traced in (measured on
-    torch 2.13: a traced Dropout still drops after `.eval()`).
-    Nor when eval mode is already set on every path to the function: it calls
-    `.eval()` itself or through a helper; every caller switches the model
-    before the call (`model.eval()` earlier, `cv2_demo(net.eval(), ...)` in
-    the call itself, or a caller that neither trains nor switches modes and is
-    itself only called in eval mode); the last module-level call before it
-    that decides a mode leaves eval on (a notebook's `evaluate(test_loader,
-    model)` cell before the prediction helper); or it is a method whose models
-    the class's `__init__` switches to eval and no method switches back.
+    `nn.Module` subclass, or one its class's `forward` calls), or a function a
+    model's `forward` runs, whose mode is its caller's to set; a function
+    whose result a caller's loss is built from and differentiated
+    (stable-baselines3's `evaluate_actions` in PPO). Nothing is reported
+    either when `eval()` would change nothing: the model's class is visible
+    and builds no Dropout, BatchNorm, InstanceNorm, recurrent, transformer,
+    attention or RReLU layer and never reads `.training` (pytorch/examples'
+    super-resolution `Net`), or it was made by `torch.jit.trace`, which
+    replays the mode it was traced in (measured on torch 2.13: a traced
+    Dropout still drops after `.eval()`). Nor when eval mode is already set on
+    every path to the function: it calls `.eval()` itself or through a helper;
+    every caller switches the model before the call (`model.eval()` earlier,
+    `cv2_demo(net.eval(), ...)` in the call itself, or a caller that neither
+    trains nor switches modes and is itself only called in eval mode); the
+    last module-level call before it that decides a mode leaves eval on (a
+    notebook's `evaluate(test_loader, model)` cell before the prediction
+    helper); or it is a method whose models the class's `__init__` switches to
+    eval and no method switches back.
 
     ## Fix safety
     Unsafe: eval mode changes outputs on purpose (no dropout, running
@@ -297,7 +300,9 @@ class MissingNoGrad(Rule):
     ```
 
     Not reported on a method of the model itself (of an `nn.Module`
-    subclass, or one its `forward` calls): whether it runs under `no_grad` is
+    subclass, or one its `forward` calls) nor on a function a model's `forward`
+    runs (a descriptor switched to eval and run on patches inside
+    `PatchDescriptor.forward`): whether it runs under `no_grad` is
     its caller's decision, and the same method may feed a loss elsewhere
     (stable-baselines3's `evaluate_actions`, differentiated by PPO and A2C),
     where `@torch.no_grad()` would silently stop training. Nor where anything

@@ -590,19 +590,15 @@ class InferenceAnalysis:
     def _excluded(self, facts: FunctionFacts) -> bool:
         name = facts.name
         tokens = name_tokens(name)
-        if name.startswith("Test") or (name.startswith("test_") and (
-                self.pytest_file or not self.callers(facts))):
-            # pytest collects these; a test is not inference. Outside a test file, a
-            # `test_net(net, dataset)` that this file calls is an evaluation helper.
-            return True
-        if self.pytest_file and name.startswith("test"):
-            return True
-        if facts.cls is not None and facts.cls.name.value.startswith("Test"):
+        if self._collected_test(facts) or self._inside_a_test(facts) or \
+                self._test_helper(facts):
             return True
         if name in ("forward", "__call__") or name.startswith("on_"):
             return True
         if any(self._is_fixture(d.decorator) for d in facts.node.decorators):
             return True  # pytest hands its result to tests the file never calls itself
+        if self._run_by_a_forward(facts):
+            return True
         if any(token in TRAINING_TOKENS for token in tokens):
             return True
         if facts.cls is not None:
@@ -612,6 +608,59 @@ class InferenceAnalysis:
             if self._model_method(facts):
                 return True
         return isinstance(facts.node.asynchronous, cst.Asynchronous)
+
+    def _collected_test(self, facts: FunctionFacts) -> bool:
+        """A test pytest collects; a test is not inference. Outside a test file, a
+        ``test_net(net, dataset)`` that this file calls is an evaluation helper."""
+        name = facts.name
+        if name.startswith("Test") or (name.startswith("test_") and (
+                self.pytest_file or not self.callers(facts))):
+            return True
+        if self.pytest_file and name.startswith("test"):
+            return True
+        return facts.cls is not None and facts.cls.name.value.startswith("Test")
+
+    def _inside_a_test(self, facts: FunctionFacts) -> bool:
+        """Defined inside a test (a closure a test hands to a process launcher): part of
+        that test, whatever its own name says."""
+        for ancestor in self.names.ancestors(facts.node):
+            if isinstance(ancestor, cst.FunctionDef):
+                enclosing = self.functions.get(id(ancestor))
+                if enclosing is not None and self._collected_test(enclosing):
+                    return True
+        return False
+
+    def _test_helper(self, facts: FunctionFacts) -> bool:
+        """Named "test" (``reproducibility_test``) and run only by tests: every call in this
+        file is made by a test, and every other file of the run that calls it is a pytest
+        file. "test" names an evaluation only where the code around it evaluates a model
+        (``test(model, loader)`` called by a training script's ``main``)."""
+        if "test" not in name_tokens(facts.name) or \
+                not isinstance(self.names.parent(facts.node), cst.Module):
+            return False
+        here = self.callers(facts)
+        if any(caller is None or not (self._collected_test(caller) or
+                                      self._inside_a_test(caller)) for _, caller in here):
+            return False
+        elsewhere = self.names.project.caller_files(facts.name)
+        return bool(here or elsewhere) and all(is_pytest_file(path) for path in elsewhere)
+
+    def _run_by_a_forward(self, facts: FunctionFacts) -> bool:
+        """A model's ``forward`` runs it, directly or through other functions of this file:
+        it is part of that model's computation, whose caller may differentiate the result
+        (a descriptor switched to eval for frozen statistics, then run on patches); its
+        grad mode is the model's caller's to decide, as for the model's own methods."""
+        pending, seen = [facts], {id(facts.node)}
+        while pending:
+            current = pending.pop()
+            for _, caller in self.callers(current):
+                if caller is None or id(caller.node) in seen:
+                    continue
+                if caller.cls is not None and id(caller.node) in self._forward_reach(caller.cls):
+                    return True
+                seen.add(id(caller.node))
+                pending.append(caller)
+        return False
 
     def _is_fixture(self, decorator: cst.BaseExpression) -> bool:
         """``@pytest.fixture`` (or ``@fixture(...)``, ``@pytest_asyncio.fixture``): a fixture

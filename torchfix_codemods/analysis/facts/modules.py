@@ -48,13 +48,20 @@ _MODEL_NAME = re.compile(
 )
 
 
+_FACTORY_NAME = re.compile(
+    r"^_*(get|make|build|create|load|construct|instantiate|setup|prepare)_", re.IGNORECASE)
+"""A verb first: ``get_dummy_model``, ``build_model``, ``load_model`` name what makes or
+fetches a model (a factory, a pytest fixture handing one out), not the model."""
+
+
 def named_like_model(name: str) -> bool:
     """``model``, ``net``, ``encoder``, ``resnet``, ``ema_model``...: what code names its models.
 
     A name is weak evidence: it may withhold a fix (a loaded ``model`` could be a
-    whole pickled module) or justify an *unsafe* one, never a safe one.
+    whole pickled module) or justify an *unsafe* one, never a safe one. A name that starts
+    with a verb (``get_model``, ``build_net``) is a function's: calling it makes a model.
     """
-    return bool(_MODEL_NAME.match(name))
+    return bool(_MODEL_NAME.match(name)) and not _FACTORY_NAME.match(name)
 
 
 @dataclass(frozen=True)

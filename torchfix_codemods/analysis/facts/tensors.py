@@ -221,7 +221,11 @@ class _Analyzer:
         return None
 
     def _isinstance_guard(self, name: cst.Name) -> tuple[str, str] | None:
-        """``if isinstance(m, nn.Conv2d):`` around ``name``: ("module"|"tensor", reason)."""
+        """``if isinstance(m, nn.Conv2d):`` around ``name``: ("module"|"tensor", reason).
+
+        The test speaks of the value the name had when it ran: a guard holds for the read
+        only when the same bindings reach both (``input = Boxes.from_tensor(input)`` inside
+        ``if isinstance(input, torch.Tensor):`` makes a later ``input`` something else)."""
         child: cst.CSTNode = name
         for ancestor in self.names.ancestors(name):
             if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
@@ -229,18 +233,25 @@ class _Analyzer:
             if isinstance(ancestor, cst.If) and child is ancestor.body:
                 found = self._guard_test(ancestor.test, name.value)
                 if found is not None:
-                    return found
+                    kind, reason, subject = found
+                    return (kind, reason) if self._same_value(subject, name) else None
             child = ancestor
         return None
 
-    def _guard_test(self, test: cst.BaseExpression, name: str) -> tuple[str, str] | None:
+    def _same_value(self, tested: cst.Name, read: cst.Name) -> bool:
+        """No binding of the name can run between the guard's test and the read."""
+        return ({id(b) for b in reaching_bindings(self.names, tested)}
+                == {id(b) for b in reaching_bindings(self.names, read)})
+
+    def _guard_test(self, test: cst.BaseExpression,
+                    name: str) -> tuple[str, str, cst.Name] | None:
         if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
             return self._guard_test(test.left, name) or self._guard_test(test.right, name)
         if (isinstance(test, cst.Call) and len(test.args) == 1
                 and self.names.qualified_name(test.func) == "torch.is_tensor"
                 and isinstance(test.args[0].value, cst.Name)
                 and test.args[0].value.value == name):
-            return "tensor", "guarded by `torch.is_tensor(...)`"
+            return "tensor", "guarded by `torch.is_tensor(...)`", test.args[0].value
         if not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name)
                 and test.func.value == "isinstance" and len(test.args) == 2):
             return None
@@ -251,11 +262,11 @@ class _Analyzer:
                    else [classes])
         qualified = [self.names.qualified_name(option) or "" for option in options]
         if qualified and all(q in TENSOR_CLASSES for q in qualified):
-            return "tensor", f"guarded by `isinstance(..., {qualified[0]})`"
+            return "tensor", f"guarded by `isinstance(..., {qualified[0]})`", subject
         if qualified and all(q.startswith("torch.nn.") and q.split(".")[-1][:1].isupper()
                              and q.split(".")[-1] not in ("Parameter", "Module")
                              for q in qualified):
-            return "module", f"guarded by `isinstance(..., {qualified[0]})`"
+            return "module", f"guarded by `isinstance(..., {qualified[0]})`", subject
         return None
 
     # ------------------------------------------------------------- tensors

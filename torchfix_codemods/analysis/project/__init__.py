@@ -162,7 +162,7 @@ class ProjectFacts(Protocol):
 
     A fact module of this package answers its questions through :mod:`.registry`
     (``class_facts`` in :mod:`.classes`, ``returns`` in :mod:`.returns`,
-    ``module_arguments`` in :mod:`.callers`, the loader questions in
+    ``module_arguments`` and ``caller_files`` in :mod:`.callers`, the loader questions in
     :mod:`.loader_shards`, ``version_flag`` in :mod:`.version_flags`,
     ``star_names(module)`` in :mod:`.stars`, ``saved_content`` and ``module_pair`` in
     :mod:`.checkpoints`); only ``module_name`` is the index's own:
@@ -205,6 +205,9 @@ class ProjectFacts(Protocol):
     def module_arguments(self, function: str) -> dict[str, str] | None:
         """Parameters of this file's module-level ``function`` that every call from another
         file of the run passes an ``nn.Module`` to, with the reason; None without such calls."""
+
+    def caller_files(self, function: str) -> tuple[str, ...]:
+        """The other files of the run that call this file's module-level ``function``."""
 
     def only_prints(self, qualified: str) -> bool | None:
         """Does the function ``qualified`` of another file of the run only print? (:mod:`.prints`)"""

@@ -5,7 +5,8 @@ the alternatives of a name bound several times); the index groups them by the fu
 they reach (``ProjectIndex.callers``, shared with the values that flow through parameters,
 ``arguments_of``); this module asks ``module_arguments(function)``: which parameters of a
 module-level function every call from another file passes an ``nn.Module`` (the inference
-rules then know ``def evaluate(model, loader)`` runs a model).
+rules then know ``def evaluate(model, loader)`` runs a model), and ``caller_files(function)``:
+which files call it (a ``reproducibility_test`` helper run only by pytest files is test code).
 """
 
 from __future__ import annotations
@@ -54,4 +55,12 @@ def _module_passed(index: ProjectIndex, value: Value, caller: IndexedFile) -> st
     return f"`{modules[0]}`" if modules and None not in modules else None
 
 
-register(Fact("callers", None, {"module_arguments": Question(module_arguments)}))
+def caller_files(index: ProjectIndex, file: IndexedFile, function: str) -> tuple[str, ...]:
+    """The other files of the run that call ``file``'s module-level ``function``, sorted
+    (empty without such calls): whether a helper is only ever run by test files."""
+    return tuple(sorted({caller.display for caller, _ in
+                         index.callers.get((file.path, function), []) if caller is not file}))
+
+
+register(Fact("callers", None, {"module_arguments": Question(module_arguments),
+                                "caller_files": Question(caller_files, ())}))

@@ -203,7 +203,8 @@ class ProjectIndex:
             answers.append(["save", save.function, save.site,
                             view.module_pair(save.function, save.site)])
         for name in sorted(summary.functions):
-            answers.append(["function", name, view.module_arguments(name)])
+            answers.append(["function", name, view.module_arguments(name),
+                            view.caller_files(name)])
         answers.append(["training-loaders", view.training_loaders()])
         if summary.data_parallel is not None:
             for name in sorted(summary.classes):
