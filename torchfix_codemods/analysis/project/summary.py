@@ -929,9 +929,14 @@ class _Summarizer:
                 built_args = ", ".join([ast.unparse(a) for a in constructor.args] +
                                        [f"{k.arg}={ast.unparse(k.value)}"
                                         for k in constructor.keywords])
+        content = self.value(obj, scope)
+        if content == UNKNOWN:
+            # A name bound several times (``data = torch.load(f)`` or ``data = Pairs(...)``
+            # then ``torch.save(data, f)``, a cache built on the first run): one of its values.
+            content = self._alternatives(obj, scope) or content
         self.summary.saves.append(SaveSite(
             call.lineno, scope.name, site_id(where), key,
-            self.value(obj, scope), built, built_args, name, self._noqa(call, "TFC003"),
+            content, built, built_args, name, self._noqa(call, "TFC003"),
             self._dict_keys(obj, scope), via))
 
     def _dict_keys(self, obj: ast.expr, scope: _Scope) -> list[str] | None:
