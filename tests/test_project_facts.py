@@ -414,3 +414,63 @@ def test_a_saving_file_is_named_as_the_loading_file_sees_it() -> None:
     assert _seen_from("/tmp/run-x/demo/model.py", "/tmp/run-x/demo/predict.py") == "model.py"
     assert _seen_from("/tmp/run-x/train.py", "/tmp/run-x/tools/eval.py") == "../train.py"
     assert _seen_from("utils/save.py", "main.py") == "utils/save.py"
+
+
+# --- an import another file reads from this one stays ----------------------------------------
+
+def test_names_other_files_import_from_a_file(tmp_path: Path) -> None:
+    index = project(tmp_path, {
+        "utils.py": "from torch.autograd import Variable\nimport torch\n",
+        "model.py": "__all__ = ['Net']\nimport torch\nclass Net: pass\n",
+        "train.py": "from utils import *\nfrom model import Net\n",
+        "alone.py": "import torch\n",
+    })
+    assert index.view(str(tmp_path / "utils.py")).imported_names() >= {"Variable", "torch"}
+    assert index.view(str(tmp_path / "model.py")).imported_names() == {"Net"}
+    assert index.view(str(tmp_path / "alone.py")).imported_names() == frozenset()
+    assert NO_PROJECT.imported_names() == frozenset()
+
+
+def test_a_computed_all_star_imported_keeps_every_name(tmp_path: Path) -> None:
+    from torchfix_codemods.analysis.project.stars import EVERY_NAME
+
+    index = project(tmp_path, {
+        "utils.py": "import torch\n__all__ = [n for n in dir() if n[0] != '_']\n",
+        "train.py": "from utils import *\n",
+    })
+    assert EVERY_NAME in index.view(str(tmp_path / "utils.py")).imported_names()
+
+
+# Reduced from ethanfetaya/NRI: train.py calls `Variable`, which it gets only through
+# `from utils import *` and `from modules import *`; TFC106's fixes in utils.py and
+# modules.py left both `from torch.autograd import Variable` unused there and removed them,
+# and train.py raised NameError.
+@pytest.mark.parametrize("consumer", [
+    "from utils import *\n",
+    "from utils import Variable, ones\n",
+])
+def test_fix_keeps_an_import_another_file_reads_from_this_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, consumer: str) -> None:
+    import subprocess
+    import sys
+
+    from typer.testing import CliRunner
+
+    from torchfix_codemods.cli import app
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "utils.py").write_text(
+        "import torch\nfrom torch.autograd import Variable\n\n\n"
+        "def ones(n):\n    return Variable(torch.ones(n))\n", encoding="utf-8")
+    (tmp_path / "train.py").write_text(
+        consumer + "import torch\n\nx = Variable(torch.zeros(3), volatile=False)\n"
+        "print(float(x.sum()) + float(ones(2).sum()))\n", encoding="utf-8")
+    result = CliRunner().invoke(app, ["fix", "--unsafe-fixes", "--select", "ALL", "."])
+    assert result.exit_code in (0, 1), result.output
+    utils = (tmp_path / "utils.py").read_text(encoding="utf-8")
+    assert "return torch.ones(n)" in utils  # the fix itself is made
+    assert "from torch.autograd import Variable" in utils
+    ran = subprocess.run([sys.executable, "train.py"], capture_output=True, text=True,
+                         cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.strip() == "2.0"

@@ -35,6 +35,7 @@ from torchfix_codemods.analysis.core.positions import positions_of
 from torchfix_codemods.analysis.core.walk import walk
 from torchfix_codemods.analysis.facts.compat import guard_of
 from torchfix_codemods.analysis.project import NO_PROJECT, ProjectFacts
+from torchfix_codemods.analysis.project.stars import EVERY_NAME
 from torchfix_codemods.catalog import PARSE_CODES, SYNTAX_ERROR_CODE
 from torchfix_codemods.edits.expressions import in_place_of
 from torchfix_codemods.edits.import_statements import (
@@ -551,6 +552,8 @@ def _apply(module: cst.Module, fixes: Iterable[Fix], names: NameIndex | None = N
                 after.setdefault(id(request.after), []).append(cst.SimpleStatementLine(
                     [cst.Import([cst.ImportAlias(cst.parse_expression(request.module))])]))
         removals.extend(fix.remove_imports)
+    if removals and names is not None:
+        removals = _not_imported_elsewhere(removals, names.project.imported_names())
     reach = _reach(names, module, nodes, nodes) if names is not None else None
     new_module = module.visit(_Replacer(replacements, after, reach))
     if needed:
@@ -570,6 +573,18 @@ def _apply(module: cst.Module, fixes: Iterable[Fix], names: NameIndex | None = N
             RemoveImportsVisitor.remove_unused_import(remove_context, removal.module, removal.name)
         new_module = RemoveImportsVisitor(remove_context).transform_module(new_module)
     return new_module.code
+
+
+def _not_imported_elsewhere(removals: list[ImportRemoval],
+                            imported: frozenset[str]) -> list[ImportRemoval]:
+    """The removals of imports no other file of the run reads from this one: a name another
+    file imports from here, by name or through ``from this import *``, stays bound even
+    when this file no longer reads it (``Variable`` that ``utils.py`` imports and
+    ``train.py`` gets from ``from utils import *``)."""
+    if EVERY_NAME in imported:
+        return []
+    return [removal for removal in removals
+            if (removal.name or removal.module.split(".")[0]) not in imported]
 
 
 def _to_findings(

@@ -242,6 +242,10 @@ class ProjectFacts(Protocol):
     def star_names(self, module: str) -> dict[str, str | None] | None:
         """What ``from <module> import *`` binds in this file (:mod:`.stars`)."""
 
+    def imported_names(self) -> frozenset[str]:
+        """This file's module-level names that other files of the run import from it, by
+        name or by a star import (``"*"``: any of them) (:mod:`.stars`)."""
+
     def __getattr__(self, question: str) -> Any:
         """Any other question a fact module registers (``dataset_cuda_work`` in
         :mod:`.dataset_workers`): a new fact adds no line here."""

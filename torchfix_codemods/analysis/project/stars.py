@@ -16,6 +16,8 @@ The fact, in one module (see :mod:`.registry`):
   different ways;
 * how files combine (:func:`star_names`): the exported names of a file of the run, each
   with the qualified name it means, following that file's own star imports;
+* the question ``imported_names()``: the names of the asking file that other files
+  import from it, by name or by a star import (a fix must not remove such an import);
 * the question (``star_names(module)``): what ``from <module> import *`` binds in the
   asking file, as ``{local: qualified}``; a name mapped to None is bound to something the
   index cannot name (ambiguous there). None when the module is not a file of the run
@@ -164,6 +166,49 @@ def _exports(index: ProjectIndex, owner: IndexedFile, said: dict[str, Any],
     return {name: found.get(name, prefix + name) for name in exported}
 
 
+_IMPORTED: Slot[dict[str, frozenset[str]]] = Slot("stars.imported_from")
+EVERY_NAME = "*"
+"""In :func:`imported_names`: another file star-imports this one and its ``__all__`` is
+computed, so any of its names may be read there."""
+
+
+def imported_names(index: ProjectIndex, file: IndexedFile) -> frozenset[str]:
+    """The module-level names of ``file`` that other files of the run import from it:
+    by name (``from utils import Variable``) or by a star import (every name it exports).
+
+    An import a fix leaves unused here may still be read there: ``train.py`` calls
+    ``Variable`` that ``from utils import *`` binds because ``utils.py`` imports it.
+    """
+    table = index.memo.built(_IMPORTED, lambda: _importers_table(index))
+    return table.get(file.path, frozenset())
+
+
+def _importers_table(index: ProjectIndex) -> dict[str, frozenset[str]]:
+    found: dict[str, set[str]] = {}
+    for other in index.files.values():
+        said = other.summary.facts.get(NAME)
+        if said is None:
+            continue
+        for module in said["stars"]:
+            absolute = index.absolute(module, other)
+            owner = None if absolute is None else index.module_file(absolute, other)
+            if owner is None or owner is other:
+                continue
+            names = star_names(index, other, module)
+            found.setdefault(owner.path, set()).update(
+                {EVERY_NAME} if names is None else set(names))
+        for target in said["bound"].values():
+            if target in (_OWN, _AMBIGUOUS):
+                continue
+            absolute = index.absolute(target, other)
+            module, _, name = (absolute or "").rpartition(".")
+            owner = index.module_file(module, other) if module else None
+            if owner is not None and owner is not other:
+                found.setdefault(owner.path, set()).add(name)
+    return {path: frozenset(names) for path, names in found.items()}
+
+
 register(Fact(NAME, summarize, {
     "star_names": Question(lambda index, file, module: star_names(index, file, module)),
+    "imported_names": Question(imported_names, frozenset()),
 }))
