@@ -74,7 +74,7 @@ CATALOG: tuple[RuleEntry, ...] = (
     RuleEntry("TFC402", "functional-aliases", "functional_aliases"),
     RuleEntry("TFC403", "legacy-reduction", "legacy_reduction"),
     RuleEntry("TFC404", "checkpoint-use-reentrant", "checkpoint_reentrant"),
-    RuleEntry("TFC405", "weight-norm", "weight_norm"),
+    RuleEntry("TFC405", "weight-norm", "weight_norm", project_facts=("module-classes", "checkpoints")),
     RuleEntry("TFC406", "removed-or-deprecated-function", "removed_functions"),
     RuleEntry("TFC407", "requires-grad-typo", "requires_grad_typo"),
     RuleEntry("TFC408", "torchvision-pretrained", "torchvision_pretrained"),
@@ -99,10 +99,11 @@ CATALOG: tuple[RuleEntry, ...] = (
 )
 
 
-ENGINE_FACTS: tuple[str, ...] = ("version-flags",)
+ENGINE_FACTS: tuple[str, ...] = ("version-flags", "imported-names")
 """Cross-file facts the engine's own policies read, whatever rules are selected: a finding
 or fix inside ``if LEGACY:``, where ``LEGACY`` is another file's torch-version flag, is
-left alone for every rule (compatibility guards). Were the index built only for rules that
+left alone for every rule (compatibility guards); an import another file reads from this
+one is never removed as unused. Were the index built only for rules that
 declare a fact, ``--select TFC401`` would rewrite such a branch that the default selection
 leaves alone: results must not depend on the selection."""
 

@@ -41,7 +41,11 @@ class WeightNorm(TableRule):
     `load_state_dict(strict=True)`, and optimizers built from names change.
     Report only when the file calls `remove_weight_norm` or reads
     `weight_g`/`weight_v`, which the parametrization does not have (use
-    `torch.nn.utils.parametrize.remove_parametrizations`).
+    `torch.nn.utils.parametrize.remove_parametrizations`), and when the program
+    pickles a whole module (`torch.save(model, path)`): on torch 2.13 a module
+    holding a parametrized weight norm raises `RuntimeError: Serialization of
+    parametrized modules is only supported through state_dict()` from
+    `torch.save` and `pickle.dumps`, where the hook-based one saves.
 
     ## References
     - [`torch.nn.utils.parametrizations.weight_norm`](https://docs.pytorch.org/docs/stable/generated/torch.nn.utils.parametrizations.weight_norm.html)
@@ -54,6 +58,7 @@ class WeightNorm(TableRule):
     safety = Safety.UNSAFE
     min_torch = (2, 1)
     triggers = ("weight_norm",)
+    project_facts = ("module-classes", "checkpoints")
     needs = Needs.any_of(fragments=("weight_norm",))
     valid = (
         "import torch\nm = torch.nn.utils.parametrizations.weight_norm(torch.nn.Linear(2, 2))\n",
@@ -79,15 +84,28 @@ class WeightNorm(TableRule):
         source = self.context.source
         return any(word in source for word in ("remove_weight_norm", "weight_g", "weight_v"))
 
+    def _pickled_by(self) -> tuple[str, ...]:
+        """Files of the program that ``torch.save`` a whole module: a parametrized module
+        cannot be pickled (RuntimeError), the hook-based one can."""
+        return self.context.project.module_saves()
+
     def check_call(self, call: cst.Call, spec: Replacement) -> None:
         if self._old_names_used():
             self.report(call, f"{spec.note}; no fix: this file uses `remove_weight_norm` or "
                         "`weight_g`/`weight_v`, which the parametrization renames")
             return
+        pickled = self._pickled_by()
+        if pickled:
+            self.report(call, f"{spec.note}; no fix: {pickled[0]} saves a whole module with "
+                        "`torch.save`, which a parametrized module refuses (save its "
+                        "`state_dict()` instead, then switch)")
+            return
         super().check_call(call, spec)
 
     def _import_fix(self, node: cst.ImportFrom, module: str) -> Fix | None:
-        return None if self._old_names_used() else super()._import_fix(node, module)
+        if self._old_names_used() or self._pickled_by():
+            return None
+        return super()._import_fix(node, module)
 
 
 RULES = [WeightNorm]

@@ -25,7 +25,7 @@ from typing import Any, Literal, Protocol
 from torchfix_codemods.analysis.project.registry import unknown_answer
 
 ProjectFact = Literal["module-classes", "checkpoints", "checkpoint-pairs", "callers",
-                      "version-flags", "loader-shards"]
+                      "version-flags", "loader-shards", "imported-names"]
 """The kinds of cross-file facts a rule can declare it reads:
 
 ``module-classes``: which classes (and which functions' results) are ``nn.Module``,
@@ -35,7 +35,9 @@ their load in another file (the index offers a pair only between files where suc
 runs with unsafe fixes); ``callers``: what other files pass to a file's functions;
 ``version-flags``: module-level torch-version flags; ``loader-shards``: a DataParallel
 training loop's DataLoader built by a function of another file, sharded there in the same
-change (the index offers a shard only between files where such a rule runs with unsafe fixes).
+change (the index offers a shard only between files where such a rule runs with unsafe fixes);
+``imported-names``: the names other files import from a file, by name or by a star import
+(the engine keeps such an import when a fix leaves it unused there).
 """
 
 
@@ -197,6 +199,10 @@ class ProjectFacts(Protocol):
         level), ``site`` the :func:`~torchfix_codemods.analysis.project.summary.site_of_text`
         of its path argument. None when no save of the run is known to write that file.
         """
+
+    def module_saves(self) -> tuple[str, ...]:
+        """The files of this file's program that pickle a whole ``nn.Module`` with
+        ``torch.save``, named as this file would (:mod:`.checkpoints`)."""
 
     def module_pair(self, function: str, site: str) -> ModulePair | None:
         """The whole-module save/load pair this file's ``torch.save``/``torch.load`` at

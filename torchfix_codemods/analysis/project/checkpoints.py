@@ -10,7 +10,8 @@ saves and loads of the run are matched by it; the saved values are resolved thro
 index (``ProjectIndex.content``: classes across files, helpers' callers, ``**kwargs``).
 
 The questions (registered, so ``NoProject`` and test fakes answer "unknown"):
-``saved_content(function, site)`` and ``module_pair(function, site)``, where ``site`` is
+``saved_content(function, site)``, ``module_pair(function, site)`` and ``module_saves()``
+(the files of the program that pickle whole modules), where ``site`` is
 :func:`~.summary.site_of_text` of the call's path argument and ``function`` the innermost
 function around it ("" at module level).
 """
@@ -267,7 +268,19 @@ def _file_of(value: Value) -> tuple[str, ...] | None:
     return ("file", base) if base and base not in (".", "..") else None
 
 
+def module_saves(index: ProjectIndex, file: IndexedFile) -> tuple[str, ...]:
+    """The files of ``file``'s program that pickle a whole ``nn.Module`` with ``torch.save``
+    (``torch.save(model, path)``), as ``file`` would name them: a change that makes modules
+    unpicklable (the parametrized ``weight_norm``) breaks those saves."""
+    found = {_seen_from(other.path, file.path)
+             for other in index.files.values() if related(file, other)
+             for save in other.summary.saves
+             if writes(index, other, save) and index.content(save.content, other).module}
+    return tuple(sorted(found))
+
+
 register(Fact("checkpoints", None, {
     "saved_content": Question(saved_content),
     "module_pair": Question(module_pair),
+    "module_saves": Question(module_saves, ()),
 }))
