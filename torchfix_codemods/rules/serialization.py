@@ -16,6 +16,7 @@ from torchfix_codemods.analysis.core.calls import (
     keyword_arg,
 )
 from torchfix_codemods.analysis.core.definite import definitely_bound
+from torchfix_codemods.analysis.core.positions import positions_of
 from torchfix_codemods.analysis.core.usage import assigned_name
 from torchfix_codemods.analysis.core.walk import names_in
 from torchfix_codemods.analysis.facts.checkpoints import (
@@ -24,6 +25,7 @@ from torchfix_codemods.analysis.facts.checkpoints import (
     LoadUse,
     explicitly_whole,
     load_use,
+    module_load_of_the_same_file,
     module_pair,
     object_part,
     saved_back,
@@ -171,11 +173,13 @@ class TorchLoadWithoutWeightsOnly(Rule):
 
     def visit_Module(self, node: cst.Module) -> None:
         self._loads: list[cst.Call] = []
+        self._every_load: list[cst.Call] = []
         self._saves_module = False
 
     def visit_Call(self, node: cst.Call) -> None:
         qualified = self.qualified_name(node.func)
         if qualified == TORCH_LOAD:
+            self._every_load.append(node)
             if keyword_arg(node, "weights_only") is None:
                 self._loads.append(node)
         elif qualified == TORCH_SAVE:
@@ -202,6 +206,12 @@ class TorchLoadWithoutWeightsOnly(Rule):
         use = load_use(self.names, call)
         saved = saved_content(self.names, call)
         refusal = self._refusal(use, saved)
+        if refusal is None:
+            sibling = module_load_of_the_same_file(self.names, call, self._every_load)
+            if sibling is not None:
+                line = positions_of(self.context.module, [sibling])[id(sibling)].start.line
+                refusal = (f"the load of the same file on line {line} uses it as a whole "
+                           "`nn.Module`")
         if refusal is None and _unproven(use, saved):
             assert saved is not None
             # The project writes this file (or one of its shape), and nothing proves that

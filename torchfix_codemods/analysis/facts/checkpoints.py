@@ -176,6 +176,28 @@ def _object_use(names: NameIndex, node: cst.CSTNode, depth: int) -> str | None:
     return _name_use(names, target, depth)
 
 
+def module_load_of_the_same_file(names: NameIndex, call: cst.Call,
+                                 loads: list[cst.Call]) -> cst.Call | None:
+    """Another of ``loads`` in ``call``'s function that reads the same path expression and
+    uses what it loads as a whole module: both read one file, so the file holds a module
+    (``model = torch.load(path)`` in one branch, ``net.load_state_dict(torch.load(path))``
+    in the other, which cannot work with any ``weights_only``)."""
+    path = argument(call, "f", 0)
+    if path is None:
+        return None
+    text = code_of(path.value)
+    scope = names.enclosing(call, cst.FunctionDef)
+    for other in loads:
+        if other is call or names.enclosing(other, cst.FunctionDef) is not scope:
+            continue
+        other_path = argument(other, "f", 0)
+        if other_path is None or code_of(other_path.value) != text:
+            continue
+        if explicitly_whole(other) or load_use(names, other).as_module:
+            return other
+    return None
+
+
 def saved_back(names: NameIndex, use: LoadUse) -> bool:
     """The loaded object is saved again with ``torch.save`` (a tool that rewrites checkpoints,
     which must load whatever a file holds)."""
