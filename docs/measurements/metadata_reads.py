@@ -21,6 +21,7 @@ TEMPLATES = {
     "y.reshape_as(w)": lambda t: y.reshape_as(t),
     "small.expand_as(w)": lambda t: small.expand_as(t),
     "y.type_as(w)": lambda t: y.type_as(t),
+    "torch.zeros(1).resize_as_(w)": lambda t: torch.zeros(1).resize_as_(t),
     "torch.zeros_like(w)": torch.zeros_like,
     "torch.ones_like(w)": torch.ones_like,
     "torch.empty_like(w)": torch.empty_like,

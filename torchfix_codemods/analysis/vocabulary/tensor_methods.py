@@ -51,8 +51,10 @@ NUMBER_METHODS = frozenset({"item", "size", "dim", "numel"})
 FRESH_LIKE_METHODS = frozenset({"new", "new_zeros", "new_ones", "new_empty", "new_full",
                                 "new_tensor"})
 """``t.new_zeros(...)`` and its kin: a fresh tensor with ``t``'s dtype and device only."""
-SHAPE_TEMPLATE_METHODS = frozenset({"view_as", "reshape_as", "expand_as", "type_as"})
-"""``y.view_as(t)`` and its kin read only the argument's shape or dtype.
+SHAPE_TEMPLATE_METHODS = frozenset({"view_as", "reshape_as", "expand_as", "type_as",
+                                    "resize_as_"})
+"""``y.view_as(t)`` and its kin read only the argument's shape or dtype (``resize_as_``:
+an optimizer's fresh state buffer taking its parameter's shape).
 
 Measured on torch 2.13 (``docs/measurements/metadata_reads.py``): for a ``t`` that requires
 grad, none of these, nor the ``_like`` factories or the ``new_*`` methods, lets a gradient reach
