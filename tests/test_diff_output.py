@@ -219,3 +219,18 @@ def test_a_notebook_hunk_names_the_codes_of_its_own_lines_not_of_its_whole_cell(
     headers = hunk_headers(str(tmp_path / "nb.ipynb"))
     assert [header.split("@@")[-1] for header in headers] == [
         " cell 1: TFC202 (safe)", " cell 1: TFC406 (safe)"]
+
+
+def test_a_notebook_hunk_names_only_the_cells_whose_changed_lines_it_holds(
+        tmp_path: Path) -> None:
+    # Found reviewing howardyclo/pytorch-seq2seq-example's notebook: a JSON hunk was put down
+    # to every changed cell that had *any* line (changed or not) inside the hunk's changed
+    # text, or a shorter line ending like one of them (`    with torch.no_grad():` inside
+    # `            with torch.no_grad():`), so one edit named cells it never touched.
+    first = "import torch\nimport torch.nn.functional as F\n\n\ndef up(x):\n" \
+            "    return F.upsample(x, scale_factor=2)\n"
+    second = "x = 2\nF\nscale_factor=2\n\n\n\n\n\n\ny = F.upsample(x, scale_factor=3)\n"
+    (tmp_path / "nb.ipynb").write_text(json.dumps(_notebook(first, second), indent=1))
+    headers = hunk_headers(str(tmp_path / "nb.ipynb"))
+    assert [header.split("@@")[-1] for header in headers] == [
+        " cell 1: TFC402 (safe)", " cell 2: TFC402 (safe)"], headers

@@ -25,7 +25,6 @@ from torchfix_codemods.textdiff import (
     hunks,
     overlaps,
     render_hunk_lines,
-    split_lines,
 )
 
 
@@ -124,15 +123,14 @@ def unified_diff(result: FileResult, *, cells: bool = False) -> str:
 def _json_hunks(json_texts: tuple[str, str], changed: list[tuple[int, int, str, str]],
                 attribution: _Attribution) -> str:
     """Hunks of the notebook's JSON, each labelled with the cells whose lines it changes."""
-    import json
 
     old_json, new_json = json_texts
     out = []
     for hunk in hunks(old_json, new_json):
         edited = "".join(text for tag, text in hunk.lines if tag != " ")
         numbers = [index + 1 for index, _, old, new in changed
-                   if any(json.dumps(line.rstrip("\r\n"))[1:-1] in edited
-                          for line in split_lines(old) + split_lines(new) if line.strip())]
+                   if any(_in_json(line, edited)
+                          for line in _changed_lines(old, new) if line.strip())]
         codes = _json_hunk_codes(edited, changed, numbers, attribution)
         label = ""
         if numbers:
@@ -142,6 +140,27 @@ def _json_hunks(json_texts: tuple[str, str], changed: list[tuple[int, int, str, 
     return "".join(out)
 
 
+def _in_json(line: str, edited: str) -> bool:
+    """Does the JSON text ``edited`` hold ``line`` as a whole string of a cell's source
+    (``"    return x\\n",``), not only as the tail of a longer line?"""
+    import json
+
+    body = line.rstrip("\r\n")
+    for ascii_only in (True, False):
+        opened = json.dumps(body, ensure_ascii=ascii_only)[:-1]
+        if any(opened + end in edited for end in ('"', '\\n"', '\\r\\n"', '\\r"')):
+            return True
+    return False
+
+
+def _changed_lines(old: str, new: str) -> list[str]:
+    """The lines a cell's change removes or adds: a JSON hunk is that cell's when it holds
+    one of them. (Any line of the cell would do, but a line the cell shares unchanged with
+    others, such as `    return x`, then names cells the hunk never touches.)"""
+    return [text for cell_hunk in hunks(old, new, context=0)
+            for tag, text in cell_hunk.lines if tag != " "]
+
+
 def _json_hunk_codes(edited: str, changed: list[tuple[int, int, str, str]],
                      numbers: list[int], attribution: _Attribution) -> str:
     """The codes (with their safeties) of the cell-source changes a JSON hunk holds: each
@@ -149,16 +168,14 @@ def _json_hunk_codes(edited: str, changed: list[tuple[int, int, str, str]],
     the way a ``.py`` hunk is (by the edits that overlap them), so an added decorator is
     not also put down to another rule's fix twenty lines below in the same cell. The
     whole cell's codes when no such hunk is recognised."""
-    import json
 
     found: dict[str, set[str]] = {}
     for index, start, old, new in changed:
         if index + 1 not in numbers:
             continue
         for cell_hunk in hunks(old, new, context=0):
-            texts = [json.dumps(text.rstrip("\r\n"))[1:-1] for tag, text in cell_hunk.lines
-                     if tag != " " and text.strip()]
-            if texts and all(text in edited for text in texts):
+            texts = [text for tag, text in cell_hunk.lines if tag != " " and text.strip()]
+            if texts and all(_in_json(text, edited) for text in texts):
                 for code, safeties in attribution.safeties(cell_hunk, index + 1,
                                                            start).items():
                     found.setdefault(code, set()).update(safeties)
