@@ -474,3 +474,17 @@ def test_fix_keeps_an_import_another_file_reads_from_this_one(
                          cwd=tmp_path)
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout.strip() == "2.0"
+
+
+def test_the_program_files_that_pickle_whole_modules(tmp_path: Path) -> None:
+    index = project(tmp_path, {
+        "blocks.py": "from torch import nn\nclass Block(nn.Module): pass\n",
+        "train.py": "import torch\nfrom blocks import Block\n"
+                    "torch.save(Block(), 'block.pt')\ntorch.save(Block().state_dict(), 's.pt')\n",
+        # the class comes through an import the index cannot follow: the saved name tells
+        "word/test.py": "import torch\nfrom TCN.word.model import *\nmodel = TCN(3)\n"
+                        "with open('m.pt', 'wb') as f:\n    torch.save(model, f)\n",
+        "word/stats.py": "import torch\nstats = {'loss': 1.0}\ntorch.save(stats, 'stats.pt')\n",
+    })
+    assert index.view(str(tmp_path / "blocks.py")).module_saves() == ("train.py", "word/test.py")
+    assert NO_PROJECT.module_saves() == ()

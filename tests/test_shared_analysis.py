@@ -19,9 +19,10 @@ from torchfix_codemods.analysis.core.statements import statement_line
 from torchfix_codemods.analysis.core.walk import names_in
 from torchfix_codemods.analysis.facts.frameworks import imports_torch
 from torchfix_codemods.analysis.facts.grad_mode import in_no_grad
-from torchfix_codemods.analysis.facts.modules import module_evidence, named_like_model
+from torchfix_codemods.analysis.facts.modules import module_evidence
 from torchfix_codemods.analysis.facts.optimizers import optimizer_of_step, updates_parameters
 from torchfix_codemods.analysis.facts.tensors import provenance
+from torchfix_codemods.analysis.vocabulary.naming import named_like_model
 
 
 def _index(source: str) -> tuple[cst.Module, NameIndex]:

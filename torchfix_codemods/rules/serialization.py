@@ -32,9 +32,10 @@ from torchfix_codemods.analysis.facts.checkpoints import (
     saved_before,
     saved_content,
 )
-from torchfix_codemods.analysis.facts.modules import module_evidence, named_like_model
+from torchfix_codemods.analysis.facts.modules import module_evidence
 from torchfix_codemods.analysis.facts.restores import restores_own_save
 from torchfix_codemods.analysis.project import ModulePair, SavedContent
+from torchfix_codemods.analysis.vocabulary.naming import named_like_model
 from torchfix_codemods.edits.arguments import add_keyword
 from torchfix_codemods.edits.references import ImportUnavailable
 from torchfix_codemods.edits.statements import parse_statement

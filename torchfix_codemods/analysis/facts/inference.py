@@ -41,7 +41,6 @@ from torchfix_codemods.analysis.facts.modules import (
     mode_changes_output,
     module_classes,
     module_evidence,
-    named_like_model,
 )
 from torchfix_codemods.analysis.facts.optimizers import updates_parameters
 from torchfix_codemods.analysis.vocabulary.naming import (
@@ -49,6 +48,7 @@ from torchfix_codemods.analysis.vocabulary.naming import (
     PREDICT_TOKENS,
     TRAINING_TOKENS,
     name_tokens,
+    named_like_model,
 )
 from torchfix_codemods.analysis.vocabulary.torch_api import DIFFERENTIATING_FUNCTIONS, SETS_OWN_GRAD_MODE
 from torchfix_codemods.analysis.vocabulary.torch_classes import is_module_factory

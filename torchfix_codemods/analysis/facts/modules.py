@@ -4,13 +4,13 @@ Shared by every rule that must tell a model from a tensor or a state dict
 (saving a whole module, loading into one, calling ``.forward``). The answer is
 :class:`ModuleEvidence` when there is evidence and None when there is none:
 "unknown" is never upgraded to "module" by a variable's name alone. Where a
-rule accepts a name as weaker evidence, it asks :func:`named_like_model`, the
-one vocabulary of model-like names.
+rule accepts a name as weaker evidence, it asks
+:func:`~torchfix_codemods.analysis.vocabulary.naming.named_like_model`, the one vocabulary of
+model-like names.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import libcst as cst
@@ -41,27 +41,6 @@ _CHAINABLE = CHAINABLE_METHODS
 _MAX_DEPTH = 8
 
 
-_MODEL_NAME = re.compile(
-    r"^(model|module|net|network|classifier|encoder|decoder|generator|discriminator|backbone|"
-    r"policy|critic|actor|student|teacher|bert|gpt|transformer|.*model|.*net)$",
-    re.IGNORECASE,
-)
-
-
-_FACTORY_NAME = re.compile(
-    r"^_*(get|make|build|create|load|construct|instantiate|setup|prepare)_", re.IGNORECASE)
-"""A verb first: ``get_dummy_model``, ``build_model``, ``load_model`` name what makes or
-fetches a model (a factory, a pytest fixture handing one out), not the model."""
-
-
-def named_like_model(name: str) -> bool:
-    """``model``, ``net``, ``encoder``, ``resnet``, ``ema_model``...: what code names its models.
-
-    A name is weak evidence: it may withhold a fix (a loaded ``model`` could be a
-    whole pickled module) or justify an *unsafe* one, never a safe one. A name that starts
-    with a verb (``get_model``, ``build_net``) is a function's: calling it makes a model.
-    """
-    return bool(_MODEL_NAME.match(name)) and not _FACTORY_NAME.match(name)
 
 
 @dataclass(frozen=True)

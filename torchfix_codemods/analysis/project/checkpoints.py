@@ -26,6 +26,7 @@ from torchfix_codemods.analysis.project import ModulePair, SavedContent
 from torchfix_codemods.analysis.project.registry import Fact, Question, register
 from torchfix_codemods.analysis.project.summary import Key, LoadSite, SaveSite
 from torchfix_codemods.analysis.project.values import AnyOf, Dict, Param, Seq, Str, Value
+from torchfix_codemods.analysis.vocabulary.naming import named_like_model
 
 if TYPE_CHECKING:
     from torchfix_codemods.analysis.project.index import IndexedFile, ProjectIndex, _Definition
@@ -271,11 +272,14 @@ def _file_of(value: Value) -> tuple[str, ...] | None:
 def module_saves(index: ProjectIndex, file: IndexedFile) -> tuple[str, ...]:
     """The files of ``file``'s program that pickle a whole ``nn.Module`` with ``torch.save``
     (``torch.save(model, path)``), as ``file`` would name them: a change that makes modules
-    unpicklable (the parametrized ``weight_norm``) breaks those saves."""
+    unpicklable (the parametrized ``weight_norm``) breaks those saves. A saved name like a
+    model's (``model``, ``net``) counts too: the answer only ever withholds a fix."""
     found = {_seen_from(other.path, file.path)
              for other in index.files.values() if related(file, other)
              for save in other.summary.saves
-             if writes(index, other, save) and index.content(save.content, other).module}
+             if writes(index, other, save) and (
+                 (save.obj is not None and named_like_model(save.obj)) or
+                 index.content(save.content, other).module)}
     return tuple(sorted(found))
 
 

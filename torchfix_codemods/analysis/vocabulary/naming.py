@@ -40,3 +40,26 @@ def named_for_evaluation(name: str) -> bool:
     """``test_dataloader``, ``val_loader``, ``evalset``: not the data a trainer trains on."""
     lowered = name.lower()
     return any(word in lowered for word in EVALUATION_WORDS)
+
+
+_MODEL_NAME = re.compile(
+    r"^(model|module|net|network|classifier|encoder|decoder|generator|discriminator|backbone|"
+    r"policy|critic|actor|student|teacher|bert|gpt|transformer|.*model|.*net)$",
+    re.IGNORECASE,
+)
+
+
+_FACTORY_NAME = re.compile(
+    r"^_*(get|make|build|create|load|construct|instantiate|setup|prepare)_", re.IGNORECASE)
+"""A verb first: ``get_dummy_model``, ``build_model``, ``load_model`` name what makes or
+fetches a model (a factory, a pytest fixture handing one out), not the model."""
+
+
+def named_like_model(name: str) -> bool:
+    """``model``, ``net``, ``encoder``, ``resnet``, ``ema_model``...: what code names its models.
+
+    A name is weak evidence: it may withhold a fix (a loaded ``model`` could be a
+    whole pickled module) or justify an *unsafe* one, never a safe one. A name that starts
+    with a verb (``get_model``, ``build_net``) is a function's: calling it makes a model.
+    """
+    return bool(_MODEL_NAME.match(name)) and not _FACTORY_NAME.match(name)
