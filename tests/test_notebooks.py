@@ -348,3 +348,46 @@ def test_data_parallel_in_a_notebook_is_reported_not_migrated(tmp_path: Path) ->
     result = runner.invoke(app, ["fix", "--unsafe-fixes", "--select", "TFC301", str(path)])
     assert path.read_bytes() == before, result.output
     assert "TFC301" in result.output and "notebook" in result.output, result.output
+
+
+# Found on zergtant/pytorch-handbook's Fashion-MNIST notebook: TFC202 wrapped the model
+# calls of an evaluation "script" in one `with torch.no_grad():`, and in a notebook those
+# calls sit in different cells, so the block swallowed every later cell (their markers
+# indented, the cells merged into the first: a notebook that no longer splits back).
+SCRIPT_ACROSS_CELLS = _notebook(
+    ("code", "import torch\nfrom torch import nn\nmodel = nn.Linear(2, 2)\nmodel.eval()\n"),
+    ("code", "y = model(torch.ones(1, 2))\n"),
+    ("markdown", "Now the other input.\n"),
+    ("code", "print(y)\n"),
+    ("code", "z = model(torch.zeros(1, 2))\nprint(z)\n"),
+)
+
+
+def test_no_fix_wraps_the_statements_of_several_cells_in_one_block(tmp_path: Path) -> None:
+    path = _write(tmp_path, SCRIPT_ACROSS_CELLS)
+    result = runner.invoke(app, ["fix", "--unsafe-fixes", "--select", "ALL", str(path)])
+    assert result.exit_code in (0, 1), result.output
+    after = json.loads(path.read_text())
+    assert len(after["cells"]) == len(SCRIPT_ACROSS_CELLS["cells"])
+    for cell in after["cells"]:
+        source = "".join(cell["source"])
+        assert "torchfix-codemods" not in source, source
+        if cell["cell_type"] == "code":
+            compile(source, "<cell>", "exec")
+    assert after["cells"][3] == SCRIPT_ACROSS_CELLS["cells"][3]
+    before = path.read_text()
+    runner.invoke(app, ["fix", "--unsafe-fixes", "--select", "ALL", str(path)])
+    assert path.read_text() == before
+
+
+def test_a_rewrite_that_moves_code_across_cells_is_refused() -> None:
+    from torchfix_codemods.validation import check_rewrite
+
+    joined = Notebook.parse(json.dumps(SCRIPT_ACROSS_CELLS).encode()).text
+    lines = joined.splitlines(keepends=True)
+    start = next(i for i, line in enumerate(lines) if line.startswith("y = model"))
+    merged = "".join(lines[:start] + ["with torch.no_grad():\n"] +
+                     ["    " + line for line in lines[start:]])
+    assert check_rewrite(joined, merged, "nb.ipynb") == \
+        "the fix would move code across notebook cells"
+    assert check_rewrite(joined, joined.replace("print(y)", "print(y, 1)"), "nb.ipynb") is None

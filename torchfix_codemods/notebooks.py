@@ -21,7 +21,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-CELL_MARKER = "# torchfix-codemods: cell "
+from torchfix_codemods.analysis.core.cells import CELL_MARKER
+
 MAGIC_MARKER = "#torchfix-codemods-magic:"
 PASS_MARKER = "pass  " + MAGIC_MARKER
 """An indented magic hidden as a statement: ``<indent>pass  #torchfix-codemods-magic:%pip ...``."""
@@ -113,6 +114,13 @@ class Notebook:
             if new != original:
                 changed[index] = _source_lines(new) if isinstance(source, list) else new
         return render_sources(self.raw, self.document, changed, self.indent)
+
+
+def cell_order(text: str) -> list[str]:
+    """The cell markers of a joined text, in order: a fix that indents one (wrapping the
+    statements of later cells into a block of an earlier one) merges cells, and the text
+    no longer splits back into the notebook it came from."""
+    return re.findall(r"(?m)^" + re.escape(CELL_MARKER) + r"(\d+)$", text)
 
 
 def split_cells(text: str) -> list[tuple[int, int, str]]:

@@ -19,7 +19,9 @@ import sys
 from collections.abc import Callable
 from typing import TypeVar
 
+from torchfix_codemods.analysis.core.cells import CELL_MARKER
 from torchfix_codemods.analysis.core.definite import flow_of
+from torchfix_codemods.notebooks import cell_order
 
 _MODULE_NAMES = frozenset(
     {"__file__", "__name__", "__doc__", "__package__", "__spec__", "__loader__",
@@ -73,6 +75,8 @@ def uncompilable(text: str, path: str) -> str | None:
 
 def check_rewrite(before: str, after: str, path: str) -> str | None:
     """Why ``after`` must not replace ``before``, or None when it may."""
+    if CELL_MARKER in before and cell_order(after) != cell_order(before):
+        return "the fix would move code across notebook cells"
     try:
         compile(after, path, "exec", dont_inherit=True)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as error:

@@ -23,11 +23,20 @@ from typing import TypeVar
 
 import libcst as cst
 
+from torchfix_codemods.analysis.core.cells import CELL_MARKER
 from torchfix_codemods.analysis.core.memo import Slot
 from torchfix_codemods.analysis.core.names import NameIndex, dotted_name
 from torchfix_codemods.analysis.core.walk import children, names_in, walk_local
 
 T = TypeVar("T")
+
+
+def starts_a_cell(statement: cst.BaseStatement) -> bool:
+    """Is ``statement`` the first of a notebook cell? Its leading comment lines hold the
+    cell's marker. Code that moves statements into one block (a ``with`` around several)
+    must not reach across it: the cells would be merged."""
+    return any(line.comment is not None and line.comment.value.startswith(CELL_MARKER.rstrip())
+               for line in getattr(statement, "leading_lines", ()))
 
 
 def enclosing_statement(names: NameIndex, node: cst.CSTNode) -> cst.BaseStatement | None:

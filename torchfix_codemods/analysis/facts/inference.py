@@ -32,7 +32,7 @@ import libcst as cst
 from torchfix_codemods.analysis.core.callees import defined_function, methods_of
 from torchfix_codemods.analysis.core.memo import Slot
 from torchfix_codemods.analysis.core.names import NameIndex, dotted_name
-from torchfix_codemods.analysis.core.statements import enclosing_statement
+from torchfix_codemods.analysis.core.statements import enclosing_statement, starts_a_cell
 from torchfix_codemods.analysis.core.syntax import code_of, is_false, is_main_guard
 from torchfix_codemods.analysis.core.walk import children, names_in, walk_local
 from torchfix_codemods.analysis.facts.frameworks import imports_torch
@@ -1197,6 +1197,8 @@ class InferenceAnalysis:
         if any(isinstance(s, (cst.FunctionDef, cst.ClassDef)) or _has_control_exit(s)
                for s in region):
             return None
+        if any(starts_a_cell(s) for s in region[1:]):
+            return None  # a notebook's cells: one block around them would merge them
         return ScriptRegion(block, region, model_calls[0][2], [c for _, c, _ in model_calls])
 
     def _loads_weights(self, node: cst.CSTNode) -> bool:
