@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 Table = dict[tuple[str, ...], list[tuple["IndexedFile", "SaveSite | LoadSite"]]]
 _TABLES: Slot[Table] = Slot("checkpoints.table")
 """Every save or every load of the run by the file it names (keyed by the kind)."""
+_MODULE_SAVES: Slot[tuple[str, ...]] = Slot("checkpoints.module_saves")
+"""``module_saves`` of one asking file: a rule asks it for every finding in that file."""
 
 
 def saved_content(index: ProjectIndex, file: IndexedFile, function: str,
@@ -274,6 +276,11 @@ def module_saves(index: ProjectIndex, file: IndexedFile) -> tuple[str, ...]:
     (``torch.save(model, path)``), as ``file`` would name them: a change that makes modules
     unpicklable (the parametrized ``weight_norm``) breaks those saves. A saved name like a
     model's (``model``, ``net``) counts too: the answer only ever withholds a fix."""
+    return index.memo.built(_MODULE_SAVES.keyed(file.path),
+                            lambda: _module_saves(index, file))
+
+
+def _module_saves(index: ProjectIndex, file: IndexedFile) -> tuple[str, ...]:
     found = {_seen_from(other.path, file.path)
              for other in index.files.values() if related(file, other)
              for save in other.summary.saves
