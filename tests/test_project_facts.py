@@ -488,3 +488,28 @@ def test_the_program_files_that_pickle_whole_modules(tmp_path: Path) -> None:
     })
     assert index.view(str(tmp_path / "blocks.py")).module_saves() == ("train.py", "word/test.py")
     assert NO_PROJECT.module_saves() == ()
+
+
+def test_a_second_fix_run_finds_nothing_after_a_whole_module_save_is_rewritten(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Found by tests/test_kill_and_concurrency.py: the index reads `torch.save(net, path)`
+    # (a whole module) before TFC003 rewrites it to `net.state_dict()`, so the first run's
+    # later round refused `weights_only=True` on the load and a second run added it.
+    from typer.testing import CliRunner
+
+    from torchfix_codemods.cli import app
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pyproject.toml").write_text("[tool.torchfix-codemods]\ncache = false\n")
+    (tmp_path / "train.py").write_text(
+        "import torch\nfrom torch import nn\n\n\nclass Net(nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 2)\n\n"
+        "    def forward(self, x):\n        return self.fc(x)\n\n\n"
+        "def train_and_reload(path):\n    net = Net()\n    torch.save(net, path)\n"
+        "    net = torch.load(path)\n    return net\n", encoding="utf-8")
+    first = CliRunner().invoke(app, ["fix", "--unsafe-fixes", "."])
+    assert first.exit_code in (0, 1), first.output
+    fixed = (tmp_path / "train.py").read_text(encoding="utf-8")
+    assert "net.load_state_dict(torch.load(path, weights_only=True))" in fixed, fixed
+    CliRunner().invoke(app, ["fix", "--unsafe-fixes", "."])
+    assert (tmp_path / "train.py").read_text(encoding="utf-8") == fixed

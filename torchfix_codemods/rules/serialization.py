@@ -31,6 +31,7 @@ from torchfix_codemods.analysis.facts.checkpoints import (
     saved_back,
     saved_before,
     saved_content,
+    state_dict_saved_before,
 )
 from torchfix_codemods.analysis.facts.modules import module_evidence
 from torchfix_codemods.analysis.facts.restores import restores_own_save
@@ -206,6 +207,9 @@ class TorchLoadWithoutWeightsOnly(Rule):
             return
         use = load_use(self.names, call)
         saved = saved_content(self.names, call)
+        if saved is not None and saved.allow_listed is False and \
+                state_dict_saved_before(self.names, call):
+            saved = None  # the save right above, as the file reads now, writes a state dict
         refusal = self._refusal(use, saved)
         if refusal is None:
             sibling = module_load_of_the_same_file(self.names, call, self._every_load)

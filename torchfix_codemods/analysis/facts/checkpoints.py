@@ -263,6 +263,16 @@ def saved_before(names: NameIndex, load: cst.Call) -> cst.Call | None:
     return None
 
 
+def state_dict_saved_before(names: NameIndex, load: cst.Call) -> bool:
+    """The :func:`saved_before` save of ``load``'s file saves a ``.state_dict()``: what comes
+    back is a state dict, whatever the project index read in the file before this run's
+    earlier fix rounds (TFC003 turns ``torch.save(net, path)`` into a state-dict save)."""
+    save = saved_before(names, load)
+    saved = argument(save, "obj", 0) if save is not None else None
+    return saved is not None and isinstance(saved.value, cst.Call) and \
+        isinstance(saved.value.func, cst.Attribute) and saved.value.func.attr.value == "state_dict"
+
+
 def _statements_before(names: NameIndex, line: cst.SimpleStatementLine
                        ) -> list[cst.SimpleStatementLine]:
     """The simple statement lines before ``line`` in its own block (nearest first)."""
