@@ -28,12 +28,12 @@ HERE = Path(__file__).parent
 REPOS_FILE = HERE / "repos.toml"
 LABELS_FILE = HERE / "labels.toml"
 HELDOUT_SETS = {"heldout": HERE.parent / "heldout", "heldout2": HERE.parent / "heldout2",
-                "heldout3": HERE.parent / "heldout3"}
+                "heldout3": HERE.parent / "heldout3", "heldout4": HERE.parent / "heldout4"}
 """Held-out sets by name, each a folder of ``repos-*.toml``, ``labels-*.toml`` and
 ``review-*.toml``, one of each per labeller, so labellers working in parallel never edit the
-same file. See heldout/README.md. ``heldout`` and ``heldout2`` were the first two test sets;
-their reviews drove fixes, so they are now looked at (tuning material); ``heldout3`` is the
-current test set."""
+same file. See heldout/README.md. ``heldout``, ``heldout2`` and ``heldout3`` were the first
+three test sets; their reviews drove fixes, so they are now looked at (tuning material);
+``heldout4`` is the current test set."""
 HELDOUT = HELDOUT_SETS["heldout"]
 SETS = ("dev", *HELDOUT_SETS)
 """``dev``: the repositories rules are tuned on (this folder). The others: labelled before
