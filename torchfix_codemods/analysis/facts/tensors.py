@@ -776,12 +776,14 @@ def loss_named_reason(names: NameIndex, expr: cst.BaseExpression) -> str | None:
             reasons = [scalar_reason(names, part) or loss_named_reason(names, part)
                        for part in parts]
             return f"a sum from 0 of {reasons[0]}" if all(reasons) else None
-        if not bindings or any(b.kind != "assign" or not isinstance(b.value, cst.Call)
-                               for b in bindings):
+        calls = [_number_scaled(names, b.value) if b.kind == "assign" else None
+                 for b in bindings]
+        if not calls or None in calls:
             return None
         # Every binding the same kind of call: a training loop's and a validation loop's
-        # `loss = criterion(output, label)` in one function.
-        reasons = [loss_named_reason(names, b.value) for b in bindings if b.value is not None]
+        # `loss = criterion(output, label)` in one function; divided by the batch size
+        # (`criterion(outputs, labels) / N`) or scaled by a number it stays what it was.
+        reasons = [loss_named_reason(names, call) for call in calls if call is not None]
         return reasons[0] if reasons and all(reasons) else None
     if not isinstance(expr, cst.Call) or any(
             arg.keyword is not None and arg.keyword.value in ("reduction", "reduce")
@@ -803,6 +805,22 @@ def loss_named_reason(names: NameIndex, expr: cst.BaseExpression) -> str | None:
     if "criterion" not in name.lower() and name.lower() not in _LOSS_MODULE_NAMES:
         return None
     return f"`{name}(...)` is named like a loss module, which is 0-dim unless built unreduced"
+
+
+def _number_scaled(names: NameIndex, value: cst.BaseExpression | None) -> cst.Call | None:
+    """The call in ``value`` when ``value`` is a call, or a call multiplied or divided by a
+    plain number (``criterion(outputs, labels) / N`` with ``N = inputs.size(0)``): the same
+    shape as the call's result."""
+    if isinstance(value, cst.Call):
+        return value
+    if isinstance(value, cst.BinaryOperation) and isinstance(
+            value.operator, (cst.Multiply, cst.Divide)):
+        if isinstance(value.left, cst.Call) and _plain_number(names, value.right):
+            return value.left
+        if isinstance(value.operator, cst.Multiply) and isinstance(value.right, cst.Call) \
+                and _plain_number(names, value.left):
+            return value.right
+    return None
 
 
 def zero_dim_index_reason(names: NameIndex, node: cst.Subscript) -> tuple[str, bool] | None:
