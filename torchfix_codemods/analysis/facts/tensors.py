@@ -36,6 +36,7 @@ from torchfix_codemods.analysis.facts.modules import (
     ModuleEvidence,
     module_classes,
     module_evidence,
+    passed_in_file,
     passed_to_apply,
 )
 from torchfix_codemods.analysis.facts.modules import self_assignments as method_self_assignments
@@ -966,6 +967,15 @@ def _loss_reduces(names: NameIndex, func: cst.BaseExpression) -> bool:
         # `criterion = criterion.cuda()` under `if cuda:` moves the same module: the
         # other binding (the constructor) decides.
         built = [b for b in names.bindings_of(func) if not _moved_itself(b, func.value)]
+        if len(built) == 1 and built[0].kind == "param":
+            # `def evaluate(..., evaluateL2, evaluateL1)`: what every call in this file
+            # passes (`evaluateL2 = nn.MSELoss(size_average=False)`) decides.
+            passed = passed_in_file(names, built[0])
+            return bool(passed) and all(
+                isinstance(value, cst.Call) or (isinstance(value, cst.Name) and not any(
+                    b.kind == "param" for b in names.bindings_of(value)))
+                for value in passed or ()) and all(
+                _loss_reduces(names, value) for value in passed or ())
         return bool(built) and all(
             b.kind == "assign" and b.value is not None and _loss_reduces(names, b.value)
             for b in built)
