@@ -650,6 +650,12 @@ def scalar_reason(names: NameIndex, expr: cst.BaseExpression, depth: int = 0) ->
                     continue
                 if _added_to_itself(binding.value, expr.value) is not None:
                     continue  # `loss = loss + criterion(...)`: read like `+=` below
+                if binding.kind == "assign" and binding.value is None:
+                    unpacked = _unpacked_scalar(names, binding, expr, depth)
+                    if unpacked is None:
+                        return None
+                    reasons.append(unpacked)
+                    continue
                 if binding.kind not in ("assign", "annassign", "walrus") or binding.value is None:
                     return None
                 reason = scalar_reason(names, binding.value, depth + 1)
@@ -704,7 +710,7 @@ def whole_reduction_reason(names: NameIndex, expr: cst.BaseExpression) -> str | 
             expr, tensor_only = expr.value, True
         elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) \
                 and expr.func.attr.value in _SAME_SHAPE:
-            tensor_only = tensor_only or expr.func.attr.value in ("detach", "cpu", "cuda")
+            tensor_only = tensor_only or expr.func.attr.value in _TENSOR_ONLY_METHODS
             expr = expr.func.value
         elif isinstance(expr, cst.Name):
             bindings = names.bindings_of(expr)
@@ -723,7 +729,9 @@ def whole_reduction_reason(names: NameIndex, expr: cst.BaseExpression) -> str | 
     return f"`.{expr.func.attr.value}()` over a whole tensor is 0-dim"
 
 
-_TENSOR_ONLY_METHODS = frozenset({"detach", "cpu", "cuda"})
+_TENSOR_ONLY_METHODS = frozenset({"detach", "cpu", "cuda", "float", "long", "double", "half"})
+"""Methods a torch tensor has and a numpy array or a DataFrame has not (measured for numpy:
+docs/measurements/zero_dim_values.txt): ``mask.float().sum()`` is a tensor's sum."""
 
 
 def _tensor_marked(names: NameIndex, expr: cst.BaseExpression, depth: int) -> bool:
@@ -929,6 +937,37 @@ def _scalar_call(names: NameIndex, call: cst.Call, depth: int) -> str | None:
         if returned is not None:
             return f"`{function.name.value}()` returns {returned}"
     return None
+
+
+def _unpacked_scalar(names: NameIndex, binding: Binding, name: cst.Name,
+                     depth: int) -> str | None:
+    """``loss, preds, n_correct = masked_cross_entropy(...)``: the item at ``loss``'s position
+    of the tuple every ``return`` of a function of this file builds, when each is 0-dim."""
+    node = binding.node
+    if not isinstance(node, cst.Assign) or len(node.targets) != 1 or \
+            not isinstance(node.value, cst.Call):
+        return None
+    position = unpack_position(node.targets[0].target, name)
+    function = local_function(names, node.value)
+    if position is None or function is None or depth > _MAX_DEPTH:
+        return None
+    reasons = []
+    for returned in walk_local(function.body):
+        if isinstance(returned, (cst.Yield, cst.Await)):
+            return None
+        if not isinstance(returned, cst.Return):
+            continue
+        value = returned.value
+        if not isinstance(value, cst.Tuple) or position >= len(value.elements) or \
+                any(isinstance(e, cst.StarredElement) for e in value.elements):
+            return None
+        reason = scalar_reason(names, value.elements[position].value, depth + 1)
+        if reason is None:
+            return None
+        reasons.append(reason)
+    if not reasons:
+        return None
+    return f"item {position} of the tuple `{function.name.value}()` returns ({reasons[0]})"
 
 
 def _forward_returns_scalar(names: NameIndex, class_name: str, depth: int) -> str | None:
