@@ -95,6 +95,7 @@ class IndexZeroDim(Rule):
     safety = Safety.SAFE
     triggers = ("[0]",)
     needs = Needs.any_of("[0]")
+    project_facts = ("module-classes",)
     valid = (
         "import torch\nx = torch.randn(3)\ny = x[0]\n",
         "import torch.nn as nn\ncrit = nn.CrossEntropyLoss(reduction='none')\n"

@@ -49,7 +49,9 @@ from torchfix_codemods.analysis.vocabulary.tensor_methods import (
     METADATA_READS,
     NUMBER_METHODS,
     SHAPE_TEMPLATE_METHODS,
+    TENSOR_ONLY_METHODS,
     VIEW_METHODS,
+    WHOLE_REDUCTIONS,
 )
 from torchfix_codemods.analysis.vocabulary.torch_api import (
     NOT_TENSOR_FUNCTIONS,
@@ -176,6 +178,10 @@ _SCALAR_RESOLVING: Slot[set[int]] = Slot("tensors.scalar_resolving")
 _UNTYPED_NUMBERS: Slot[bool] = Slot("tensors.untyped_numbers")
 """Set while a ``.data[0]`` receiver is asked about: names the file does not type count as
 plain numbers scaling a 0-dim value."""
+_THROUGH_DATA: Slot[bool] = Slot("tensors.through_data")
+"""Set while the receiver of a ``.data[0]`` is asked about: ``.data`` is a tensor's (an array's
+is a buffer, a DataFrame has none), so a whole reduction whose operand another file does not
+type is a tensor's there."""
 
 
 _TOO_MANY_STEPS = _unknown("too many steps to follow")
@@ -622,8 +628,7 @@ _LOSS_FUNCTIONS = frozenset({
     "multilabel_soft_margin_loss", "multi_margin_loss", "poisson_nll_loss", "gaussian_nll_loss",
     "triplet_margin_loss", "ctc_loss",
 })
-_REDUCTIONS = frozenset({"sum", "mean", "max", "min", "prod", "norm", "amax", "amin", "std",
-                         "var", "logsumexp", "dot", "all", "any"})
+_REDUCTIONS = WHOLE_REDUCTIONS
 
 
 def scalar_reason(names: NameIndex, expr: cst.BaseExpression, depth: int = 0) -> str | None:
@@ -729,9 +734,7 @@ def whole_reduction_reason(names: NameIndex, expr: cst.BaseExpression) -> str | 
     return f"`.{expr.func.attr.value}()` over a whole tensor is 0-dim"
 
 
-_TENSOR_ONLY_METHODS = frozenset({"detach", "cpu", "cuda", "float", "long", "double", "half"})
-"""Methods a torch tensor has and a numpy array or a DataFrame has not (measured for numpy:
-docs/measurements/zero_dim_values.txt): ``mask.float().sum()`` is a tensor's sum."""
+_TENSOR_ONLY_METHODS = TENSOR_ONLY_METHODS
 
 
 def _tensor_marked(names: NameIndex, expr: cst.BaseExpression, depth: int) -> bool:
@@ -840,7 +843,13 @@ def zero_dim_index_reason(names: NameIndex, node: cst.Subscript) -> tuple[str, b
     receiver = node.value
     if isinstance(receiver, cst.Attribute) and receiver.attr.value == "data":
         receiver = receiver.value
-    reason = scalar_reason(names, receiver) or whole_reduction_reason(names, node.value)
+    through_data = receiver is not node.value
+    if through_data:
+        names.memo[_THROUGH_DATA] = True
+    try:
+        reason = scalar_reason(names, receiver) or whole_reduction_reason(names, node.value)
+    finally:
+        names.memo.pop(_THROUGH_DATA)
     if reason is not None:
         return reason, True
     if receiver is not node.value:  # `.data[0]`, the 0.3 idiom
@@ -848,10 +857,12 @@ def zero_dim_index_reason(names: NameIndex, node: cst.Subscript) -> tuple[str, b
         if named is not None:
             return named, False
         names.memo[_UNTYPED_NUMBERS] = True
+        names.memo[_THROUGH_DATA] = True
         try:
             scaled = scalar_reason(names, receiver)
         finally:
             names.memo.pop(_UNTYPED_NUMBERS)
+            names.memo.pop(_THROUGH_DATA)
         if scaled is not None:
             return f"{scaled}, scaled by values the file does not type", False
     return None
@@ -918,7 +929,12 @@ def _scalar_call(names: NameIndex, call: cst.Call, depth: int) -> str | None:
             return f"result of `{qualified}` (a reduced loss)"
         if qualified.count(".") == 1 and last in _REDUCTIONS and len(call.args) == 1:
             return f"result of `{qualified}` over a whole tensor"
-        return None
+        returned = names.project.scalar_return(qualified)
+        if returned is None or not (returned.tensor or names.memo.get(_THROUGH_DATA)):
+            return None
+        if not returned.proven and not names.memo.get(_UNTYPED_NUMBERS):
+            return None
+        return returned.reason
     func = call.func
     if isinstance(func, cst.Attribute) and func.attr.value in _REDUCTIONS and not call.args:
         if provenance(names, func.value).is_tensor:

@@ -109,3 +109,12 @@ NUMBER_FIRST_FUNCTIONS: dict[str, tuple[int, str]] = {
     "torch.addcmul": (4, "value"), "torch.addcdiv": (4, "value"),
 }
 """The same overloads of the torch functions (the input tensor first): ``torch.add(x, a, y)``."""
+
+# ------------------------------------------------------------------ reductions
+WHOLE_REDUCTIONS = frozenset({"sum", "mean", "max", "min", "prod", "norm", "amax", "amin", "std",
+                              "var", "logsumexp", "dot", "all", "any"})
+"""Reductions that, called with no argument, reduce a whole tensor to a 0-dim one (and a numpy
+array to a numpy scalar: ``[0]`` raises on both; docs/measurements/zero_dim_values.txt)."""
+TENSOR_ONLY_METHODS = frozenset({"detach", "cpu", "cuda", "float", "long", "double", "half"})
+"""Methods a torch tensor has and a numpy array or a DataFrame has not (measured for numpy:
+docs/measurements/zero_dim_values.txt): ``mask.float().sum()`` is a tensor's sum."""
