@@ -71,3 +71,11 @@ print("numpy array .sum(0)[0] (trap):", outcome(lambda: array.sum(0)[0]))
 for method in ("float", "long", "double", "half"):
     print(f"numpy array .{method}():", outcome(lambda method=method: getattr(array, method)()))
 print("list [0] (trap):", outcome(lambda: [1.0, 2.0][0]))
+kld = torch.sum(torch.randn(4, 3)).mul_(-0.5)
+print("torch.sum(x).mul_(-0.5):", outcome(lambda: kld), "| .data[0]:", outcome(lambda: kld.data[0]))
+print("loss.exp():", outcome(lambda: loss.exp()), "| .exp().data[0]:",
+      outcome(lambda: loss.exp().data[0]))
+print("loss.mul(2.0):", outcome(lambda: loss.mul(2.0)))
+print("loss.mul(3-vector) (not kept):", outcome(lambda: loss.mul(torch.ones(3))))
+print("loss.clone().add_(3-vector) (in place):",
+      outcome(lambda: loss.detach().clone().add_(torch.ones(3))))

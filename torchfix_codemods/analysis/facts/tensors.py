@@ -44,6 +44,8 @@ from torchfix_codemods.analysis.vocabulary.tensor_methods import (
     CONVERSIONS,
     COPIES,
     DEVICE_METHODS,
+    ELEMENTWISE_ARITHMETIC,
+    ELEMENTWISE_UNARY,
     FRESH_LIKE_METHODS,
     LIKE_FACTORIES,
     METADATA_READS,
@@ -917,7 +919,14 @@ def summed_parts(names: NameIndex, bindings: list[Binding],
 
 def _scalar_call(names: NameIndex, call: cst.Call, depth: int) -> str | None:
     func = call.func
-    if isinstance(func, cst.Attribute) and func.attr.value in _SAME_SHAPE:
+    if isinstance(func, cst.Attribute) and (
+            func.attr.value in _SAME_SHAPE
+            or (func.attr.value in ELEMENTWISE_UNARY and not call.args)
+            or (func.attr.value in ELEMENTWISE_ARITHMETIC and call.args and (
+                func.attr.value.endswith("_")
+                or all(arg.keyword is None and _plain_number(names, arg.value)
+                       for arg in call.args)))):
+        # `torch.sum(kld).mul_(-0.5)`, `c.exp()`: elementwise, the receiver's shape
         return scalar_reason(names, func.value, depth + 1)
     if any(arg.keyword is not None and arg.keyword.value in ("dim", "axis", "keepdim")
            for arg in call.args) or not _reducing_arguments(call):
