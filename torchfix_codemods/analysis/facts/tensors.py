@@ -65,6 +65,10 @@ from torchfix_codemods.analysis.vocabulary.torch_api import (
     TENSOR_NAMESPACES,
     VARIABLE_CLASSES,
 )
+from torchfix_codemods.analysis.vocabulary.torch_classes import (
+    RECURRENT_PARAMETER_PREFIX,
+    is_module_parameter,
+)
 
 Kind = Literal["tensor", "not-tensor", "unknown"]
 _MAX_DEPTH = 10
@@ -390,9 +394,9 @@ class _Analyzer:
         if qualified is not None:
             return _not(f"module path `{qualified}`")
         attr = expr.attr.value
-        if attr in ("weight", "bias"):
+        if attr in ("weight", "bias") or RECURRENT_PARAMETER_PREFIX.match(attr):
             module = self.module(expr.value, depth)
-            if module is not None:
+            if module is not None and is_module_parameter(attr, module.built_from):
                 return _tensor(f"`.{attr}` of a module ({module.reason})")
         if isinstance(expr.value, cst.Name) and expr.value.value == "self":
             own = self._self_attribute(expr, depth)
