@@ -1209,9 +1209,22 @@ def metadata_only(names: NameIndex, node: cst.BaseExpression) -> str | None:
     return None
 
 
+_DEPRECATED_INITS = frozenset({"uniform", "normal", "constant", "eye", "dirac", "xavier_uniform",
+                               "xavier_normal", "kaiming_uniform", "kaiming_normal",
+                               "orthogonal", "sparse"})
+"""``torch.nn.init``'s deprecated aliases of its in-place initialisers (``normal`` for
+``normal_``), still in torch 2.13."""
+
+
 def _mutating_argument(call: cst.Call, arg: cst.Arg) -> bool:
     if arg.keyword is not None:
         return arg.keyword.value == "out"
+    if isinstance(call.func, cst.Attribute) and call.func.attr.value in _DEPRECATED_INITS and \
+            "init" in (dotted_name(call.func) or "").split("."):
+        # `nn.init.xavier_normal(w.data)`: the 0.3 spelling, still an in-place initialiser
+        # (it calls `xavier_normal_`; measured on torch 2.13: it fills `w`, with a warning).
+        positional = [a for a in call.args if a.keyword is None]
+        return bool(positional) and positional[0] is arg
     if isinstance(call.func, cst.Attribute) and call.func.attr.value.endswith("_") \
             and not call.func.attr.value.startswith("__"):
         # `nn.init.normal_(w)`, `torch.nn.utils.clip_grad_norm_(...)`: the function writes
