@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import libcst as cst
-
 from torchfix_codemods.analysis.core.memo import Slot
 from torchfix_codemods.analysis.core.names import Binding, NameIndex
 
@@ -54,27 +52,7 @@ def foreign_framework(names: NameIndex) -> str | None:
     found: str | None = None
     for binding in _imports(names):
         top = (binding.qualified or "").lstrip(".").split(".")[0]
-        if top in FOREIGN_FRAMEWORKS and not _summaries_only(names, binding):
+        if top in FOREIGN_FRAMEWORKS:
             found = FOREIGN_FRAMEWORKS[top]
     names.memo[_FOREIGN] = found
     return found
-
-
-_SUMMARY_ATTRIBUTES = frozenset({"summary", "Summary"})
-
-
-def _summaries_only(names: NameIndex, binding: Binding) -> bool:
-    """``import tensorflow as tf`` read only as ``tf.summary...`` / ``tf.Summary(...)``: the
-    TensorBoard logger of old PyTorch repositories (``tf.summary.FileWriter``,
-    ``tf.Summary.Value(simple_value=loss)``), which writes Python numbers and images and
-    makes no TensorFlow tensor. The file's tensors are torch's."""
-    if binding.qualified != "tensorflow" or not isinstance(binding.node, cst.Import):
-        return False
-    reads = names.loads_in(names.scope_of(binding.node), binding.name)
-    return bool(reads) and all(_summary_read(names, read) for read in reads)
-
-
-def _summary_read(names: NameIndex, read: cst.Name) -> bool:
-    parent = names.parent(read)
-    return isinstance(parent, cst.Attribute) and parent.value is read and \
-        parent.attr.value in _SUMMARY_ATTRIBUTES
