@@ -128,16 +128,17 @@ class _Function:
         if left and right and isinstance(expr.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
             return left[0], left[1] and right[1], left[2] or right[2]
         if left and isinstance(expr.op, (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)):
-            number = self.number(expr.right, depth + 1)
+            number = self.number(expr.right, depth + 1, isinstance(expr.op, ast.Div))
             return (left[0], left[1] and number, left[2]) if number is not None else None
         if right and isinstance(expr.op, (ast.Add, ast.Sub, ast.Mult)):
             number = self.number(expr.left, depth + 1)
             return (right[0], right[1] and number, right[2]) if number is not None else None
         return None
 
-    def number(self, expr: ast.expr, depth: int) -> bool | None:
-        """True for a number this file types, False for one it does not (a parameter, an
-        option ``args.x``), None for what may be anything else."""
+    def number(self, expr: ast.expr, depth: int, divisor: bool = False) -> bool | None:
+        """True for a number this file types, False for one it does not (an option
+        ``args.x``; a bare parameter only in a divisor, ``/ (num_atoms * n)``: a count, where
+        a factor ``* weights`` is as likely a vector), None for what may be anything else."""
         if depth > _MAX_DEPTH:
             return None
         if isinstance(expr, ast.Constant) and isinstance(expr.value, (int, float)) and \
@@ -147,7 +148,8 @@ class _Function:
             return self.number(expr.operand, depth + 1)
         if isinstance(expr, ast.BinOp) and isinstance(
                 expr.op, (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Pow)):
-            left, right = self.number(expr.left, depth + 1), self.number(expr.right, depth + 1)
+            left = self.number(expr.left, depth + 1, divisor)
+            right = self.number(expr.right, depth + 1, divisor)
             return None if left is None or right is None else left and right
         if isinstance(expr, ast.Call):
             func = expr.func
@@ -161,9 +163,9 @@ class _Function:
             return True
         if isinstance(expr, ast.Name):
             if expr.id in self.params:
-                return False
+                return False if divisor else None
             value = self.single(expr.id)
-            return self.number(value, depth + 1) if value is not None else None
+            return self.number(value, depth + 1, divisor) if value is not None else None
         if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and \
                 expr.value.id not in ("self", "cls") and expr.value.id in self.params:
             return False  # `args.lambda_kl`: an option
