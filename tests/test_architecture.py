@@ -236,6 +236,7 @@ def test_the_copy_check_finds_a_copy(tmp_path: Path) -> None:
                       "        q in ('torch.cat', 'torch.stack')\n")
     assert _concept_copies(copied, _concepts()) == [
         "copied.py:2 ~ tensor_methods.CONVERSIONS", "copied.py:2 ~ tensor_methods.DEVICE_METHODS",
+        "copied.py:2 ~ tensor_methods.TENSOR_ONLY_METHODS",
         "copied.py:2 ~ torch_classes.CHAINABLE_METHODS"]
     assert _torch_name_collections(copied) == ["copied.py:3"]
 

@@ -513,3 +513,55 @@ def test_a_second_fix_run_finds_nothing_after_a_whole_module_save_is_rewritten(
     assert "net.load_state_dict(torch.load(path, weights_only=True))" in fixed, fixed
     CliRunner().invoke(app, ["fix", "--unsafe-fixes", "."])
     assert (tmp_path / "train.py").read_text(encoding="utf-8") == fixed
+
+
+# --- scalar returns (analysis/project/scalar_returns.py) -------------------------------------
+
+def _scalar(tmp_path: Path, helper: str, name: str):
+    index = project(tmp_path, {"utils.py": helper, "train.py": "import torch\n"})
+    return index.view(str(tmp_path / "train.py")).scalar_return(f"utils.{name}")
+
+
+def test_a_whole_sum_divided_by_sizes_is_a_proven_scalar_return(tmp_path: Path) -> None:
+    found = _scalar(tmp_path, """\
+        import numpy as np
+        import torch
+
+        def nll_gaussian(preds, target, variance, add_const=False):
+            neg_log_p = ((preds - target) ** 2 / (2 * variance))
+            if add_const:
+                neg_log_p += 0.5 * np.log(2 * np.pi * variance)
+            return neg_log_p.sum() / (target.size(0) * target.size(1))
+        """, "nll_gaussian")
+    assert found is not None and found.proven
+    assert not found.tensor  # nothing in utils.py says `preds` is a tensor: the caller's `.data`
+    assert "utils.nll_gaussian" in found.reason and "utils.py" in found.reason
+
+
+def test_a_sum_divided_by_a_parameter_is_an_unproven_tensor_scalar(tmp_path: Path) -> None:
+    found = _scalar(tmp_path, """\
+        import torch
+
+        def kl_categorical(preds, log_prior, num_atoms, eps=1e-16):
+            kl_div = preds * (torch.log(preds + eps) - log_prior)
+            return kl_div.sum() / (num_atoms * preds.size(0))
+        """, "kl_categorical")
+    assert found is not None and not found.proven and found.tensor
+
+
+@pytest.mark.parametrize("helper", [
+    "import torch\ndef f(x):\n    return x.sum(1) / x.size(0)\n",  # a dimension kept
+    "import torch\ndef f(x):\n    return x.sum(dim=0)\n",
+    "import torch\ndef f(x):\n    return x.mean(keepdim=True)\n",
+    "import torch\ndef f(x):\n    return torch.sum(x, 0)\n",
+    "import torch\nimport torch.nn.functional as F\n"
+    "def f(x, y):\n    return F.mse_loss(x, y, reduction='none')\n",
+    "import torch\ndef f(x, weights):\n    return x.sum() * weights\n",  # a vector, maybe
+    "import torch\ndef f(x):\n    return x.numpy().sum()\n",  # a numpy scalar, not a tensor
+    "import torch\ndef f(x, full):\n    if full:\n        return x\n    return x.sum()\n",
+    "import torch\ndef f(x):\n    yield x.sum()\n",
+    "import pandas as pd\nimport torch\ndef f(frame):\n    return frame.sum()\n",
+    "def f(x):\n    return x.sum()\n",  # no torch in the file
+])
+def test_what_is_not_a_scalar_return(tmp_path: Path, helper: str) -> None:
+    assert _scalar(tmp_path, helper, "f") is None

@@ -50,7 +50,7 @@ CATALOG: tuple[RuleEntry, ...] = (
     RuleEntry("TFC102", "data-read", "data_attribute", project_facts=_MODULES),
     RuleEntry("TFC103", "data-inplace", "data_attribute", project_facts=_MODULES),
     RuleEntry("TFC104", "data-assign", "data_attribute", project_facts=_MODULES),
-    RuleEntry("TFC105", "index-zero-dim", "zero_dim_index"),
+    RuleEntry("TFC105", "index-zero-dim", "zero_dim_index", project_facts=("module-classes",)),
     RuleEntry("TFC106", "variable-wrapper", "variable_wrapper"),
     RuleEntry("TFC107", "accumulate-loss-tensor", "loss_accumulation", project_facts=_MODULES),
     RuleEntry("TFC108", "log-of-sum-of-exp", "logsumexp"),

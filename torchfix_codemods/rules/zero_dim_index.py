@@ -61,7 +61,17 @@ class IndexZeroDim(Rule):
     from 0 of reduced losses or counts (`loss = 0`, then
     `loss += criterion(output, target[di])` or `loss = loss + ...` in a loop:
     the seq2seq tutorials), scaled by plain numbers or not. A criterion moved
-    with `criterion = criterion.cuda()` is still the reducing loss it was built as.
+    with `criterion = criterion.cuda()` is still the reducing loss it was built as, and a
+    criterion taken as a parameter is one where every call of the function in this file
+    passes a reducing one (`evaluate(..., evaluateL2, evaluateL1)`). Elementwise methods
+    keep a 0-dim value 0-dim (`c.exp()`, `torch.sum(kld).mul_(-0.5)`; out of place only
+    with a number for argument). A value unpacked from a function of this file whose every
+    `return` is a tuple with a 0-dim item at its place is 0-dim (`loss, preds, n_correct =
+    masked_cross_entropy(...)`), and so is the result of a function of another file of
+    the run whose every `return` is a whole reduction scaled by sizes and numbers
+    (`nll_gaussian` of NRI's `utils.py`; the project index, `scalar-returns`); where that
+    function's reduced value is not known to be a tensor, only `.data[0]` at the call
+    shows it is one. `mask.float().sum()` is a tensor's sum: numpy has no `.float()`.
     Without that evidence nothing is reported (a DataFrame's `.sum()` is a
     Series, and its `[0]` is ordinary). The same evidence makes
     `loss.data.cpu().numpy()[0]` safe to rewrite to `loss.data.cpu().item()`:
@@ -71,9 +81,11 @@ class IndexZeroDim(Rule):
 
     Unsafe: `loss.data[0]` where `loss = criterion(output, target)` and the
     criterion is a parameter or attribute the file does not show being built
-    (the call is only *named* like a loss), alone or summed from 0; and a reduced
+    (the call is only *named* like a loss), alone, summed from 0 or divided by the
+    batch size (`criterion(outputs, labels) / N`); and a reduced
     loss scaled by an option the file cannot type (`args.content_weight * loss`
-    with `args` a parameter: a number in practice). A criterion built with
+    with `args` a parameter: a number in practice), including a function of another
+    file that divides its sum by a parameter (`kl_div.sum() / (num_atoms * n)`). A criterion built with
     `reduction='none'` returns a vector, whose `.data[0]` is its first element
     and whose `.item()` raises.
 
@@ -95,6 +107,7 @@ class IndexZeroDim(Rule):
     safety = Safety.SAFE
     triggers = ("[0]",)
     needs = Needs.any_of("[0]")
+    project_facts = ("module-classes",)
     valid = (
         "import torch\nx = torch.randn(3)\ny = x[0]\n",
         "import torch.nn as nn\ncrit = nn.CrossEntropyLoss(reduction='none')\n"

@@ -40,6 +40,10 @@ from torchfix_codemods.analysis.facts.modules import init_assignment, module_cla
 from torchfix_codemods.analysis.facts.tensors import module_reason
 from torchfix_codemods.analysis.vocabulary.tensor_methods import CONVERSIONS, COPIES
 from torchfix_codemods.analysis.vocabulary.torch_api import PARAMETER_CLASSES
+from torchfix_codemods.analysis.vocabulary.torch_classes import (
+    RECURRENT_PARAMETER_PREFIX,
+    is_module_parameter,
+)
 
 _KEEPS_NO_GRAD = CONVERSIONS | COPIES
 """Methods whose result does not require grad when their receiver does not."""
@@ -117,10 +121,12 @@ def _loop_over_parameters(names: NameIndex, loop: cst.For, name: cst.Name) -> st
 def _attribute(names: NameIndex, expr: cst.Attribute, depth: int) -> str | None:
     if isinstance(expr.value, cst.Name) and expr.value.value == "self":
         return _own_parameter(names, expr)
-    if expr.attr.value not in ("weight", "bias"):
+    if expr.attr.value not in ("weight", "bias") and \
+            not RECURRENT_PARAMETER_PREFIX.match(expr.attr.value):
         return None
     module = module_reason(names, expr.value)
-    if module is None or _frozen(names, expr.value):
+    if module is None or _frozen(names, expr.value) or \
+            not is_module_parameter(expr.attr.value, module.built_from):
         return None
     built = module.built_from
     if built is not None and built.startswith("torch.nn."):

@@ -526,20 +526,54 @@ def parameter_evidence(names: NameIndex, binding: Binding,
         return ModuleEvidence(passed[binding.name])
     if passed is not None or decorated:
         return None  # another file calls it with something else
-    calls = _calls_in_file(names, function, owner if method else None)
-    if not calls:
+    values = _passed_in_file(names, function, owner if method else None, binding.name, index)
+    if not values:
         return None
     found: ModuleEvidence | None = None
-    for call in calls:
-        arg = argument(call, binding.name, index)
-        if arg is None or arg.star:
-            return None
-        found = module_evidence(names, arg.value, depth + 1)
+    for value in values:
+        found = module_evidence(names, value, depth + 1)
         if found is None:
             return None
     assert found is not None
     return ModuleEvidence(f"every call of `{name}` in this file passes a module "
                           f"({found.reason})", found.built_from)
+
+
+def passed_in_file(names: NameIndex, binding: Binding) -> list[cst.BaseExpression] | None:
+    """What every call in this file passes to the parameter ``binding`` (of a module-level
+    function called only by name, or of a method called through ``self``), when no other
+    file of the run calls it and it is not decorated; None otherwise."""
+    function = names.enclosing(binding.node, cst.FunctionDef)
+    if function is None or binding.kind != "param" or function.decorators:
+        return None
+    positional = [p.name.value for p in (*function.params.posonly_params,
+                                         *function.params.params)]
+    owner = names.parent(names.parent(function) or function)
+    method = isinstance(owner, cst.ClassDef)
+    if method and (not positional or positional[0] != "self"):
+        return None
+    own = positional[1:] if method else positional
+    if binding.name not in own:
+        return None
+    if isinstance(names.parent(function), cst.Module) and \
+            names.project.module_arguments(function.name.value) is not None:
+        return None  # called from another file too
+    return _passed_in_file(names, function, owner if method else None, binding.name,
+                           own.index(binding.name))
+
+
+def _passed_in_file(names: NameIndex, function: cst.FunctionDef, owner: cst.CSTNode | None,
+                    param: str, index: int) -> list[cst.BaseExpression] | None:
+    calls = _calls_in_file(names, function, owner)
+    if not calls:
+        return None
+    values = []
+    for call in calls:
+        arg = argument(call, param, index)
+        if arg is None or arg.star:
+            return None
+        values.append(arg.value)
+    return values
 
 
 def _calls_in_file(names: NameIndex, function: cst.FunctionDef,

@@ -36,6 +36,7 @@ from torchfix_codemods.analysis.facts.modules import (
     ModuleEvidence,
     module_classes,
     module_evidence,
+    passed_in_file,
     passed_to_apply,
 )
 from torchfix_codemods.analysis.facts.modules import self_assignments as method_self_assignments
@@ -43,12 +44,16 @@ from torchfix_codemods.analysis.vocabulary.tensor_methods import (
     CONVERSIONS,
     COPIES,
     DEVICE_METHODS,
+    ELEMENTWISE_ARITHMETIC,
+    ELEMENTWISE_UNARY,
     FRESH_LIKE_METHODS,
     LIKE_FACTORIES,
     METADATA_READS,
     NUMBER_METHODS,
     SHAPE_TEMPLATE_METHODS,
+    TENSOR_ONLY_METHODS,
     VIEW_METHODS,
+    WHOLE_REDUCTIONS,
 )
 from torchfix_codemods.analysis.vocabulary.torch_api import (
     NOT_TENSOR_FUNCTIONS,
@@ -59,6 +64,10 @@ from torchfix_codemods.analysis.vocabulary.torch_api import (
     TENSOR_CLASSES,
     TENSOR_NAMESPACES,
     VARIABLE_CLASSES,
+)
+from torchfix_codemods.analysis.vocabulary.torch_classes import (
+    RECURRENT_PARAMETER_PREFIX,
+    is_module_parameter,
 )
 
 Kind = Literal["tensor", "not-tensor", "unknown"]
@@ -175,6 +184,10 @@ _SCALAR_RESOLVING: Slot[set[int]] = Slot("tensors.scalar_resolving")
 _UNTYPED_NUMBERS: Slot[bool] = Slot("tensors.untyped_numbers")
 """Set while a ``.data[0]`` receiver is asked about: names the file does not type count as
 plain numbers scaling a 0-dim value."""
+_THROUGH_DATA: Slot[bool] = Slot("tensors.through_data")
+"""Set while the receiver of a ``.data[0]`` is asked about: ``.data`` is a tensor's (an array's
+is a buffer, a DataFrame has none), so a whole reduction whose operand another file does not
+type is a tensor's there."""
 
 
 _TOO_MANY_STEPS = _unknown("too many steps to follow")
@@ -381,9 +394,9 @@ class _Analyzer:
         if qualified is not None:
             return _not(f"module path `{qualified}`")
         attr = expr.attr.value
-        if attr in ("weight", "bias"):
+        if attr in ("weight", "bias") or RECURRENT_PARAMETER_PREFIX.match(attr):
             module = self.module(expr.value, depth)
-            if module is not None:
+            if module is not None and is_module_parameter(attr, module.built_from):
                 return _tensor(f"`.{attr}` of a module ({module.reason})")
         if isinstance(expr.value, cst.Name) and expr.value.value == "self":
             own = self._self_attribute(expr, depth)
@@ -621,8 +634,7 @@ _LOSS_FUNCTIONS = frozenset({
     "multilabel_soft_margin_loss", "multi_margin_loss", "poisson_nll_loss", "gaussian_nll_loss",
     "triplet_margin_loss", "ctc_loss",
 })
-_REDUCTIONS = frozenset({"sum", "mean", "max", "min", "prod", "norm", "amax", "amin", "std",
-                         "var", "logsumexp", "dot", "all", "any"})
+_REDUCTIONS = WHOLE_REDUCTIONS
 
 
 def scalar_reason(names: NameIndex, expr: cst.BaseExpression, depth: int = 0) -> str | None:
@@ -649,6 +661,12 @@ def scalar_reason(names: NameIndex, expr: cst.BaseExpression, depth: int = 0) ->
                     continue
                 if _added_to_itself(binding.value, expr.value) is not None:
                     continue  # `loss = loss + criterion(...)`: read like `+=` below
+                if binding.kind == "assign" and binding.value is None:
+                    unpacked = _unpacked_scalar(names, binding, expr, depth)
+                    if unpacked is None:
+                        return None
+                    reasons.append(unpacked)
+                    continue
                 if binding.kind not in ("assign", "annassign", "walrus") or binding.value is None:
                     return None
                 reason = scalar_reason(names, binding.value, depth + 1)
@@ -703,7 +721,7 @@ def whole_reduction_reason(names: NameIndex, expr: cst.BaseExpression) -> str | 
             expr, tensor_only = expr.value, True
         elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) \
                 and expr.func.attr.value in _SAME_SHAPE:
-            tensor_only = tensor_only or expr.func.attr.value in ("detach", "cpu", "cuda")
+            tensor_only = tensor_only or expr.func.attr.value in _TENSOR_ONLY_METHODS
             expr = expr.func.value
         elif isinstance(expr, cst.Name):
             bindings = names.bindings_of(expr)
@@ -722,7 +740,7 @@ def whole_reduction_reason(names: NameIndex, expr: cst.BaseExpression) -> str | 
     return f"`.{expr.func.attr.value}()` over a whole tensor is 0-dim"
 
 
-_TENSOR_ONLY_METHODS = frozenset({"detach", "cpu", "cuda"})
+_TENSOR_ONLY_METHODS = TENSOR_ONLY_METHODS
 
 
 def _tensor_marked(names: NameIndex, expr: cst.BaseExpression, depth: int) -> bool:
@@ -776,12 +794,14 @@ def loss_named_reason(names: NameIndex, expr: cst.BaseExpression) -> str | None:
             reasons = [scalar_reason(names, part) or loss_named_reason(names, part)
                        for part in parts]
             return f"a sum from 0 of {reasons[0]}" if all(reasons) else None
-        if not bindings or any(b.kind != "assign" or not isinstance(b.value, cst.Call)
-                               for b in bindings):
+        calls = [_number_scaled(names, b.value) if b.kind == "assign" else None
+                 for b in bindings]
+        if not calls or None in calls:
             return None
         # Every binding the same kind of call: a training loop's and a validation loop's
-        # `loss = criterion(output, label)` in one function.
-        reasons = [loss_named_reason(names, b.value) for b in bindings if b.value is not None]
+        # `loss = criterion(output, label)` in one function; divided by the batch size
+        # (`criterion(outputs, labels) / N`) or scaled by a number it stays what it was.
+        reasons = [loss_named_reason(names, call) for call in calls if call is not None]
         return reasons[0] if reasons and all(reasons) else None
     if not isinstance(expr, cst.Call) or any(
             arg.keyword is not None and arg.keyword.value in ("reduction", "reduce")
@@ -805,6 +825,22 @@ def loss_named_reason(names: NameIndex, expr: cst.BaseExpression) -> str | None:
     return f"`{name}(...)` is named like a loss module, which is 0-dim unless built unreduced"
 
 
+def _number_scaled(names: NameIndex, value: cst.BaseExpression | None) -> cst.Call | None:
+    """The call in ``value`` when ``value`` is a call, or a call multiplied or divided by a
+    plain number (``criterion(outputs, labels) / N`` with ``N = inputs.size(0)``): the same
+    shape as the call's result."""
+    if isinstance(value, cst.Call):
+        return value
+    if isinstance(value, cst.BinaryOperation) and isinstance(
+            value.operator, (cst.Multiply, cst.Divide)):
+        if isinstance(value.left, cst.Call) and _plain_number(names, value.right):
+            return value.left
+        if isinstance(value.operator, cst.Multiply) and isinstance(value.right, cst.Call) \
+                and _plain_number(names, value.left):
+            return value.right
+    return None
+
+
 def zero_dim_index_reason(names: NameIndex, node: cst.Subscript) -> tuple[str, bool] | None:
     """Why ``x[0]`` / ``x.data[0]`` indexes a 0-dim tensor, and whether that is proven
     (True) or rests on a name only (False: ``criterion(...)`` of a parameter). The one
@@ -813,7 +849,13 @@ def zero_dim_index_reason(names: NameIndex, node: cst.Subscript) -> tuple[str, b
     receiver = node.value
     if isinstance(receiver, cst.Attribute) and receiver.attr.value == "data":
         receiver = receiver.value
-    reason = scalar_reason(names, receiver) or whole_reduction_reason(names, node.value)
+    through_data = receiver is not node.value
+    if through_data:
+        names.memo[_THROUGH_DATA] = True
+    try:
+        reason = scalar_reason(names, receiver) or whole_reduction_reason(names, node.value)
+    finally:
+        names.memo.pop(_THROUGH_DATA)
     if reason is not None:
         return reason, True
     if receiver is not node.value:  # `.data[0]`, the 0.3 idiom
@@ -821,10 +863,12 @@ def zero_dim_index_reason(names: NameIndex, node: cst.Subscript) -> tuple[str, b
         if named is not None:
             return named, False
         names.memo[_UNTYPED_NUMBERS] = True
+        names.memo[_THROUGH_DATA] = True
         try:
             scaled = scalar_reason(names, receiver)
         finally:
             names.memo.pop(_UNTYPED_NUMBERS)
+            names.memo.pop(_THROUGH_DATA)
         if scaled is not None:
             return f"{scaled}, scaled by values the file does not type", False
     return None
@@ -879,7 +923,14 @@ def summed_parts(names: NameIndex, bindings: list[Binding],
 
 def _scalar_call(names: NameIndex, call: cst.Call, depth: int) -> str | None:
     func = call.func
-    if isinstance(func, cst.Attribute) and func.attr.value in _SAME_SHAPE:
+    if isinstance(func, cst.Attribute) and (
+            func.attr.value in _SAME_SHAPE
+            or (func.attr.value in ELEMENTWISE_UNARY and not call.args)
+            or (func.attr.value in ELEMENTWISE_ARITHMETIC and call.args and (
+                func.attr.value.endswith("_")
+                or all(arg.keyword is None and _plain_number(names, arg.value)
+                       for arg in call.args)))):
+        # `torch.sum(kld).mul_(-0.5)`, `c.exp()`: elementwise, the receiver's shape
         return scalar_reason(names, func.value, depth + 1)
     if any(arg.keyword is not None and arg.keyword.value in ("dim", "axis", "keepdim")
            for arg in call.args) or not _reducing_arguments(call):
@@ -891,7 +942,12 @@ def _scalar_call(names: NameIndex, call: cst.Call, depth: int) -> str | None:
             return f"result of `{qualified}` (a reduced loss)"
         if qualified.count(".") == 1 and last in _REDUCTIONS and len(call.args) == 1:
             return f"result of `{qualified}` over a whole tensor"
-        return None
+        returned = names.project.scalar_return(qualified)
+        if returned is None or not (returned.tensor or names.memo.get(_THROUGH_DATA)):
+            return None
+        if not returned.proven and not names.memo.get(_UNTYPED_NUMBERS):
+            return None
+        return returned.reason
     func = call.func
     if isinstance(func, cst.Attribute) and func.attr.value in _REDUCTIONS and not call.args:
         if provenance(names, func.value).is_tensor:
@@ -910,6 +966,37 @@ def _scalar_call(names: NameIndex, call: cst.Call, depth: int) -> str | None:
         if returned is not None:
             return f"`{function.name.value}()` returns {returned}"
     return None
+
+
+def _unpacked_scalar(names: NameIndex, binding: Binding, name: cst.Name,
+                     depth: int) -> str | None:
+    """``loss, preds, n_correct = masked_cross_entropy(...)``: the item at ``loss``'s position
+    of the tuple every ``return`` of a function of this file builds, when each is 0-dim."""
+    node = binding.node
+    if not isinstance(node, cst.Assign) or len(node.targets) != 1 or \
+            not isinstance(node.value, cst.Call):
+        return None
+    position = unpack_position(node.targets[0].target, name)
+    function = local_function(names, node.value)
+    if position is None or function is None or depth > _MAX_DEPTH:
+        return None
+    reasons = []
+    for returned in walk_local(function.body):
+        if isinstance(returned, (cst.Yield, cst.Await)):
+            return None
+        if not isinstance(returned, cst.Return):
+            continue
+        value = returned.value
+        if not isinstance(value, cst.Tuple) or position >= len(value.elements) or \
+                any(isinstance(e, cst.StarredElement) for e in value.elements):
+            return None
+        reason = scalar_reason(names, value.elements[position].value, depth + 1)
+        if reason is None:
+            return None
+        reasons.append(reason)
+    if not reasons:
+        return None
+    return f"item {position} of the tuple `{function.name.value}()` returns ({reasons[0]})"
 
 
 def _forward_returns_scalar(names: NameIndex, class_name: str, depth: int) -> str | None:
@@ -948,6 +1035,15 @@ def _loss_reduces(names: NameIndex, func: cst.BaseExpression) -> bool:
         # `criterion = criterion.cuda()` under `if cuda:` moves the same module: the
         # other binding (the constructor) decides.
         built = [b for b in names.bindings_of(func) if not _moved_itself(b, func.value)]
+        if len(built) == 1 and built[0].kind == "param":
+            # `def evaluate(..., evaluateL2, evaluateL1)`: what every call in this file
+            # passes (`evaluateL2 = nn.MSELoss(size_average=False)`) decides.
+            passed = passed_in_file(names, built[0])
+            return bool(passed) and all(
+                isinstance(value, cst.Call) or (isinstance(value, cst.Name) and not any(
+                    b.kind == "param" for b in names.bindings_of(value)))
+                for value in passed or ()) and all(
+                _loss_reduces(names, value) for value in passed or ())
         return bool(built) and all(
             b.kind == "assign" and b.value is not None and _loss_reduces(names, b.value)
             for b in built)
@@ -1113,9 +1209,22 @@ def metadata_only(names: NameIndex, node: cst.BaseExpression) -> str | None:
     return None
 
 
+_DEPRECATED_INITS = frozenset({"uniform", "normal", "constant", "eye", "dirac", "xavier_uniform",
+                               "xavier_normal", "kaiming_uniform", "kaiming_normal",
+                               "orthogonal", "sparse"})
+"""``torch.nn.init``'s deprecated aliases of its in-place initialisers (``normal`` for
+``normal_``), still in torch 2.13."""
+
+
 def _mutating_argument(call: cst.Call, arg: cst.Arg) -> bool:
     if arg.keyword is not None:
         return arg.keyword.value == "out"
+    if isinstance(call.func, cst.Attribute) and call.func.attr.value in _DEPRECATED_INITS and \
+            "init" in (dotted_name(call.func) or "").split("."):
+        # `nn.init.xavier_normal(w.data)`: the 0.3 spelling, still an in-place initialiser
+        # (it calls `xavier_normal_`; measured on torch 2.13: it fills `w`, with a warning).
+        positional = [a for a in call.args if a.keyword is None]
+        return bool(positional) and positional[0] is arg
     if isinstance(call.func, cst.Attribute) and call.func.attr.value.endswith("_") \
             and not call.func.attr.value.startswith("__"):
         # `nn.init.normal_(w)`, `torch.nn.utils.clip_grad_norm_(...)`: the function writes

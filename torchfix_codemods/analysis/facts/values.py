@@ -89,6 +89,10 @@ from torchfix_codemods.analysis.vocabulary.torch_api import (
     PARAMETER_CLASSES,
     VARIABLE_CLASSES,
 )
+from torchfix_codemods.analysis.vocabulary.torch_classes import (
+    RECURRENT_PARAMETER_PREFIX,
+    is_module_parameter,
+)
 
 _MAX_DEPTH = 12
 
@@ -1293,7 +1297,9 @@ class _Values:
         attr = expr.attr.value
         if self.names.qualified_name(expr) is not None:
             return _UNKNOWN_FACTS
-        if attr in ("weight", "bias") and module_reason(self.names, expr.value) is not None:
+        module = module_reason(self.names, expr.value) if (
+            attr in ("weight", "bias") or RECURRENT_PARAMETER_PREFIX.match(attr)) else None
+        if module is not None and is_module_parameter(attr, module.built_from):
             return TensorFacts(_yes(f"a parameter (`.{attr}` of a module)"),
                                self._module_device("on the module's device"), _no("a parameter"), leaf=True)
         if attr == "data":

@@ -109,3 +109,22 @@ NUMBER_FIRST_FUNCTIONS: dict[str, tuple[int, str]] = {
     "torch.addcmul": (4, "value"), "torch.addcdiv": (4, "value"),
 }
 """The same overloads of the torch functions (the input tensor first): ``torch.add(x, a, y)``."""
+
+# ------------------------------------------------------------------ reductions
+WHOLE_REDUCTIONS = frozenset({"sum", "mean", "max", "min", "prod", "norm", "amax", "amin", "std",
+                              "var", "logsumexp", "dot", "all", "any"})
+"""Reductions that, called with no argument, reduce a whole tensor to a 0-dim one (and a numpy
+array to a numpy scalar: ``[0]`` raises on both; docs/measurements/zero_dim_values.txt)."""
+TENSOR_ONLY_METHODS = frozenset({"detach", "cpu", "cuda", "float", "long", "double", "half"})
+"""Methods a torch tensor has and a numpy array or a DataFrame has not (measured for numpy:
+docs/measurements/zero_dim_values.txt): ``mask.float().sum()`` is a tensor's sum."""
+ELEMENTWISE_UNARY = frozenset({"exp", "log", "sqrt", "abs", "neg", "sigmoid", "tanh", "relu",
+                               "reciprocal", "square", "exp_", "log_", "sqrt_", "abs_", "neg_",
+                               "sigmoid_", "tanh_", "relu_", "reciprocal_", "square_"})
+"""Elementwise methods of one tensor: the result has the receiver's shape (a 0-dim loss's
+``.exp()`` is 0-dim; measured in docs/measurements/zero_dim_values.txt)."""
+ELEMENTWISE_ARITHMETIC = frozenset({"mul", "div", "add", "sub", "pow", "clamp", "mul_", "div_",
+                                    "add_", "sub_", "pow_", "clamp_"})
+"""Elementwise arithmetic methods: the receiver's shape with a number for argument, and always
+for the in-place ones (``_``), which cannot broadcast the receiver to a bigger shape (measured:
+a 0-dim ``add_`` of a 3-vector raises)."""

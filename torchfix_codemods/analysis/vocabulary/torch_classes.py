@@ -9,6 +9,8 @@ about syntax.
 
 from __future__ import annotations
 
+import re
+
 from torchfix_codemods.analysis.vocabulary.tensor_methods import DEVICE_METHODS, FLOAT_CASTS
 
 NN_MODULE = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
@@ -92,3 +94,24 @@ def is_dataset_class(qualified: str) -> bool:
 
 def is_dataloader_class(qualified: str) -> bool:
     return qualified in DATALOADER_CLASSES
+
+
+RECURRENT_CLASSES = frozenset({"RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell"})
+"""``torch.nn`` recurrent layers, whose parameters are not named ``weight``/``bias``."""
+_RECURRENT_PARAMETER = re.compile(r"(weight|bias)_(ih|hh)(_l\d+(_reverse)?)?|weight_hr_l\d+(_reverse)?")
+
+
+def is_module_parameter(attr: str, built_from: str | None) -> bool:
+    """``attr`` of a module built from ``built_from`` (qualified, or None when unknown) is one
+    of its parameters: ``weight``/``bias`` of any layer, and ``bias_ih``, ``weight_hh_l0``,
+    ``bias_ih_l1_reverse``... of a ``torch.nn`` recurrent layer (its ``named_parameters()``
+    on torch 2.13: ``weight_ih``, ``weight_hh``, ``bias_ih``, ``bias_hh`` for a cell; with
+    ``_l<k>`` and ``_reverse`` for the layers, ``weight_hr_l<k>`` with ``proj_size``)."""
+    if attr in ("weight", "bias"):
+        return True
+    if built_from is None or not built_from.startswith("torch.nn.") or \
+            built_from.rsplit(".", 1)[-1] not in RECURRENT_CLASSES:
+        return False
+    return _RECURRENT_PARAMETER.fullmatch(attr) is not None
+RECURRENT_PARAMETER_PREFIX = re.compile(r"(weight|bias)_(ih|hh|hr)")
+"""A quick test before asking what built the module (:func:`is_module_parameter`)."""
