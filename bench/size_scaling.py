@@ -158,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
                 cpu = statistics.median(r[1] for r in runs)
                 base = first.setdefault(label, (kib, cpu))
                 marginal = (f"{1e6 * (cpu - base[1]) / (kib - base[0]):.0f}"
-                            if kib > base[0] else "")
+                            if kib > base[0] and runs[-1][3] == "analysed" else "")
                 print(f"| {size_text} ({kib:.0f} KiB) | {label} | {wall:.2f} | {cpu:.2f} "
                       f"| {1e6 * cpu / kib:.0f} | {marginal} | {runs[-1][3]} "
                       f"| {runs[-1][2]} |", flush=True)
