@@ -36,12 +36,13 @@ def _cli(*args: str, cwd: Path, **kwargs) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, env=env, timeout=120, **kwargs)
 
 
-def _tree(tmp_path: Path, bad: str, timeout: float | None = None) -> Path:
+def _tree(tmp_path: Path, bad: str, timeout: float | None = None, extra: str = "") -> Path:
     (tmp_path / "bad.py").write_text(bad)
     (tmp_path / "other.py").write_text(OTHER)
     table = "[tool.torchfix-codemods]\n"
     if timeout is not None:
         table += f"file-timeout = {timeout}\n"
+    table += extra
     (tmp_path / "pyproject.toml").write_text(table)
     return tmp_path
 
@@ -73,16 +74,18 @@ def test_a_thousand_term_chain_keeps_the_files_findings(tmp_path: Path) -> None:
 
 def test_a_file_past_the_time_budget_is_left_untouched_and_the_rest_is_fixed(
         tmp_path: Path) -> None:
-    # A 100,000-term chain: LibCST takes minutes (about 2 ms a term, measured).
-    _tree(tmp_path, HEAD + "x = " + " + ".join(["1"] * 100_000) + "\n", timeout=5)
+    # A 100,000-term chain: LibCST takes minutes (about 2 ms a term, measured). The nesting
+    # budget would skip it at once (tests/test_budget.py): lifted, the time budget acts.
+    _tree(tmp_path, HEAD + "x = " + " + ".join(["1"] * 100_000) + "\n", timeout=5,
+          extra="max-nesting-depth = 1000000\n")
     before = (tmp_path / "bad.py").read_bytes()
     started = time.monotonic()
     done = _cli("fix", ".", cwd=tmp_path)
     assert time.monotonic() - started < 30
     assert done.returncode == 1, done.stderr
     assert done.stdout.startswith(
-        "bad.py:1:1: TFC000 file cannot be parsed: too deep or too large to analyse "
-        "(it took longer than 5 s); file left untouched\n"), done.stdout
+        "bad.py:1:1: TFC000 too large or too deep to analyse: skipped "
+        "(it took longer than file-timeout = 5 s); file left untouched\n"), done.stdout
     assert (tmp_path / "bad.py").read_bytes() == before
     assert (tmp_path / "other.py").read_text() == FIXED_OTHER
 
@@ -106,27 +109,35 @@ def _one_line_chain(size: int) -> str:
     return "x = " + " + ".join(f"a{n % 1000}" for n in range(size // 6)) + "\n"
 
 
+@pytest.mark.parametrize(("extra", "skipped"), [
+    pytest.param("", "too large to analyse: skipped (", id="size-budget"),
+    pytest.param("max-file-size = 100000000\n", "too large or too deep to analyse: skipped (",
+                 id="time-budget"),
+])
 @pytest.mark.parametrize(("shape", "command"), [
     pytest.param(_data_rows, ["check", "--no-cache"], id="generated-data-rows-check"),
     pytest.param(_one_line_list, ["fix"], id="one-line-list-fix"),
     pytest.param(_one_line_chain, ["fix"], id="one-line-chain-fix"),
 ])
 def test_a_megabyte_of_generated_code_is_one_finding_and_the_rest_is_checked(
-        tmp_path: Path, shape, command: list[str]) -> None:
+        tmp_path: Path, shape, command: list[str], extra: str, skipped: str) -> None:
     """The sweep's large inputs at 1 MB (5 MB and 20 MB generated files stalled `check` for
     more than 10 minutes, a 1 MB one-line expression `fix` for more than 5): whichever of the
     project summary or the analysis runs out of budget (or of stack), the file is one TFC000
     and the run goes on. The full sizes, measured with the default budget, are in the note
-    of the commit that added this test."""
-    _tree(tmp_path, HEAD + shape(1 << 20), timeout=2)
+    of the commit that added this test. With the default ``max-file-size`` (1 MiB) the file
+    is skipped before anything parses it; with the size budget lifted, the time budget (or
+    the nesting budget, for the chain) ends it."""
+    _tree(tmp_path, HEAD + shape(1 << 20), timeout=2, extra=extra)
     before = (tmp_path / "bad.py").read_bytes()
     started = time.monotonic()
     done = _cli(*command, ".", cwd=tmp_path)
     assert time.monotonic() - started < 30
     assert done.returncode == 1, done.stderr
-    assert done.stdout.startswith(
-        "bad.py:1:1: TFC000 file cannot be parsed: too deep or too large to analyse ("
-    ), done.stdout
+    accepted = [f"bad.py:1:1: TFC000 {skipped}"]
+    if extra and shape is _one_line_chain:  # the nesting budget, unless time ran out first
+        accepted.append("bad.py:1:1: TFC000 too deep to analyse: skipped (")
+    assert done.stdout.startswith(tuple(accepted)), done.stdout
     assert "; file left untouched\n" in done.stdout
     assert "Traceback" not in done.stderr
     assert (tmp_path / "bad.py").read_bytes() == before
@@ -167,8 +178,8 @@ def test_a_worker_that_dies_costs_its_file_alone(tmp_path: Path, monkeypatch,
     monkeypatch.setattr(runner, "compute", compute)
     results = _run(paths, tmp_path, Mode.FIX, jobs=2)
     assert [f.message for f in results[1].findings] == [
-        "file cannot be parsed: too deep or too large to analyse (the analysis crashed "
-        "(SIGSEGV)); file left untouched"]
+        "too large or too deep to analyse: skipped (the analysis crashed (SIGSEGV)); "
+        "file left untouched"]
     assert Path(crash).read_text().startswith(OTHER)
     for path, result in zip(paths, results, strict=True):
         if path != crash:
@@ -189,7 +200,7 @@ def test_the_time_budget_is_per_file(tmp_path: Path, monkeypatch) -> None:
     started = time.monotonic()
     results = _run(paths, tmp_path)
     assert time.monotonic() - started < 20
-    assert "it took longer than 1 s" in results[0].findings[0].message
+    assert "it took longer than file-timeout = 1 s" in results[0].findings[0].message
     assert [f.code for f in results[1].findings] == [f.code for f in results[2].findings]
     assert results[1].findings
 
@@ -200,8 +211,8 @@ def test_a_file_that_fails_without_tfc000_selected_is_an_error(tmp_path: Path,
     monkeypatch.setattr(runner, "compute", lambda *args: os._exit(3))
     # Every selection keeps TFC000 unless it is ignored.
     results = _run(paths, tmp_path, select=("TFC1",), ignore=("TFC000",))
-    assert results[0].error == ("too deep or too large to analyse (the analysis process "
-                                "ended (exit code 3)); file left untouched")
+    assert results[0].error == ("too large or too deep to analyse: skipped (the analysis "
+                                "process ended (exit code 3)); file left untouched")
 
 
 def test_no_more_workers_than_files_or_cpus(tmp_path: Path, monkeypatch) -> None:
@@ -387,6 +398,6 @@ def test_a_file_that_needs_too_much_memory_costs_that_file_alone(tmp_path: Path,
     monkeypatch.setattr(workers, "memory_budget", lambda count: 1 << 30)
     results = _run(paths, tmp_path)
     assert [f.message for f in results[0].findings] == [
-        "file cannot be parsed: too deep or too large to analyse (the analysis ran out of "
-        "memory); file left untouched"]
+        "too large or too deep to analyse: skipped (the analysis ran out of memory); "
+        "file left untouched"]
     assert [f.code for f in results[1].findings] == ["TFC401"], results[1].findings

@@ -36,6 +36,7 @@ from torchfix_codemods.analysis.core.walk import walk
 from torchfix_codemods.analysis.facts.compat import guard_of
 from torchfix_codemods.analysis.project import NO_PROJECT, ProjectFacts
 from torchfix_codemods.analysis.project.stars import EVERY_NAME
+from torchfix_codemods.budget import TooComplex, depth_problem
 from torchfix_codemods.catalog import PARSE_CODES, SYNTAX_ERROR_CODE
 from torchfix_codemods.edits.expressions import in_place_of
 from torchfix_codemods.edits.import_statements import (
@@ -266,6 +267,9 @@ def _process(unit: SourceUnit, options: FileOptions, *, apply_fixes: bool,
             if SYNTAX_ERROR_CODE in codes:
                 result.findings.append(_syntax_finding(unit.path, *error))
             return result
+    deep = depth_problem(unit.text, options.max_nesting_depth)
+    if deep is not None:  # proved before LibCST's native parser sees the text
+        raise TooComplex(deep)
     try:
         module = parse_unchecked(unit.text) if selection.parses else cst.parse_module(unit.text)
     except (cst.ParserSyntaxError, cst.CSTValidationError) as error:

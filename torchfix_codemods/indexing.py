@@ -118,7 +118,8 @@ def _summarize_all(missing: list[tuple[str, bytes, str]], jobs: int, timeout: fl
     found: dict[str, FileSummary] = {}
     for (path, _), outcome in run_isolated(items, _summarize_item, workers, timeout):
         if isinstance(outcome, Failure):
-            failed[path] = (f"it took longer than {timeout:g} s" if outcome.timed_out
+            failed[path] = (f"it took longer than file-timeout = {timeout:g} s"
+                            if outcome.timed_out
                             else outcome.detail)
             found[path] = FileSummary(parsed=False)
         else:

@@ -14,6 +14,8 @@ import dataclasses
 import json
 from dataclasses import dataclass, field
 
+from torchfix_codemods.budget import DEFAULT_MAX_NESTING_DEPTH
+
 TorchVersion = tuple[int, int]
 
 
@@ -36,6 +38,9 @@ class FileOptions:
     target_torch: TorchVersion | None = None
     """Oldest torch release the code must run on: fixes needing a newer one are withheld."""
     rules: RuleOptions = field(default_factory=RuleOptions)
+    max_nesting_depth: int = DEFAULT_MAX_NESTING_DEPTH
+    """Levels of the syntax tree above which the engine skips the file (``max-nesting-depth``,
+    :func:`torchfix_codemods.budget.depth_problem`)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "codes", tuple(sorted(set(self.codes))))

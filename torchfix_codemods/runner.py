@@ -19,8 +19,9 @@ A run goes in steps, each deciding what the next one can skip (from speed):
 
 An unexpected failure on one file becomes an error on that file; it never stops
 the others. A file that crashes its worker, or that runs past ``file-timeout``
-seconds, becomes one finding ("too deep or too large to analyse") and is left
-untouched (:mod:`~torchfix_codemods.workers`).
+seconds, or that is past ``max-file-size`` or ``max-nesting-depth``, becomes one finding
+("too large to analyse: skipped (...)", naming the limit) and is left untouched
+(:mod:`~torchfix_codemods.budget`, :mod:`~torchfix_codemods.workers`).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from torchfix_codemods.analysis.project import NO_PROJECT, ProjectFacts
+from torchfix_codemods.budget import TooComplex, size_problem, skipped
 from torchfix_codemods.catalog import reads_project
 from torchfix_codemods.configuration import Configuration
 from torchfix_codemods.findings import FileResult, Finding
@@ -126,10 +128,12 @@ def compute(path: str, data: bytes, settings: Settings, mode: Mode,
             result.fixed = None
             result.new_bytes = None
         return result
+    except TooComplex as error:
+        return too_complex(path, settings, error.why)
     except RecursionError:
-        return too_complex(path, settings, "nested deeper than the analysis can follow")
+        return too_complex(path, settings, skipped("nested deeper than the analysis can follow"))
     except MemoryError:
-        return too_complex(path, settings, "the analysis ran out of memory")
+        return too_complex(path, settings, skipped("the analysis ran out of memory"))
     except Exception as error:  # noqa: BLE001 - one file's failure must not stop the run
         return FileResult(path, error=f"internal error: {_describe(error)}")
 
@@ -178,18 +182,24 @@ def _unapplied(finding: Finding) -> Finding:
 
 
 def too_complex(path: str, settings: Settings, why: str) -> FileResult:
-    """One finding for a file the analysis cannot finish (TFC000 when it is selected, else an
-    error): the file is left untouched and the run goes on."""
+    """One finding for a file past its budget or whose analysis cannot finish (TFC000 when
+    it is selected, else an error); ``why`` names the limit (:mod:`~torchfix_codemods.budget`).
+    The file is left untouched and the run goes on."""
+    return skipped_result(path, settings.options_for(path).codes, why)
+
+
+def skipped_result(path: str, codes: Iterable[str], why: str) -> FileResult:
+    """:func:`too_complex` for the rules ``codes``."""
     from torchfix_codemods.catalog import SYNTAX_ERROR_CODE
 
-    message = f"too deep or too large to analyse ({why}); file left untouched"
-    if SYNTAX_ERROR_CODE not in settings.options_for(path).codes:
+    message = f"{why}; file left untouched"
+    if SYNTAX_ERROR_CODE not in codes:
         return FileResult(path, error=message)
     from torchfix_codemods.rules.registry import rule_by_code
 
     rule = rule_by_code(SYNTAX_ERROR_CODE)
     return FileResult(path, findings=[Finding(path, 1, 1, 1, 1, rule.code, rule.name,
-                                              f"{rule.message}: {message}")])
+                                              message)])
 
 
 def run_paths(
@@ -230,6 +240,12 @@ def run_paths(
             continue
         seen.setdefault(identity, path)
         contents[path] = (data, content_digest(data))
+    for index, (path, settings) in enumerate(work):
+        known = contents.get(path)
+        problem = size_problem(len(known[0]), settings.max_file_size) if known else None
+        if problem is not None:  # no parser of the run reads it: skipped before the index
+            results[index] = too_complex(path, settings, problem)
+            del contents[path]
     too_complex_files: dict[str, str] = {}
     spent: dict[str, float] = {}
     project = _project(work, contents, configuration, jobs, too_complex_files, spent,
@@ -245,7 +261,7 @@ def run_paths(
             continue
         data, digest = contents[path]
         if path in too_complex_files:  # its summary did not finish: the analysis would not
-            results[index] = too_complex(path, settings, too_complex_files[path])
+            results[index] = too_complex(path, settings, skipped(too_complex_files[path]))
             continue
         key = None
         if store is not None and settings.cache:
@@ -388,9 +404,9 @@ def _compute(tasks: list[Task], mode: Mode, jobs: int, project: ProjectIndex | N
 
         for task, outcome in run_isolated(ordered, _work, workers, budget):
             if isinstance(outcome, Failure):
-                why = (f"it took longer than {timeout:g} s" if outcome.timed_out
+                why = (f"it took longer than file-timeout = {timeout:g} s" if outcome.timed_out
                        else outcome.detail)
-                yield task, too_complex(task.path, task.settings, why), False
+                yield task, too_complex(task.path, task.settings, skipped(why)), False
             else:
                 yield task, write_fixes(outcome, task.data, mode), True
     finally:

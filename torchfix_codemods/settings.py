@@ -17,6 +17,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from torchfix_codemods.budget import DEFAULT_MAX_FILE_SIZE, DEFAULT_MAX_NESTING_DEPTH
 from torchfix_codemods.catalog import UnknownRuleCode, covered, resolve_selection
 from torchfix_codemods.options import FileOptions, RuleOptions
 from torchfix_codemods.report.formats import EMITTERS
@@ -65,6 +66,10 @@ class Settings:
     """Apply ``exclude`` to files named explicitly too (pre-commit names every staged file)."""
     file_timeout: float = DEFAULT_FILE_TIMEOUT
     """Seconds one file's analysis may take before it is reported and left untouched."""
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE
+    """Bytes above which a file is skipped (one finding) before anything parses it."""
+    max_nesting_depth: int = DEFAULT_MAX_NESTING_DEPTH
+    """Syntax-tree depth above which a file is skipped (one finding) before LibCST parses it."""
 
     def options_for(self, path: str) -> FileOptions:
         """What the engine needs for ``path``: its rules, the fix policy, the rules' options.
@@ -95,6 +100,7 @@ def _options(settings: Settings, ignored: frozenset[str]) -> FileOptions:
         codes=tuple(settings.enabled - ignored),
         unsafe_fixes=settings.unsafe_fixes,
         target_torch=settings.target_torch,
+        max_nesting_depth=settings.max_nesting_depth,
         rules=RuleOptions(
             inference_decorators=settings.inference_decorators),
     )
@@ -137,7 +143,8 @@ class Overrides:
 _KEYS = {
     "select", "ignore", "extend-select", "per-file-ignores", "exclude", "extend-exclude",
     "target-torch", "unsafe-fixes", "format", "jobs", "respect-gitignore",
-    "inference-decorators", "cache", "force-exclude", "file-timeout",
+    "inference-decorators", "cache", "force-exclude", "file-timeout", "max-file-size",
+    "max-nesting-depth",
 }
 
 
@@ -312,6 +319,9 @@ def build_settings(config_path: Path | None, overrides: Overrides, cwd: str) -> 
         raise ConfigError(f"{where}: 'file-timeout' must be a positive number of seconds, "
                           f"got {timeout!r}")
 
+    limits = {key: _positive_int(where, table, key, default) for key, default in (
+        ("max-file-size", DEFAULT_MAX_FILE_SIZE), ("max-nesting-depth", DEFAULT_MAX_NESTING_DEPTH))}
+
     use_cache = table.get("cache", True)
     if not isinstance(use_cache, bool):
         raise ConfigError(f"{where}: 'cache' must be true or false, got {use_cache!r}")
@@ -353,4 +363,13 @@ def build_settings(config_path: Path | None, overrides: Overrides, cwd: str) -> 
         config_path=str(config_path) if config_path else None,
         force_exclude=force_exclude,
         file_timeout=float(timeout),
+        max_file_size=limits["max-file-size"],
+        max_nesting_depth=limits["max-nesting-depth"],
     )
+
+
+def _positive_int(where: str, table: dict[str, Any], key: str, default: int) -> int:
+    value = table.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(f"{where}: '{key}' must be a positive integer, got {value!r}")
+    return value

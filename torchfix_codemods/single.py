@@ -15,6 +15,7 @@ import tokenize
 from dataclasses import dataclass
 
 from torchfix_codemods.analysis.project import NO_PROJECT, ProjectFacts
+from torchfix_codemods.budget import TooComplex
 from torchfix_codemods.findings import FileResult, Finding
 from torchfix_codemods.options import FileOptions
 
@@ -71,6 +72,7 @@ def run_text(path: str, data: bytes, options: FileOptions, *, apply_fixes: bool 
     ``only``, apply that finding's fix alone (in a notebook, the finding of cell ``cell``)."""
     from torchfix_codemods.engine import process, read_unit
     from torchfix_codemods.notebooks import NotebookError
+    from torchfix_codemods.runner import skipped_result
 
     try:
         unit = read_unit(path, data)
@@ -78,8 +80,11 @@ def run_text(path: str, data: bytes, options: FileOptions, *, apply_fixes: bool 
         return TextResult(FileResult(path, error=str(error)))
     if isinstance(unit, Finding):
         return TextResult(FileResult(path, findings=[unit]))
-    result = process(unit, options, apply_fixes=apply_fixes, project=project,
-                     locate_edits=locate_edits, only=_joined(unit, only, cell))
+    try:
+        result = process(unit, options, apply_fixes=apply_fixes, project=project,
+                         locate_edits=locate_edits, only=_joined(unit, only, cell))
+    except TooComplex as error:
+        return TextResult(skipped_result(path, options.codes, error.why))
     result.findings = [unit.place(finding) for finding in result.findings]
     new_bytes = result.new_bytes if result.changed else None
     result.new_bytes = None
@@ -100,6 +105,7 @@ def noqa_text(path: str, data: bytes, options: FileOptions, *,
     from torchfix_codemods.add_noqa import add_noqa
     from torchfix_codemods.engine import process, read_unit
     from torchfix_codemods.notebooks import NotebookError
+    from torchfix_codemods.runner import skipped_result
     from torchfix_codemods.validation import check_rewrite
 
     try:
@@ -108,7 +114,10 @@ def noqa_text(path: str, data: bytes, options: FileOptions, *,
         return TextResult(FileResult(path, error=str(error)))
     if isinstance(unit, Finding):
         return TextResult(FileResult(path, findings=[unit]))
-    result = process(unit, options, apply_fixes=False, project=project)
+    try:
+        result = process(unit, options, apply_fixes=False, project=project)
+    except TooComplex as error:
+        return TextResult(skipped_result(path, options.codes, error.why))
     target = _joined(unit, only, cell)
     wanted = [(f.line, f.end_line, f.code) for f in result.findings
               if f.code != SYNTAX_ERROR_CODE and not f.internal_error
