@@ -12,6 +12,7 @@ before the budget held it. Behaviour only here: no timings are asserted.
 from __future__ import annotations
 
 import ast
+import json
 import os
 import subprocess
 import sys
@@ -105,6 +106,37 @@ def test_max_file_size_is_configurable(tmp_path: Path, command: str) -> None:
     (tmp_path / "pyproject.toml").write_text("[tool.torchfix-codemods]\n")
     done = _cli("check", "--no-cache", "--select", "TFC001", "bad.py", cwd=tmp_path)
     assert "bad.py:2:5: TFC001" in done.stdout and "skipped" not in done.stdout
+
+
+def _notebook(code: str, output_bytes: int) -> str:
+    """A notebook of one code cell whose output holds an embedded image of about
+    ``output_bytes`` bytes (base64 text, as Jupyter stores a plot)."""
+    image = "iVBORw0KGgo" * (output_bytes // 11 + 1)
+    cell = {"cell_type": "code", "execution_count": 1, "metadata": {}, "source": code,
+            "outputs": [{"output_type": "display_data", "metadata": {},
+                         "data": {"image/png": image}}]}
+    return json.dumps({"cells": [cell], "metadata": {"language_info": {"name": "python"}},
+                       "nbformat": 4, "nbformat_minor": 5})
+
+
+def test_a_notebook_is_measured_by_its_code_not_its_outputs(tmp_path: Path) -> None:
+    # 20,000 bytes of plots and 37 bytes of code: within max-file-size = 2000.
+    (tmp_path / "plots.ipynb").write_text(_notebook(HEAD, 20_000))
+    (tmp_path / "pyproject.toml").write_text("[tool.torchfix-codemods]\nmax-file-size = 2000\n")
+    done = _cli("check", "--no-cache", "--select", "TFC001", ".", cwd=tmp_path)
+    assert "plots.ipynb:cell 1:2:5: TFC001" in done.stdout, done.stdout + done.stderr
+    assert "skipped" not in done.stdout
+
+
+def test_a_notebook_whose_code_is_past_max_file_size_is_skipped(tmp_path: Path) -> None:
+    code = HEAD + "z = torch.load('b')\n" * 200
+    (tmp_path / "big.ipynb").write_text(_notebook(code, 100))
+    (tmp_path / "pyproject.toml").write_text("[tool.torchfix-codemods]\nmax-file-size = 2000\n")
+    done = _cli("check", "--no-cache", ".", cwd=tmp_path)
+    assert done.returncode == 1
+    assert [line for line in done.stdout.splitlines() if line.startswith("big.ipynb")] == [
+        f"big.ipynb:1:1: TFC000 too large to analyse: skipped ({len(code):,} bytes, over "
+        "max-file-size = 2,000); file left untouched"], done.stdout
 
 
 @pytest.mark.parametrize("command", ["check", "fix"])

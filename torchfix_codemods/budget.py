@@ -22,6 +22,7 @@ or ``MemoryError`` in the analysis is reported the same way, with its cause.
 from __future__ import annotations
 
 import ast
+import json
 import re
 
 DEFAULT_MAX_FILE_SIZE = 1 << 20
@@ -57,6 +58,29 @@ STATEMENT_MARGIN = 250
 """Levels of the syntax tree that statements can add above one logical line's expressions:
 Python refuses more than 100 levels of indentation, and a block adds two levels (its
 statement and the one inside) at most."""
+
+
+def analysed_size(path: str, data: bytes, limit: int) -> int:
+    """The bytes of ``path`` a parser would read: for a notebook, its code cells' sources
+    (outputs, embedded images and metadata are never parsed, and a notebook of a few
+    plots is often past 1 MiB with a few KiB of code); for any other file, all of it.
+
+    A notebook within ``limit`` as a whole is within it without being decoded (its code is
+    never longer than its JSON); one that is not a readable notebook counts whole.
+    """
+    if len(data) <= limit or not path.endswith(".ipynb"):
+        return len(data)
+    try:
+        document = json.loads(data)
+        cells = document["cells"]
+        return sum(len(_source(cell.get("source", "")).encode("utf-8")) for cell in cells
+                   if isinstance(cell, dict) and cell.get("cell_type") == "code")
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return len(data)
+
+
+def _source(source: object) -> str:
+    return "".join(source) if isinstance(source, list) else str(source)
 
 
 def size_problem(size: int, limit: int) -> str | None:

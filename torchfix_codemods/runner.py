@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from torchfix_codemods.analysis.project import NO_PROJECT, ProjectFacts
-from torchfix_codemods.budget import TooComplex, size_problem, skipped
+from torchfix_codemods.budget import TooComplex, analysed_size, size_problem, skipped
 from torchfix_codemods.catalog import reads_project
 from torchfix_codemods.configuration import Configuration
 from torchfix_codemods.findings import FileResult, Finding
@@ -242,7 +242,8 @@ def run_paths(
         contents[path] = (data, content_digest(data))
     for index, (path, settings) in enumerate(work):
         known = contents.get(path)
-        problem = size_problem(len(known[0]), settings.max_file_size) if known else None
+        problem = (size_problem(analysed_size(path, known[0], settings.max_file_size),
+                                settings.max_file_size) if known else None)
         if problem is not None:  # no parser of the run reads it: skipped before the index
             results[index] = too_complex(path, settings, problem)
             del contents[path]
