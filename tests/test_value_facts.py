@@ -362,6 +362,30 @@ def test_a_later_binding_in_a_loop_reaches_the_next_iteration() -> None:
     assert _lines_of(names, reads[0]) == ["x = a()"]
 
 
+def test_an_if_whose_every_branch_binds_dominates_like_one_binding() -> None:
+    # znxlwm/pytorch-generative-model-collections GAN.py `visualize_results`: the samples of
+    # either branch reach the conversion; the rebinding to a numpy array below does not.
+    source = ("def f(fix, gpu):\n    if fix:\n        s = g(a)\n    else:\n        s = g(b)\n"
+              "    if gpu:\n        s = s.cpu().numpy()\n    else:\n        s = s.numpy()\n"
+              "    s = (s + 1) / 2\n")
+    names, reads = _reads(source, "s")
+    assert _lines_of(names, reads[0]) == ["s = g(a)", "s = g(b)"]
+    assert _lines_of(names, reads[1]) == ["s = g(a)", "s = g(b)"]  # not the sibling branch
+    assert _lines_of(names, reads[2]) == ["s = s.cpu().numpy()", "s = s.numpy()"]
+    names, reads = _reads("if c:\n    x = a()\nelif d:\n    x = b()\nelse:\n    x = e()\n"
+                          "use(x)\nx = 3\n", "x")
+    assert _lines_of(names, reads[0]) == ["x = a()", "x = b()", "x = e()"]
+
+
+def test_an_if_without_else_or_a_loop_keeps_every_binding() -> None:
+    names, reads = _reads("if c:\n    x = a()\nelif d:\n    x = b()\nuse(x)\nx = 3\n", "x")
+    assert _lines_of(names, reads[0]) == ["x = a()", "x = b()", "x = 3"]
+    # In a loop, the other branch's binding reaches the next iteration.
+    names, reads = _reads("x = a()\nfor i in r:\n    if c:\n        x = b()\n"
+                          "    else:\n        use(x)\n", "x")
+    assert _lines_of(names, reads[0]) == ["x = a()", "x = b()"]
+
+
 def test_a_binding_in_a_with_body_holds_after_it() -> None:
     names, reads = _reads("import torch\nwith torch.no_grad():\n    y = f()\ny = y.cpu()\n", "y")
     assert _lines_of(names, reads[0]) == ["y = f()"]
