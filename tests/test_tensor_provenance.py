@@ -51,6 +51,12 @@ TENSORS = [
      "        super().__init__()\n        self.fc = nn.Linear(2, 2)\n"
      "    def forward(self, x):\n        return self.fc(x)\n",
      "`self.fc` of `Net`, assigned instance of `torch.nn.Linear`"),
+    # ethanfetaya/NRI utils.py: a sampler of this file whose every return is a tensor.
+    ("import torch\nimport torch.nn.functional as F\ndef sample(logits, tau=1):\n"
+     "    y = logits + torch.rand(logits.size())\n    return F.sigmoid(y / tau)\n"
+     "probe = sample(x)\n", "`sample()` returns a tensor on every path"),
+    ("import torch\ndef noise(shape, flag):\n    if flag:\n        return torch.rand(shape)\n"
+     "    return torch.zeros(shape)\nprobe = noise(3, True)\n", "returns a tensor on every path"),
 ]
 
 
@@ -102,6 +108,15 @@ UNKNOWN = [
     ("import torch.nn as nn\nrnn = nn.LSTM(2, 2)\nprobe = rnn(x)\n", "recurrent"),
     ("import torch\nprobe = torch.load('x.pt')\n", "torch.load"),
     ("import torch\nout, h = torch.ones(2), 1\nprobe = out\n", "unpacked from a tuple"),
+    # A function of this file that may give something else is not one.
+    ("import torch\ndef f(x):\n    if x:\n        return torch.ones(2)\nprobe = f(1)\n",
+     "a call the analysis does not know"),
+    ("import torch\ndef f(x):\n    if x:\n        return torch.ones(2)\n    return x\n"
+     "probe = f(1)\n", "a call the analysis does not know"),
+    ("import torch\nimport functools\n@functools.lru_cache\ndef f():\n"
+     "    return torch.ones(2)\nprobe = f()\n", "a call the analysis does not know"),
+    ("import torch\ndef f():\n    yield torch.ones(2)\n    return torch.ones(2)\nprobe = f()\n",
+     "a call the analysis does not know"),
 ]
 
 

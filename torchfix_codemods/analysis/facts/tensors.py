@@ -334,6 +334,11 @@ class _Analyzer:
             if module.returns_tuple:
                 return _unknown(f"output of a recurrent or attention module ({module.reason})")
             return _tensor(f"output of a module ({module.reason})")
+        function = local_function(names, call)
+        if function is not None:
+            returned = self._returned_tensor(function, depth)
+            if returned is not None:
+                return returned
         if isinstance(func, cst.Name):
             binding = names.binding_of(func)
             if binding is None and func.value in _NUMBER_BUILTINS and \
@@ -345,6 +350,35 @@ class _Analyzer:
                 if func.value not in module_classes(names):
                     return _unknown(f"instance of `{func.value}`")
         return _unknown("result of a call the analysis does not know")
+
+    def _returned_tensor(self, function: cst.FunctionDef, depth: int) -> Provenance | None:
+        """``y_soft = gumbel_softmax_sample(logits)`` where that function of this file returns
+        a tensor on every path: undecorated, no ``yield``, every ``return`` has a value the
+        analysis calls a tensor, and the body ends in a ``return`` or ``raise`` (it cannot
+        fall off its end and give ``None``)."""
+        body = function.body
+        if function.decorators or function.asynchronous is not None or \
+                not isinstance(body, cst.IndentedBlock) or not body.body:
+            return None
+        last = body.body[-1]
+        if not (isinstance(last, cst.SimpleStatementLine) and
+                isinstance(last.body[-1], (cst.Return, cst.Raise))):
+            return None
+        found: list[Provenance] = []
+        for node in walk_local(body):
+            if isinstance(node, (cst.Yield, cst.Await)):
+                return None
+            if isinstance(node, cst.Return):
+                if node.value is None:
+                    return None
+                returned = self.of(node.value, depth + 1)
+                if not returned.is_tensor:
+                    return None
+                found.append(returned)
+        if not found:
+            return None
+        return _tensor(f"`{function.name.value}()` returns a tensor on every path "
+                       f"({found[0].reason})")
 
     def _qualified_call(self, call: cst.Call, qualified: str) -> Provenance:
         last = qualified.split(".")[-1]
