@@ -207,7 +207,7 @@ def _class_attribute_evidence(names: NameIndex, owner: cst.ClassDef, attr: str, 
         values.extend((statement.name.value, node) for node in plain)
         if None in plain:
             unpacked.extend(_unpacked_self_assignments(statement, attr))
-    if not values or not any(method == "__init__" for method, _ in values):
+    if not values or not any(method in _constructing_methods(owner) for method, _ in values):
         return None
     if sum(value is None for _, value in values) != len(unpacked):
         return None  # some `self.<attr>` write is neither plain nor a tuple unpacking
@@ -226,6 +226,20 @@ def _class_attribute_evidence(names: NameIndex, owner: cst.ClassDef, attr: str, 
         reasons.append(reason)
     return reasons[0].wrapped(f"`{shown}.{attr}` of `{owner.name.value}`, assigned "
                               f"{reasons[0].reason}")
+
+
+def _constructing_methods(owner: cst.ClassDef) -> set[str]:
+    """``__init__`` and the methods of ``owner`` it calls on ``self`` (BEGAN's trainer builds
+    its networks in ``self.build_model()``, which ``__init__`` calls): what they assign is
+    there once the object exists."""
+    found = {"__init__"}
+    for statement in owner.body.body:
+        if isinstance(statement, cst.FunctionDef) and statement.name.value == "__init__":
+            for node in walk_local(statement.body):
+                if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and \
+                        isinstance(node.func.value, cst.Name) and node.func.value.value == "self":
+                    found.add(node.func.attr.value)
+    return found
 
 
 def self_assignments(function: cst.FunctionDef, attr: str) -> list[cst.BaseExpression | None]:

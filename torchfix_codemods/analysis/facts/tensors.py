@@ -12,8 +12,9 @@ outputs of ``nn.Module`` instances and losses, loop variables over
 ``.parameters()``, ``.weight``/``.bias`` of modules, ``.grad`` of tensors,
 ``nn.Parameter``, parameters annotated ``torch.Tensor``, ``isinstance`` guards.
 Evidence for *not a tensor*: numpy and pandas values, argparse namespaces,
-datasets, module paths, ``PackedSequence``, and every value in a file that
-imports TensorFlow, Keras, JAX or Paddle. A name bound to a tensor in one
+datasets, module paths, ``PackedSequence``, and every value that sees an import
+of TensorFlow, Keras, JAX or Paddle (at module level, or in a function or class
+it is in). A name bound to a tensor in one
 place and to something else (or to something unknown) in another is unknown.
 """
 
@@ -31,7 +32,7 @@ from torchfix_codemods.analysis.core.flow import reaching_bindings
 from torchfix_codemods.analysis.core.memo import Slot
 from torchfix_codemods.analysis.core.names import Binding, NameIndex, dotted_name, unpack_position
 from torchfix_codemods.analysis.core.walk import walk_local
-from torchfix_codemods.analysis.facts.frameworks import foreign_framework
+from torchfix_codemods.analysis.facts.frameworks import foreign_framework, foreign_framework_at
 from torchfix_codemods.analysis.facts.modules import (
     ModuleEvidence,
     module_classes,
@@ -158,7 +159,7 @@ _ECOSYSTEM_TENSOR_FUNCTIONS = frozenset({
 
 def provenance(names: NameIndex, expr: cst.BaseExpression) -> Provenance:
     """What ``expr`` is: a torch tensor, not one, or unknown, with the evidence."""
-    framework = foreign_framework(names)
+    framework = foreign_framework_at(names, expr)
     if framework is not None:
         return _not(f"this file imports {framework}, whose tensors have `.numpy()` but "
                     "no `.detach()`")
