@@ -51,6 +51,10 @@ TENSORS = [
      "        import tensorflow as tf\n        self.w = tf.summary\n"
      "    def train(self):\n        net = nn.Linear(2, 2)\n        probe = net(x)\n",
      "output of a module"),
+    # laiguokun/LSTNet main.py: `predict = None` before the loop; `.data` raises on None, so
+    # the read that succeeds sees the loop's tensor.
+    ("import torch\npredict = None\nfor x in xs:\n    predict = torch.ones(2)\n"
+     "probe = predict.data\n", "`.data` of a tensor"),
     # The same trainer builds its networks in a method `__init__` calls.
     ("import torch.nn as nn\nclass T:\n    def __init__(self):\n        self.build()\n"
      "    def build(self):\n        self.D = nn.Linear(2, 2)\n"
@@ -128,6 +132,9 @@ UNKNOWN = [
      "probe = f(1)\n", "a call the analysis does not know"),
     ("import torch\nimport functools\n@functools.lru_cache\ndef f():\n"
      "    return torch.ones(2)\nprobe = f()\n", "a call the analysis does not know"),
+    # ... but the name itself may still be None.
+    ("import torch\npredict = None\nfor x in xs:\n    predict = torch.ones(2)\nprobe = predict\n",
+     "bound to a tensor in one place"),
     # A method `__init__` never calls may run after other code read the attribute.
     ("import torch.nn as nn\nclass T:\n    def __init__(self):\n        pass\n"
      "    def build(self):\n        self.D = nn.Linear(2, 2)\n"

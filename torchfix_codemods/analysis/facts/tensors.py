@@ -471,6 +471,12 @@ class _Analyzer:
         bindings = reaching_bindings(self.names, name)
         if not bindings:
             return _unknown(f"`{name.value}` is not bound in this file")
+        parent = self.names.parent(name)
+        if isinstance(parent, cst.Attribute) and parent.value is name and \
+                not parent.attr.value.startswith("__"):
+            # `predict = None` before a loop that binds it: `predict.data` raises on None, so
+            # a read that succeeds sees one of the other bindings.
+            bindings = [b for b in bindings if not _binds_none(b)] or bindings
         key = tuple(id(binding) for binding in bindings)
         if key in self.resolving:
             return _unknown(f"`{name.value}` is defined in terms of itself")
@@ -616,6 +622,11 @@ class _Analyzer:
             if source.is_not_tensor:
                 return _not(f"loop variable over {source.reason}")
         return _unknown(f"`{name.value}` is a loop variable over something not known")
+
+
+def _binds_none(binding: Binding) -> bool:
+    return binding.kind == "assign" and isinstance(binding.value, cst.Name) and \
+        binding.value.value == "None"
 
 
 def _second_of_pair(target: cst.BaseExpression, name: cst.Name) -> bool:
