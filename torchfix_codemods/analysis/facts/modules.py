@@ -471,10 +471,16 @@ def _bindings_evidence(names: NameIndex, name: cst.Name, bindings: list,
                 reasons.append(found)
                 continue
         if binding.kind in ("assign", "annassign") and binding.value is not None:
-            if _is_torch_load(names, binding.value):
+            if _is_torch_load(names, _loaded_whole(binding.value)):
                 loaded = _loaded_under_module_globals(names, binding.value)
                 if loaded is not None:
                     reasons.append(loaded)
+                elif len(bindings) == 1 or all(_is_torch_load(names, _loaded_whole(b.value))
+                                               or _moves_itself(b, name.value)
+                                               for b in bindings if b.value is not None):
+                    used = _used_as_module(names, binding, name.value)
+                    if used is not None:
+                        reasons.append(used)
                 # `model = torch.load(path)` next to `model = Net()` reloads the same kind
                 # of object: it neither proves nor refutes, the other bindings decide.
                 continue
@@ -492,6 +498,61 @@ def _bindings_evidence(names: NameIndex, name: cst.Name, bindings: list,
 
 
 # ------------------------------------------------------------ parameters and loops
+
+
+def _loaded_whole(value: cst.BaseExpression | None) -> cst.BaseExpression | None:
+    """``torch.load(f)["model"]`` -> the load (a checkpoint's entry is what was pickled)."""
+    if isinstance(value, cst.Subscript) and len(value.slice) == 1 and \
+            isinstance(value.slice[0].slice, cst.Index) and \
+            isinstance(value.slice[0].slice.value, cst.SimpleString):
+        return value.value
+    return value
+
+
+def pickled_model(names: NameIndex, expr: cst.BaseExpression) -> bool:
+    """``model`` is only ever a whole model unpickled by ``torch.load`` (moved or not), not
+    under ``safe_globals``: its class is not visible here, and it keeps the train/eval mode it
+    was saved in (``training`` is pickled with it), which this file does not show either."""
+    if not isinstance(expr, cst.Name):
+        return False
+    bindings = names.bindings_of(expr)
+    loads = [b for b in bindings if b.value is not None
+             and _is_torch_load(names, _loaded_whole(b.value))]
+    return bool(loads) and all(b in loads or _moves_itself(b, expr.value) for b in bindings) \
+        and all(_loaded_under_module_globals(names, b.value) is None for b in loads)
+
+
+def _moves_itself(binding: Binding, name: str) -> bool:
+    moved = _strip_chain(binding.value) if binding.value is not None else None
+    return moved is not binding.value and isinstance(moved, cst.Name) and moved.value == name
+
+
+_MODULE_ONLY_METHODS = frozenset({"eval", "train", "parameters", "named_parameters",
+                                  "state_dict", "load_state_dict", "modules", "children"})
+
+
+def _used_as_module(names: NameIndex, binding: Binding, name: str) -> ModuleEvidence | None:
+    """``model = torch.load(opt.model)["model"]`` (twtygqyy/pytorch-SRResNet's demo and eval
+    scripts) used, in the scope that binds it, both as a callable (``model(x)``) and as an
+    object that moves between devices (``model.cuda()``, ``.cpu()``, ``.to(...)``) or has a
+    module's own methods (``.eval()``, ``.parameters()``...): a tensor is not callable, a
+    function has no ``.cuda()``, so what was pickled is a whole model (a module, or a
+    TorchScript module: both are called on tensors and return them)."""
+    scope = names.scope_of(binding.node)
+    called = moved = False
+    for read in names.loads_in(scope, name):
+        parent = names.parent(read)
+        if isinstance(parent, cst.Call) and parent.func is read and parent.args:
+            called = True
+        if isinstance(parent, cst.Attribute) and parent.value is read:
+            call = names.parent(parent)
+            if isinstance(call, cst.Call) and call.func is parent and \
+                    parent.attr.value in (*_MODULE_ONLY_METHODS, "cuda", "cpu", "to"):
+                moved = True
+    if called and moved:
+        return ModuleEvidence("a whole model loaded with `torch.load`, then called and moved "
+                              "or switched like a module")
+    return None
 
 
 def passed_to_apply(names: NameIndex, function: str) -> bool:
