@@ -324,6 +324,9 @@ def test_the_torch_behaviour_the_facts_rely_on() -> None:
     with pytest.warns(UserWarning):
         assert not torch.tensor(w).requires_grad  # a copy, detached
     assert torch.Tensor(w).requires_grad  # the legacy constructor aliases a tensor argument
+    with pytest.raises(TypeError):
+        torch.FloatTensor(w, 3)  # ... but a tensor and a size are refused: two ints are sizes
+    assert not torch.FloatTensor(2, 3).requires_grad
     assert torch.Tensor(torch.zeros(2, device="meta")).device.type == "meta"
     buf = torch.zeros(3)
     buf[0] = (w * 2).sum()  # writing a value that requires grad makes the buffer require it
@@ -499,6 +502,10 @@ NO_HISTORY = [
     (NET + "loss = nn.CrossEntropyLoss()\nY = torch.tensor([2, 0])\n"
      "Y_pred = torch.tensor([[0.1, 0.2, 0.9], [1.1, 0.1, 0.2]])\nprobe = loss(Y_pred, Y)\n",
      "without `requires_grad=True`"),
+    # carpedm20/BEGAN-pytorch trainer.py: `z_D = Variable(torch.FloatTensor(b, z))`, moved to
+    # the GPU, refilled with `z_D.data.normal_(0, 1)`: two positional arguments are sizes.
+    ("import torch\nprobe = torch.FloatTensor(self.batch_size, self.z_num).cuda()\n",
+     "without `requires_grad=True`"),
 ]
 
 
@@ -522,6 +529,8 @@ MAY_HAVE_HISTORY = [
     NET + "loss = nn.CrossEntropyLoss()\nprobe = loss(net(x), y)\n",
     # a float buffer filled with a value that requires grad
     NET + "t = torch.zeros(4)\nt[0:2] = net(x)[0]\nprobe = t\n",
+    # one argument of a legacy constructor may be a tensor it aliases
+    NET + "probe = torch.FloatTensor(net.weight)\n",
 ]
 
 
