@@ -21,6 +21,7 @@ from torchfix_codemods.analysis.core.evaluation import Evaluation, module_evalua
 from torchfix_codemods.analysis.core.memo import Slot
 from torchfix_codemods.analysis.core.names import Binding, NameIndex, dotted_name
 from torchfix_codemods.analysis.core.walk import walk, walk_local
+from torchfix_codemods.analysis.vocabulary.tensor_methods import DEVICE_METHODS
 from torchfix_codemods.analysis.vocabulary.torch_api import (
     ITERABLE_MODULE_CONTAINERS,
     MODULE_WRAPPERS,
@@ -547,7 +548,7 @@ def _used_as_module(names: NameIndex, binding: Binding, name: str) -> ModuleEvid
         if isinstance(parent, cst.Attribute) and parent.value is read:
             call = names.parent(parent)
             if isinstance(call, cst.Call) and call.func is parent and \
-                    parent.attr.value in (*_MODULE_ONLY_METHODS, "cuda", "cpu", "to"):
+                    parent.attr.value in _MODULE_ONLY_METHODS | DEVICE_METHODS:
                 moved = True
     if called and moved:
         return ModuleEvidence("a whole model loaded with `torch.load`, then called and moved "
