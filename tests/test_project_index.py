@@ -131,25 +131,6 @@ def test_same_module_name_in_sibling_folders_is_told_apart_by_import_root(
     assert b_net is not None and b_net.is_module is False
 
 
-def test_a_directory_without_init_is_a_namespace_package(tmp_path: Path) -> None:
-    # uoguelph-mlrg/Cutout: `from model.wide_resnet import WideResNet`, `model/` has no
-    # `__init__.py`; Python 3 imports it as a namespace package from the script's directory.
-    index = project(tmp_path, {
-        "model/wide_resnet.py": "import torch.nn as nn\nclass WideResNet(nn.Module):\n    pass\n",
-        "model/resnet.py": MODELS,
-        "train.py": "from model.wide_resnet import WideResNet\nfrom model import resnet\n",
-        "other/train.py": "from model.wide_resnet import WideResNet\n",
-    })
-    facts = view(index, tmp_path, "train.py")
-    net = facts.class_facts("model.wide_resnet.WideResNet")
-    assert net is not None and net.is_module is True
-    returned = facts.returns("model.resnet.build")
-    assert returned is not None and returned.kind == "module"
-    # From another directory, `model` is not on the path: nothing is known.
-    assert view(index, tmp_path, "other/train.py").class_facts(
-        "model.wide_resnet.WideResNet") is None
-
-
 def test_function_returns(tmp_path: Path) -> None:
     index = project(tmp_path, {"models.py": MODELS, "train.py": "import models\n"})
     facts = view(index, tmp_path, "train.py")

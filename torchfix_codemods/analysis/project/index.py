@@ -234,7 +234,7 @@ class ProjectIndex:
         """The file ``import <module>`` means, as seen from ``importer``."""
         candidates = self.modules.get(module)
         if not candidates:
-            return self._namespace_file(module, importer)
+            return None
         if len(candidates) == 1:
             return candidates[0]
         own = [c for c in candidates if c.root == importer.root]
@@ -242,22 +242,6 @@ class ProjectIndex:
             return own[0]
         above = [c for c in candidates if importer.root.startswith(c.root + os.sep)]
         return above[0] if len(above) == 1 else None
-
-    def _namespace_file(self, module: str, importer: IndexedFile) -> IndexedFile | None:
-        """``from model.wide_resnet import WideResNet`` where ``model/`` has no
-        ``__init__.py`` (uoguelph-mlrg/Cutout): since Python 3.3 a directory without one is a
-        namespace package (PEP 420), so the name means ``model/wide_resnet.py`` under the
-        importer's own root (the directory ``python train.py`` puts on ``sys.path``)."""
-        if "." not in module:
-            return None
-        by_path = self.table("files_by_path", lambda: {
-            os.path.abspath(indexed.path): indexed for indexed in self.files.values()
-            if not indexed.notebook})
-        found = by_path.get(os.path.join(os.path.abspath(importer.root),
-                                         *module.split(".")) + ".py")
-        # Only a file that is not itself in a regular package (its own name is its stem).
-        return found if found is not None and found.module == module.rsplit(".", 1)[1] \
-            else None
 
     def definition(self, qualified: str, importer: IndexedFile,
                    depth: int = 0) -> _Definition | None:
