@@ -45,12 +45,32 @@ TENSORS = [
      "an `nn.Parameter`"),
     ("import torch\ndef f(t: torch.Tensor):\n    return t\n", "annotated `torch.Tensor`"),
     ("import torch\nprobe = torch.max(torch.ones(2, 2), 1)[1]\n", "an item of `torch.max`"),
+    # carpedm20/BEGAN-pytorch trainer.py: TensorFlow imported inside `__init__` only, to write
+    # summaries; another method's module outputs are torch tensors.
+    ("import torch\nimport torch.nn as nn\nclass T:\n    def __init__(self):\n"
+     "        import tensorflow as tf\n        self.w = tf.summary\n"
+     "    def train(self):\n        net = nn.Linear(2, 2)\n        probe = net(x)\n",
+     "output of a module"),
+    # laiguokun/LSTNet main.py: `predict = None` before the loop; `.data` raises on None, so
+    # the read that succeeds sees the loop's tensor.
+    ("import torch\npredict = None\nfor x in xs:\n    predict = torch.ones(2)\n"
+     "probe = predict.data\n", "`.data` of a tensor"),
+    # The same trainer builds its networks in a method `__init__` calls.
+    ("import torch.nn as nn\nclass T:\n    def __init__(self):\n        self.build()\n"
+     "    def build(self):\n        self.D = nn.Linear(2, 2)\n"
+     "    def train(self, x):\n        probe = self.D(x)\n", "`self.D` of `T`"),
     ("import torch\nx = make()\nx = torch.ones(2)\nprobe = x\n", "result of `torch.ones`"),
     ("import torch\nx = torch.ones(3)\nprobe = x / x.size(0) + 1\n", "arithmetic on a tensor"),
     ("import torch.nn as nn\nclass Net(nn.Module):\n    def __init__(self):\n"
      "        super().__init__()\n        self.fc = nn.Linear(2, 2)\n"
      "    def forward(self, x):\n        return self.fc(x)\n",
      "`self.fc` of `Net`, assigned instance of `torch.nn.Linear`"),
+    # ethanfetaya/NRI utils.py: a sampler of this file whose every return is a tensor.
+    ("import torch\nimport torch.nn.functional as F\ndef sample(logits, tau=1):\n"
+     "    y = logits + torch.rand(logits.size())\n    return F.sigmoid(y / tau)\n"
+     "probe = sample(x)\n", "`sample()` returns a tensor on every path"),
+    ("import torch\ndef noise(shape, flag):\n    if flag:\n        return torch.rand(shape)\n"
+     "    return torch.zeros(shape)\nprobe = noise(3, True)\n", "returns a tensor on every path"),
 ]
 
 
@@ -75,6 +95,9 @@ NOT_TENSORS = [
     ("import tensorflow as tf\nimport torch\nprobe = torch.randn(3)\n", "imports TensorFlow"),
     ("import jax\nimport torch\nprobe = torch.randn(3)\n", "imports JAX"),
     ("import paddle\nimport torch\nprobe = torch.randn(3)\n", "imports Paddle"),
+    # An import inside the function (or an enclosing one) covers what the function computes.
+    ("import torch\ndef f():\n    import tensorflow as tf\n    def g():\n"
+     "        probe = torch.randn(3)\n", "imports TensorFlow"),
     ("import keras\nimport torch\nprobe = torch.randn(3)\n", "imports Keras"),
     ("from torch.utils.data import Dataset\nimport torch\nclass D(Dataset):\n"
      "    def f(self):\n        return self.data\n", "Dataset subclass"),
@@ -102,6 +125,22 @@ UNKNOWN = [
     ("import torch.nn as nn\nrnn = nn.LSTM(2, 2)\nprobe = rnn(x)\n", "recurrent"),
     ("import torch\nprobe = torch.load('x.pt')\n", "torch.load"),
     ("import torch\nout, h = torch.ones(2), 1\nprobe = out\n", "unpacked from a tuple"),
+    # A function of this file that may give something else is not one.
+    ("import torch\ndef f(x):\n    if x:\n        return torch.ones(2)\nprobe = f(1)\n",
+     "a call the analysis does not know"),
+    ("import torch\ndef f(x):\n    if x:\n        return torch.ones(2)\n    return x\n"
+     "probe = f(1)\n", "a call the analysis does not know"),
+    ("import torch\nimport functools\n@functools.lru_cache\ndef f():\n"
+     "    return torch.ones(2)\nprobe = f()\n", "a call the analysis does not know"),
+    # ... but the name itself may still be None.
+    ("import torch\npredict = None\nfor x in xs:\n    predict = torch.ones(2)\nprobe = predict\n",
+     "bound to a tensor in one place"),
+    # A method `__init__` never calls may run after other code read the attribute.
+    ("import torch.nn as nn\nclass T:\n    def __init__(self):\n        pass\n"
+     "    def build(self):\n        self.D = nn.Linear(2, 2)\n"
+     "    def train(self, x):\n        probe = self.D(x)\n", "a call the analysis does not know"),
+    ("import torch\ndef f():\n    yield torch.ones(2)\n    return torch.ones(2)\nprobe = f()\n",
+     "a call the analysis does not know"),
 ]
 
 

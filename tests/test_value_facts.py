@@ -324,6 +324,9 @@ def test_the_torch_behaviour_the_facts_rely_on() -> None:
     with pytest.warns(UserWarning):
         assert not torch.tensor(w).requires_grad  # a copy, detached
     assert torch.Tensor(w).requires_grad  # the legacy constructor aliases a tensor argument
+    with pytest.raises(TypeError):
+        torch.FloatTensor(w, 3)  # ... but a tensor and a size are refused: two ints are sizes
+    assert not torch.FloatTensor(2, 3).requires_grad
     assert torch.Tensor(torch.zeros(2, device="meta")).device.type == "meta"
     buf = torch.zeros(3)
     buf[0] = (w * 2).sum()  # writing a value that requires grad makes the buffer require it
@@ -360,6 +363,30 @@ def test_a_later_binding_in_a_loop_reaches_the_next_iteration() -> None:
     assert _lines_of(names, reads[0]) == ["x = a()", "x = b()"]
     names, reads = _reads("for i in r:\n    x = a()\n    use(x)\n    x = b()\n", "x")
     assert _lines_of(names, reads[0]) == ["x = a()"]
+
+
+def test_an_if_whose_every_branch_binds_dominates_like_one_binding() -> None:
+    # znxlwm/pytorch-generative-model-collections GAN.py `visualize_results`: the samples of
+    # either branch reach the conversion; the rebinding to a numpy array below does not.
+    source = ("def f(fix, gpu):\n    if fix:\n        s = g(a)\n    else:\n        s = g(b)\n"
+              "    if gpu:\n        s = s.cpu().numpy()\n    else:\n        s = s.numpy()\n"
+              "    s = (s + 1) / 2\n")
+    names, reads = _reads(source, "s")
+    assert _lines_of(names, reads[0]) == ["s = g(a)", "s = g(b)"]
+    assert _lines_of(names, reads[1]) == ["s = g(a)", "s = g(b)"]  # not the sibling branch
+    assert _lines_of(names, reads[2]) == ["s = s.cpu().numpy()", "s = s.numpy()"]
+    names, reads = _reads("if c:\n    x = a()\nelif d:\n    x = b()\nelse:\n    x = e()\n"
+                          "use(x)\nx = 3\n", "x")
+    assert _lines_of(names, reads[0]) == ["x = a()", "x = b()", "x = e()"]
+
+
+def test_an_if_without_else_or_a_loop_keeps_every_binding() -> None:
+    names, reads = _reads("if c:\n    x = a()\nelif d:\n    x = b()\nuse(x)\nx = 3\n", "x")
+    assert _lines_of(names, reads[0]) == ["x = a()", "x = b()", "x = 3"]
+    # In a loop, the other branch's binding reaches the next iteration.
+    names, reads = _reads("x = a()\nfor i in r:\n    if c:\n        x = b()\n"
+                          "    else:\n        use(x)\n", "x")
+    assert _lines_of(names, reads[0]) == ["x = a()", "x = b()"]
 
 
 def test_a_binding_in_a_with_body_holds_after_it() -> None:
@@ -475,6 +502,10 @@ NO_HISTORY = [
     (NET + "loss = nn.CrossEntropyLoss()\nY = torch.tensor([2, 0])\n"
      "Y_pred = torch.tensor([[0.1, 0.2, 0.9], [1.1, 0.1, 0.2]])\nprobe = loss(Y_pred, Y)\n",
      "without `requires_grad=True`"),
+    # carpedm20/BEGAN-pytorch trainer.py: `z_D = Variable(torch.FloatTensor(b, z))`, moved to
+    # the GPU, refilled with `z_D.data.normal_(0, 1)`: two positional arguments are sizes.
+    ("import torch\nprobe = torch.FloatTensor(self.batch_size, self.z_num).cuda()\n",
+     "without `requires_grad=True`"),
 ]
 
 
@@ -498,6 +529,8 @@ MAY_HAVE_HISTORY = [
     NET + "loss = nn.CrossEntropyLoss()\nprobe = loss(net(x), y)\n",
     # a float buffer filled with a value that requires grad
     NET + "t = torch.zeros(4)\nt[0:2] = net(x)[0]\nprobe = t\n",
+    # one argument of a legacy constructor may be a tensor it aliases
+    NET + "probe = torch.FloatTensor(net.weight)\n",
 ]
 
 

@@ -20,7 +20,7 @@ from torchfix_codemods.analysis.facts.inference import (
     InferenceFunction,
     ScriptRegion,
 )
-from torchfix_codemods.analysis.facts.modules import mode_changes_output
+from torchfix_codemods.analysis.facts.modules import mode_changes_output, pickled_model
 from torchfix_codemods.analysis.vocabulary.naming import EVAL_TOKENS, PREDICT_TOKENS
 from torchfix_codemods.analysis.vocabulary.tensor_methods import DEVICE_METHODS, FLOAT_CASTS
 from torchfix_codemods.analysis.vocabulary.torch_api import COMPILERS
@@ -72,6 +72,10 @@ class MissingEval(Rule):
     print(net(torch.randn(2, 3, 32, 32)).size())` in every model file of
     kuangliu/pytorch-cifar); a model loaded with weights, from a library
     factory (which may load pretrained ones) or from outside the function is.
+    A whole model unpickled by `torch.load` (`model = torch.load(path)["model"]`)
+    is left alone: it keeps the train/eval mode it was saved in, and neither
+    that mode nor its class is visible in the file (TFC202 still adds
+    `no_grad`, which changes no value).
 
     ## Why is this bad?
     In train mode Dropout drops activations at random and BatchNorm normalises
@@ -213,6 +217,8 @@ class MissingEval(Rule):
             why = "it calls several models (" + ", ".join(m.code for m in root.models) + ")"
         elif root.models[0].reads_losses:
             return  # detection models return the losses read here only in train mode
+        elif pickled_model(self.names, root.models[0].call.func):
+            return  # a whole unpickled model keeps the mode it was saved in: not visible
         elif not isinstance(node.body, cst.IndentedBlock):
             why = "its one-line body would have to be restructured"
         elif self._bound_locally(node, root.models[0].code):
@@ -263,6 +269,8 @@ class MissingEval(Rule):
     def _check_script(self, region: ScriptRegion) -> None:
         if mode_changes_output(self.names, region.model_calls[0].func) is False:
             return
+        if pickled_model(self.names, region.model_calls[0].func):
+            return  # unpickled whole: the mode it was saved in is not visible here
         first = region.statements[0]
         evaluate = parse_statement(f"{region.model_code}.eval()\n")
         fix = Fix(Safety.UNSAFE, f"add `{region.model_code}.eval()` before the model is run",

@@ -15,7 +15,13 @@ read" the way a reader of straight-line code would:
 * bindings after it and before the read in nested blocks (an ``if`` branch, a
   ``try`` body) may reach too;
 * inside a loop that does not hold the dominating binding, bindings later in
-  the loop body reach the read on the next iteration.
+  the loop body reach the read on the next iteration;
+* a binding in one branch of an ``if`` never reaches a read in another branch of it
+  (``if gpu: s = s.cpu().numpy() else: s = s.numpy()``), unless a loop inside the
+  scope holds that ``if``;
+* an ``if`` before the read whose every branch binds the name (``if fix: samples =
+  G(z) else: samples = G(z2)``) dominates like one binding: what the branches bind
+  reaches the read, and bindings after the read (``samples = samples.numpy()``) do not.
 
 Without a dominating binding (a read before any binding, a read in a nested
 function of a name bound in the enclosing one) every binding may reach, which
@@ -85,13 +91,21 @@ def reaching_bindings(names: NameIndex, read: cst.Name) -> list[Binding]:
         return list(bindings)
     ancestors = {id(a) for a in names.ancestors(read)}
     effects = [(_effect(names, order, b), b) for b in bindings]
-    before = [(effect, b) for effect, b in effects if effect is not None and effect <= at]
+    before = [(effect, b) for effect, b in effects if effect is not None and effect <= at
+              and not _other_branch(names, b, ancestors, scope.node)]
     dominating = [(effect, b) for effect, b in before if _dominates(names, b, ancestors)]
-    if not dominating:
+    covering = _covering_branches(names, order, bindings, ancestors, at)
+    if covering is not None and (not dominating or
+                                 covering[0] > max(effect for effect, _ in dominating)):
+        start, chosen_statement = covering
+        low, high = order.first[id(chosen_statement)], order.last[id(chosen_statement)]
+        reaching = [b for effect, b in before if effect > start or low < effect <= high + 1]
+    elif not dominating:
         return list(bindings)
-    start, chosen = max(dominating, key=lambda item: item[0])
-    reaching = [chosen] + [b for effect, b in before if effect > start and b is not chosen]
-    chosen_statement = _statement(names, chosen)
+    else:
+        start, chosen = max(dominating, key=lambda item: item[0])
+        reaching = [chosen] + [b for effect, b in before if effect > start and b is not chosen]
+        chosen_statement = _statement(names, chosen)
     for loop in names.ancestors(read):
         if loop is scope.node:
             break
@@ -102,6 +116,62 @@ def reaching_bindings(names: NameIndex, read: cst.Name) -> list[Binding]:
                      if effect is not None and effect > at and low <= effect <= high + 1
                      and b not in reaching]
     return reaching
+
+
+def _other_branch(names: NameIndex, binding: Binding, ancestors: set[int],
+                  owner: cst.CSTNode) -> bool:
+    """``binding`` is in one branch of an ``if`` and the read (whose ancestors are
+    ``ancestors``) in another, and no loop of the scope runs that ``if`` twice."""
+    child: cst.CSTNode = _statement(names, binding)
+    for node in names.ancestors(child):
+        if node is owner:
+            return False
+        if id(node) in ancestors:
+            if not isinstance(node, cst.If) or id(child) in ancestors:
+                return False
+            if child is not node.body and child is not node.orelse:
+                return False
+            for outer in names.ancestors(node):
+                if outer is owner:
+                    return True
+                if isinstance(outer, _LOOPS):
+                    return False
+            return False
+        child = node
+    return False
+
+
+def _covering_branches(names: NameIndex, order: _Order, bindings: list[Binding],
+                       ancestors: set[int], at: int) -> tuple[int, cst.If] | None:
+    """The latest ``if`` that ends before the read, in a block the read is in, whose every
+    branch (``else`` included) binds the name in its own block: (where it ends, the ``if``)."""
+    blocks = {id(names.parent(_statement(names, b))) for b in bindings
+              if b.kind == "assign" and isinstance(b.node, (cst.Assign, cst.AnnAssign))}
+    found: tuple[int, cst.If] | None = None
+    for binding in bindings:
+        for node in names.ancestors(binding.node):
+            if not isinstance(node, cst.If) or isinstance(names.parent(node), cst.If):
+                continue  # an `elif` is judged with the `if` that holds it
+            block = names.parent(node)
+            end = order.last.get(id(node), at) + 1
+            if id(block) in ancestors and end <= at and _every_branch_binds(node, blocks) \
+                    and (found is None or end > found[0]):
+                found = (end, node)
+    return found
+
+
+def _every_branch_binds(statement: cst.If, blocks: set[int]) -> bool:
+    def binds(block: cst.BaseSuite) -> bool:
+        return id(block) in blocks or any(
+            isinstance(inner, cst.If) and _every_branch_binds(inner, blocks)
+            for inner in getattr(block, "body", ()))
+
+    orelse = statement.orelse
+    if orelse is None or not binds(statement.body):
+        return False
+    if isinstance(orelse, cst.If):
+        return _every_branch_binds(orelse, blocks)
+    return binds(orelse.body)
 
 
 def _inline_scope(names: NameIndex, read: cst.Name, owner: cst.CSTNode) -> bool:

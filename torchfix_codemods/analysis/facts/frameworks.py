@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import libcst as cst
+
 from torchfix_codemods.analysis.core.memo import Slot
 from torchfix_codemods.analysis.core.names import Binding, NameIndex
 
@@ -30,6 +32,7 @@ def _imports(names: NameIndex) -> Iterator[Binding]:
 
 _TORCH: Slot[bool] = Slot("frameworks.torch")
 _FOREIGN: Slot[str | None] = Slot("frameworks.foreign")
+_FOREIGN_SCOPES: Slot[dict[int, str]] = Slot("frameworks.foreign_scopes")
 
 
 def imports_torch(names: NameIndex) -> bool:
@@ -56,3 +59,32 @@ def foreign_framework(names: NameIndex) -> str | None:
             found = FOREIGN_FRAMEWORKS[top]
     names.memo[_FOREIGN] = found
     return found
+
+
+def foreign_framework_at(names: NameIndex, node: cst.CSTNode) -> str | None:
+    """Like :func:`foreign_framework`, for one expression: only imports the expression can
+    see count. An ``import tensorflow as tf`` inside one function (BEGAN's ``__init__``,
+    which imports it to write TensorBoard summaries) makes no value of another function a
+    TensorFlow tensor: such a value is built from names that function can reach, and what
+    crosses over (a returned value, an attribute) is followed to its TensorFlow call,
+    which is no tensor evidence. Imports at module level, or in a function or class the
+    expression is in, count."""
+    scopes = names.memo.get(_FOREIGN_SCOPES)
+    if scopes is None:
+        scopes = {}
+        for scope in names.all_scopes:
+            for bindings in scope.bindings.values():
+                for binding in bindings:
+                    top = (binding.qualified or "").lstrip(".").split(".")[0]
+                    if binding.kind == "import" and binding.qualified and \
+                            top in FOREIGN_FRAMEWORKS:
+                        scopes[id(scope.node)] = FOREIGN_FRAMEWORKS[top]
+        names.memo[_FOREIGN_SCOPES] = scopes
+    if not scopes:
+        return None
+    if names.module_scope is not None and id(names.module_scope.node) in scopes:
+        return scopes[id(names.module_scope.node)]
+    for ancestor in (node, *names.ancestors(node)):
+        if id(ancestor) in scopes:
+            return scopes[id(ancestor)]
+    return None

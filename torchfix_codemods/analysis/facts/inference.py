@@ -862,10 +862,12 @@ class InferenceAnalysis:
             call = site.node
             assert isinstance(call, cst.Call)
             func = call.func
-            if isinstance(func, cst.Attribute) and func.attr.value not in _RUNS_LAYERS:
-                continue  # `model.init_hidden(n)`, `model.create_mask(src)`: bookkeeping
-            receiver = func.value if isinstance(func, cst.Attribute) else func
-            code = code_of(receiver)
+            code = code_of(func)  # `self.G(z)` after `self.G.eval()`: the model itself
+            if code not in evaluated:
+                if isinstance(func, cst.Attribute) and func.attr.value not in _RUNS_LAYERS:
+                    continue  # `model.init_hidden(n)`, `model.create_mask(src)`: bookkeeping
+                receiver = func.value if isinstance(func, cst.Attribute) else func
+                code = code_of(receiver)
             if code in evaluated and not site.deferred:
                 found.append((site, ModelUse(code, call, f"`{code}.eval()` is called on it",
                                              self._reads_losses(call))))
@@ -966,12 +968,19 @@ class InferenceAnalysis:
             elif use.code not in models:
                 models[use.code] = use
         callers = self.callers(facts)
+        modes = tuple(sorted(self.decorators))
         already_no_grad = self.decorated_no_grad(facts) or bool(facts.grad_mode_calls) or \
-            all(site.grad_mode_set for site, _ in uses) or self._called_without_grad(facts)
+            all(site.grad_mode_set for site, _ in uses) or self._called_without_grad(facts) or \
+            bool(callers) and all(grad_mode_at(self.names, call, modes).enabled is False
+                                  for call, _ in callers)
         already_eval = self._evaluated(facts, callers) or \
             self._evaluated_by_constructor(facts, list(models))
+        # A training function that runs this one under `with torch.no_grad():` (the GAN
+        # collections' per-epoch `visualize_results`) trains nothing through it.
         from_training = any(
-            caller is not None and self.differentiates(caller) for _, caller in callers)
+            caller is not None and self.differentiates(caller) and
+            grad_mode_at(self.names, call, modes).enabled is not False
+            for call, caller in callers)
         differentiated = any(self._result_differentiated(call, caller)
                              for call, caller in callers)
         return InferenceFunction(

@@ -21,6 +21,7 @@ from torchfix_codemods.analysis.core.evaluation import Evaluation, module_evalua
 from torchfix_codemods.analysis.core.memo import Slot
 from torchfix_codemods.analysis.core.names import Binding, NameIndex, dotted_name
 from torchfix_codemods.analysis.core.walk import walk, walk_local
+from torchfix_codemods.analysis.vocabulary.tensor_methods import DEVICE_METHODS
 from torchfix_codemods.analysis.vocabulary.torch_api import (
     ITERABLE_MODULE_CONTAINERS,
     MODULE_WRAPPERS,
@@ -207,7 +208,7 @@ def _class_attribute_evidence(names: NameIndex, owner: cst.ClassDef, attr: str, 
         values.extend((statement.name.value, node) for node in plain)
         if None in plain:
             unpacked.extend(_unpacked_self_assignments(statement, attr))
-    if not values or not any(method == "__init__" for method, _ in values):
+    if not values or not any(method in _constructing_methods(owner) for method, _ in values):
         return None
     if sum(value is None for _, value in values) != len(unpacked):
         return None  # some `self.<attr>` write is neither plain nor a tuple unpacking
@@ -226,6 +227,20 @@ def _class_attribute_evidence(names: NameIndex, owner: cst.ClassDef, attr: str, 
         reasons.append(reason)
     return reasons[0].wrapped(f"`{shown}.{attr}` of `{owner.name.value}`, assigned "
                               f"{reasons[0].reason}")
+
+
+def _constructing_methods(owner: cst.ClassDef) -> set[str]:
+    """``__init__`` and the methods of ``owner`` it calls on ``self`` (BEGAN's trainer builds
+    its networks in ``self.build_model()``, which ``__init__`` calls): what they assign is
+    there once the object exists."""
+    found = {"__init__"}
+    for statement in owner.body.body:
+        if isinstance(statement, cst.FunctionDef) and statement.name.value == "__init__":
+            for node in walk_local(statement.body):
+                if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and \
+                        isinstance(node.func.value, cst.Name) and node.func.value.value == "self":
+                    found.add(node.func.attr.value)
+    return found
 
 
 def self_assignments(function: cst.FunctionDef, attr: str) -> list[cst.BaseExpression | None]:
@@ -457,10 +472,16 @@ def _bindings_evidence(names: NameIndex, name: cst.Name, bindings: list,
                 reasons.append(found)
                 continue
         if binding.kind in ("assign", "annassign") and binding.value is not None:
-            if _is_torch_load(names, binding.value):
+            if _is_torch_load(names, _loaded_whole(binding.value)):
                 loaded = _loaded_under_module_globals(names, binding.value)
                 if loaded is not None:
                     reasons.append(loaded)
+                elif len(bindings) == 1 or all(_is_torch_load(names, _loaded_whole(b.value))
+                                               or _moves_itself(b, name.value)
+                                               for b in bindings if b.value is not None):
+                    used = _used_as_module(names, binding, name.value)
+                    if used is not None:
+                        reasons.append(used)
                 # `model = torch.load(path)` next to `model = Net()` reloads the same kind
                 # of object: it neither proves nor refutes, the other bindings decide.
                 continue
@@ -478,6 +499,61 @@ def _bindings_evidence(names: NameIndex, name: cst.Name, bindings: list,
 
 
 # ------------------------------------------------------------ parameters and loops
+
+
+def _loaded_whole(value: cst.BaseExpression | None) -> cst.BaseExpression | None:
+    """``torch.load(f)["model"]`` -> the load (a checkpoint's entry is what was pickled)."""
+    if isinstance(value, cst.Subscript) and len(value.slice) == 1 and \
+            isinstance(value.slice[0].slice, cst.Index) and \
+            isinstance(value.slice[0].slice.value, cst.SimpleString):
+        return value.value
+    return value
+
+
+def pickled_model(names: NameIndex, expr: cst.BaseExpression) -> bool:
+    """``model`` is only ever a whole model unpickled by ``torch.load`` (moved or not), not
+    under ``safe_globals``: its class is not visible here, and it keeps the train/eval mode it
+    was saved in (``training`` is pickled with it), which this file does not show either."""
+    if not isinstance(expr, cst.Name):
+        return False
+    bindings = names.bindings_of(expr)
+    loads = [b for b in bindings if b.value is not None
+             and _is_torch_load(names, _loaded_whole(b.value))]
+    return bool(loads) and all(b in loads or _moves_itself(b, expr.value) for b in bindings) \
+        and all(_loaded_under_module_globals(names, b.value) is None for b in loads)
+
+
+def _moves_itself(binding: Binding, name: str) -> bool:
+    moved = _strip_chain(binding.value) if binding.value is not None else None
+    return moved is not binding.value and isinstance(moved, cst.Name) and moved.value == name
+
+
+_MODULE_ONLY_METHODS = frozenset({"eval", "train", "parameters", "named_parameters",
+                                  "state_dict", "load_state_dict", "modules", "children"})
+
+
+def _used_as_module(names: NameIndex, binding: Binding, name: str) -> ModuleEvidence | None:
+    """``model = torch.load(opt.model)["model"]`` (twtygqyy/pytorch-SRResNet's demo and eval
+    scripts) used, in the scope that binds it, both as a callable (``model(x)``) and as an
+    object that moves between devices (``model.cuda()``, ``.cpu()``, ``.to(...)``) or has a
+    module's own methods (``.eval()``, ``.parameters()``...): a tensor is not callable, a
+    function has no ``.cuda()``, so what was pickled is a whole model (a module, or a
+    TorchScript module: both are called on tensors and return them)."""
+    scope = names.scope_of(binding.node)
+    called = moved = False
+    for read in names.loads_in(scope, name):
+        parent = names.parent(read)
+        if isinstance(parent, cst.Call) and parent.func is read and parent.args:
+            called = True
+        if isinstance(parent, cst.Attribute) and parent.value is read:
+            call = names.parent(parent)
+            if isinstance(call, cst.Call) and call.func is parent and \
+                    parent.attr.value in _MODULE_ONLY_METHODS | DEVICE_METHODS:
+                moved = True
+    if called and moved:
+        return ModuleEvidence("a whole model loaded with `torch.load`, then called and moved "
+                              "or switched like a module")
+    return None
 
 
 def passed_to_apply(names: NameIndex, function: str) -> bool:

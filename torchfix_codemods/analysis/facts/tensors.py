@@ -12,8 +12,9 @@ outputs of ``nn.Module`` instances and losses, loop variables over
 ``.parameters()``, ``.weight``/``.bias`` of modules, ``.grad`` of tensors,
 ``nn.Parameter``, parameters annotated ``torch.Tensor``, ``isinstance`` guards.
 Evidence for *not a tensor*: numpy and pandas values, argparse namespaces,
-datasets, module paths, ``PackedSequence``, and every value in a file that
-imports TensorFlow, Keras, JAX or Paddle. A name bound to a tensor in one
+datasets, module paths, ``PackedSequence``, and every value that sees an import
+of TensorFlow, Keras, JAX or Paddle (at module level, or in a function or class
+it is in). A name bound to a tensor in one
 place and to something else (or to something unknown) in another is unknown.
 """
 
@@ -31,7 +32,7 @@ from torchfix_codemods.analysis.core.flow import reaching_bindings
 from torchfix_codemods.analysis.core.memo import Slot
 from torchfix_codemods.analysis.core.names import Binding, NameIndex, dotted_name, unpack_position
 from torchfix_codemods.analysis.core.walk import walk_local
-from torchfix_codemods.analysis.facts.frameworks import foreign_framework
+from torchfix_codemods.analysis.facts.frameworks import foreign_framework, foreign_framework_at
 from torchfix_codemods.analysis.facts.modules import (
     ModuleEvidence,
     module_classes,
@@ -167,7 +168,7 @@ _ECOSYSTEM_TENSOR_FUNCTIONS = frozenset({
 
 def provenance(names: NameIndex, expr: cst.BaseExpression) -> Provenance:
     """What ``expr`` is: a torch tensor, not one, or unknown, with the evidence."""
-    framework = foreign_framework(names)
+    framework = foreign_framework_at(names, expr)
     if framework is not None:
         return _not(f"this file imports {framework}, whose tensors have `.numpy()` but "
                     "no `.detach()`")
@@ -347,6 +348,11 @@ class _Analyzer:
             if module.returns_tuple:
                 return _unknown(f"output of a recurrent or attention module ({module.reason})")
             return _tensor(f"output of a module ({module.reason})")
+        function = local_function(names, call)
+        if function is not None:
+            returned = self._returned_tensor(function, depth)
+            if returned is not None:
+                return returned
         if isinstance(func, cst.Name):
             binding = names.binding_of(func)
             if binding is None and func.value in _NUMBER_BUILTINS and \
@@ -358,6 +364,35 @@ class _Analyzer:
                 if func.value not in module_classes(names):
                     return _unknown(f"instance of `{func.value}`")
         return _unknown("result of a call the analysis does not know")
+
+    def _returned_tensor(self, function: cst.FunctionDef, depth: int) -> Provenance | None:
+        """``y_soft = gumbel_softmax_sample(logits)`` where that function of this file returns
+        a tensor on every path: undecorated, no ``yield``, every ``return`` has a value the
+        analysis calls a tensor, and the body ends in a ``return`` or ``raise`` (it cannot
+        fall off its end and give ``None``)."""
+        body = function.body
+        if function.decorators or function.asynchronous is not None or \
+                not isinstance(body, cst.IndentedBlock) or not body.body:
+            return None
+        last = body.body[-1]
+        if not (isinstance(last, cst.SimpleStatementLine) and
+                isinstance(last.body[-1], (cst.Return, cst.Raise))):
+            return None
+        found: list[Provenance] = []
+        for node in walk_local(body):
+            if isinstance(node, (cst.Yield, cst.Await)):
+                return None
+            if isinstance(node, cst.Return):
+                if node.value is None:
+                    return None
+                returned = self.of(node.value, depth + 1)
+                if not returned.is_tensor:
+                    return None
+                found.append(returned)
+        if not found:
+            return None
+        return _tensor(f"`{function.name.value}()` returns a tensor on every path "
+                       f"({found[0].reason})")
 
     def _qualified_call(self, call: cst.Call, qualified: str) -> Provenance:
         last = qualified.split(".")[-1]
@@ -449,6 +484,12 @@ class _Analyzer:
         bindings = reaching_bindings(self.names, name)
         if not bindings:
             return _unknown(f"`{name.value}` is not bound in this file")
+        parent = self.names.parent(name)
+        if isinstance(parent, cst.Attribute) and parent.value is name and \
+                not parent.attr.value.startswith("__"):
+            # `predict = None` before a loop that binds it: `predict.data` raises on None, so
+            # a read that succeeds sees one of the other bindings.
+            bindings = [b for b in bindings if not _binds_none(b)] or bindings
         key = tuple(id(binding) for binding in bindings)
         if key in self.resolving:
             return _unknown(f"`{name.value}` is defined in terms of itself")
@@ -594,6 +635,11 @@ class _Analyzer:
             if source.is_not_tensor:
                 return _not(f"loop variable over {source.reason}")
         return _unknown(f"`{name.value}` is a loop variable over something not known")
+
+
+def _binds_none(binding: Binding) -> bool:
+    return binding.kind == "assign" and isinstance(binding.value, cst.Name) and \
+        binding.value.value == "None"
 
 
 def _second_of_pair(target: cst.BaseExpression, name: cst.Name) -> bool:

@@ -709,7 +709,13 @@ class _Values:
     def _factory(self, call: cst.Call, qualified: str, name: str, depth: int) -> TensorFacts:
         keywords = {arg.keyword.value: arg.value for arg in call.args if arg.keyword is not None}
         like = FACTORY_INTEGER_RESULT[name] == "like"
-        data = next((a.value for a in call.args if a.keyword is None and not a.star), None)
+        positional = [a.value for a in call.args if a.keyword is None and not a.star]
+        data = positional[0] if positional else None
+        if name in LEGACY_CONSTRUCTORS and len(positional) > 1 and \
+                not any(a.star for a in call.args):
+            # `torch.FloatTensor(batch, z)`: two or more positional arguments are sizes (a
+            # tensor and a size raise `TypeError`, measured on torch 2.13): a fresh tensor.
+            data = None
         source = None
         if data is not None and (like or name == "tensor" or name in LEGACY_CONSTRUCTORS) and \
                 not provenance(self.names, data).is_not_tensor:
