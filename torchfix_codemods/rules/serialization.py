@@ -103,7 +103,9 @@ class TorchLoadWithoutWeightsOnly(Rule):
       rebound as `decoder = decoder.to(device)`) or a name it is unpacked to
       (`actor_critic, obs_rms = torch.load(...)`), is used as a whole
       `nn.Module` (called, `.eval()`, `.parameters()`, ...), an optimizer
-      (`.step()`) or an object with attributes (`args.lr`), or is assigned
+      (`.step()`) or an object with attributes (`args.lr`, or the whole
+      loaded object read as `vocab.tgt`: no tensor, dict, list or number
+      has such an attribute), or is assigned
       to a model-like name. Where the run itself writes that file
       (it is trusted), the fix is `weights_only=False`, unsafe: it keeps the
       file loading on torch >= 2.6, as torch's own error message proposes.

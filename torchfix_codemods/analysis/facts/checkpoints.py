@@ -126,8 +126,15 @@ def object_part(names: NameIndex, use: LoadUse) -> str | None:
     """A part of the loaded object used as something ``weights_only=True`` cannot load:
     ``checkpoint["decoder"]`` assigned, then called or ``.eval()``-ed (a whole module),
     ``checkpoint["optimizer"].step()`` (an optimizer object), ``args = checkpoint["args"]``
-    read as ``args.lr`` (an ``argparse.Namespace``). None when no part is used that way."""
+    read as ``args.lr`` (an ``argparse.Namespace``), or the whole loaded object read as
+    ``vocab.tgt`` (a pickled instance of the program's own class: no tensor, dict, list or
+    number ``weights_only=True`` loads has such an attribute). None when nothing is used
+    that way."""
     for item in use.uses or ():
+        if item.kind == "attribute" and item.attr is not None and \
+                item.attr not in _TENSOR_ATTRIBUTES and not item.attr.startswith("_"):
+            return (f"the loaded object is read as an object with attributes (`.{item.attr}`: "
+                    "an instance of a class)")
         if item.kind != "subscript":
             continue
         shown = f'`[{item.key!r}]`' if item.key is not None else "a part of it"
