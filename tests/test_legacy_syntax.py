@@ -142,3 +142,50 @@ def test_columns_of_the_repaired_text_map_back_to_the_original_line() -> None:
     for name in ("y", "z", "w"):
         column = new_line.index(f"{name} =") + 1
         assert repaired.original_column(2, column) == original.index(f"{name} =") + 1
+
+
+# Reduced from a knowledge-distillation trainer (haitongli/knowledge-distillation-pytorch
+# at 9937528f, train.py and utils.py): the file that saves the checkpoint is torch 0.3 code
+# (`async=True`), the load is in a helper of another file.
+SAVES_THROUGH_A_HELPER = (
+    "import torch\n"
+    "import utils\n"
+    "model = torch.nn.Linear(2, 2)\n"
+    "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+    "x = torch.randn(3, 2).to('cpu', async=True)\n"
+    "utils.save_checkpoint({'epoch': 1, 'state_dict': model.state_dict(),\n"
+    "                       'optim_dict': optimizer.state_dict()}, checkpoint='runs')\n"
+)
+LOADS_IN_A_HELPER = (
+    "import os\n"
+    "import torch\n"
+    "def save_checkpoint(state, checkpoint):\n"
+    "    filepath = os.path.join(checkpoint, 'last.pth.tar')\n"
+    "    torch.save(state, filepath)\n"
+    "def load_checkpoint(checkpoint, model, optimizer=None):\n"
+    "    checkpoint = torch.load(checkpoint, map_location='cpu')\n"
+    "    model.load_state_dict(checkpoint['state_dict'])\n"
+    "    if optimizer:\n"
+    "        optimizer.load_state_dict(checkpoint['optim_dict'])\n"
+    "    return checkpoint\n"
+)
+
+
+def test_the_index_reads_a_repaired_file_as_the_engine_does_so_fix_is_idempotent(
+        tmp_path: Path) -> None:
+    """What the saving file writes is known before its repair is written, not only after:
+    one ``fix`` gives the load its ``weights_only=True`` and a second changes nothing (it
+    used to add it only on the second run, once the first had made train.py parse)."""
+    (tmp_path / "train.py").write_text(SAVES_THROUGH_A_HELPER)
+    (tmp_path / "utils.py").write_text(LOADS_IN_A_HELPER)
+    first = runner.invoke(app, ["fix", "--unsafe-fixes", "--select", "ALL",
+                                str(tmp_path)])
+    assert first.exit_code in (0, 1), first.output
+    assert "non_blocking=True" in (tmp_path / "train.py").read_text()
+    loads = (tmp_path / "utils.py").read_text()
+    assert "torch.load(checkpoint, map_location='cpu', weights_only=True)" in loads
+    after_first = {p.name: p.read_bytes() for p in tmp_path.glob("*.py")}
+    second = runner.invoke(app, ["fix", "--unsafe-fixes", "--select", "ALL",
+                                 str(tmp_path)])
+    assert second.exit_code in (0, 1), second.output
+    assert {p.name: p.read_bytes() for p in tmp_path.glob("*.py")} == after_first

@@ -152,15 +152,41 @@ def _summarize_with_facts(path: str, data: bytes) -> tuple[FileSummary, KnownFac
         text = load_source(path, data).text
     except (NotebookError, UndecodableSource):
         return FileSummary(parsed=False), None
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    parsed = parse_as_analysed(path, text)
+    if parsed is None:
         return FileSummary(parsed=False), None
+    text, tree = parsed
     try:
         summary = summarize(text, tree)
     except (RecursionError, MemoryError):  # deeper than the summary's walk: no facts from it
         return FileSummary(parsed=False), None
     return summary, (len(text), hash(text), tree_facts(tree))
+
+
+def parse_as_analysed(path: str, text: str) -> tuple[str, ast.Module] | None:
+    """The text the engine analyses for this file and its ``ast`` tree; None when even
+    that does not parse.
+
+    A file of torch 0.3 code with ``x.cuda(async=True)`` is a ``SyntaxError`` today, but
+    the engine analyses it repaired (``async=`` read as ``non_blocking=``, TFC004), and
+    ``fix`` writes the repair. The index reads the same repaired text, so what it knows
+    of the file (what its ``torch.save`` calls write, which helpers it defines) is the
+    same before and after that fix: otherwise a second ``fix`` would find what the first
+    could not (a load in another file given ``weights_only=True`` only once the saving
+    file had been repaired), and ``fix`` would not be idempotent."""
+    from torchfix_codemods.legacy_syntax import repair
+
+    try:
+        return text, ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        pass
+    repaired = repair(text, path)
+    if repaired is None:
+        return None
+    try:
+        return repaired.text, ast.parse(repaired.text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
 
 
 def project_of_bytes(files: Mapping[str, bytes]) -> ProjectIndex:
@@ -178,8 +204,11 @@ def summarize_bytes(path: str, data: bytes) -> FileSummary:
         text = load_source(path, data).text
     except (NotebookError, UndecodableSource):
         return FileSummary(parsed=False)
+    parsed = parse_as_analysed(path, text)
+    if parsed is None:
+        return FileSummary(parsed=False)
     try:
-        return summarize(text)
+        return summarize(*parsed)
     except (RecursionError, MemoryError):  # deeper than the summary's walk: no facts from it
         return FileSummary(parsed=False)
 
