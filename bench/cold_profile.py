@@ -1,10 +1,14 @@
 """Where a cold ``check`` spends its time: cProfile of one process, grouped by stage (from speed).
 
 Runs ``check --no-cache --jobs 1`` in this process under cProfile and prints
-each stage's share of the total. Profiling inflates the parts that make many
-small Python calls (the walks) against LibCST's native parser, so read the
-shares as an order, not as exact figures. ``--stats FILE`` keeps the raw
-profile for ``python -m pstats``.
+each stage's share of the total. The run's forked workers and its deep-stack
+thread (``isolation.call_deep``) are switched off for the profile, and the
+workers' garbage-collector settings switched on, so that every file's summary
+and analysis run in the profiled thread as in a worker (a profile of the CLI as
+it is saw the parent process alone: start-up, discovery and output).
+Profiling inflates the parts that make many small Python calls (the walks)
+against LibCST's native parser, so read the shares as an order, not as exact
+figures. ``--stats FILE`` keeps the raw profile for ``python -m pstats``.
 
 Usage::
 
@@ -21,6 +25,7 @@ import pstats
 import sys
 from pathlib import Path
 
+from torchfix_codemods import isolation, workers
 from torchfix_codemods.entry import main as run
 
 STAGES = [
@@ -45,6 +50,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("paths", nargs="+")
     parser.add_argument("--stats", type=Path, help="write the raw profile here")
     args = parser.parse_args(argv)
+    # Every file in this thread: no fork (the workers' time would be lost to the profile)
+    # and no deep-stack thread (cProfile follows one thread).
+    workers.can_fork = lambda: False  # type: ignore[assignment]
+    workers._collect_less()
+    isolation._DEEP.active = True
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
     profile = cProfile.Profile()
     profile.enable()
     with contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()):

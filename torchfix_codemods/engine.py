@@ -32,7 +32,7 @@ from libcst.metadata import CodePosition, CodeRange
 from torchfix_codemods import attribution, legacy_syntax
 from torchfix_codemods.analysis.core.names import NameIndex
 from torchfix_codemods.analysis.core.positions import positions_of
-from torchfix_codemods.analysis.core.walk import walk
+from torchfix_codemods.analysis.core.walk import children
 from torchfix_codemods.analysis.facts.compat import guard_of
 from torchfix_codemods.analysis.project import NO_PROJECT, ProjectFacts
 from torchfix_codemods.analysis.project.stars import EVERY_NAME
@@ -68,7 +68,13 @@ class _Analysis:
 
 
 class _BatchedVisitor:
-    """Runs every active rule's ``visit_*``/``leave_*`` in one fast walk of the module."""
+    """Runs every active rule's ``visit_*``/``leave_*`` in one fast walk of the module.
+
+    The walk is :func:`~torchfix_codemods.analysis.core.walk.walk`'s, inlined: handlers are
+    looked up once per node type (not by the type's name at every node), and a node is
+    revisited after its children only when a rule has a ``leave_*`` for its type (two
+    types in practice): the handlers run in the same order as through ``walk``, at less
+    than half the walk's own cost."""
 
     def __init__(self, rules: Sequence[Rule]) -> None:
         self._visit: dict[str, list[tuple[Rule, Callable[[cst.CSTNode], object]]]] = {}
@@ -85,7 +91,26 @@ class _BatchedVisitor:
         self.failed: dict[int, tuple[Rule, cst.CSTNode, BaseException]] = {}
 
     def run(self, module: cst.Module) -> None:
-        walk(module, self._enter, self._exit)
+        by_type: dict[type, tuple[list, list]] = {}
+        stack: list[object] = [module]
+        pop, extend, dispatch = stack.pop, stack.extend, self._dispatch
+        while stack:
+            node = pop()
+            if type(node) is _Leave:
+                dispatch(node.handlers, node.node)  # type: ignore[attr-defined]
+                continue
+            node_type = type(node)
+            handlers = by_type.get(node_type)
+            if handlers is None:
+                name = node_type.__name__
+                handlers = by_type[node_type] = (self._visit.get(name, []),
+                                                 self._leave.get(name, []))
+            visit, leave = handlers
+            if visit:
+                dispatch(visit, node)  # type: ignore[arg-type]
+            if leave:
+                stack.append(_Leave(node, leave))  # type: ignore[arg-type]
+            extend(reversed(children(node)))  # type: ignore[arg-type]
 
     def _dispatch(self, handlers: list[tuple[Rule, Callable[[cst.CSTNode], object]]],
                   node: cst.CSTNode) -> None:
@@ -97,16 +122,16 @@ class _BatchedVisitor:
             except Exception as error:  # noqa: BLE001 - reported, never swallowed
                 self.failed[id(rule)] = (rule, node, error)
 
-    def _enter(self, node: cst.CSTNode, parent: cst.CSTNode | None) -> bool:
-        handlers = self._visit.get(type(node).__name__)
-        if handlers:
-            self._dispatch(handlers, node)
-        return True
 
-    def _exit(self, node: cst.CSTNode) -> None:
-        handlers = self._leave.get(type(node).__name__)
-        if handlers:
-            self._dispatch(handlers, node)
+class _Leave:
+    """On the batched walk's stack: ``node``'s children are done, run its ``leave_*``."""
+
+    __slots__ = ("handlers", "node")
+
+    def __init__(self, node: cst.CSTNode,
+                 handlers: list[tuple[Rule, Callable[[cst.CSTNode], object]]]) -> None:
+        self.node = node
+        self.handlers = handlers
 
 
 class _Replacer(cst.CSTTransformer):

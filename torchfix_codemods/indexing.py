@@ -112,7 +112,13 @@ def _summarize_all(missing: list[tuple[str, bytes, str]], jobs: int, timeout: fl
     if not missing:
         return []
     if not can_fork():  # pragma: no cover - Windows
-        return [_summarize_item((path, data))[0] for path, data, _ in missing]
+        summaries = []
+        for path, data, _ in missing:
+            summary, spent[path], known = _summarize_item((path, data))
+            if known is not None:  # the analysis, in this process, reads them as a worker would
+                facts[path] = known
+            summaries.append(summary)
+        return summaries
     workers = jobs if len(missing) >= POOL_MIN_FILES else 1
     items = [(path, data) for path, data, _ in missing]
     found: dict[str, FileSummary] = {}

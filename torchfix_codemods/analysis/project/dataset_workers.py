@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from torchfix_codemods.analysis.core.ast_walk import iter_child_nodes
 from torchfix_codemods.analysis.project.registry import Fact, Question, register
 from torchfix_codemods.analysis.vocabulary.torch_api import CUDA_QUERIES, names_cuda_device
 from torchfix_codemods.analysis.vocabulary.torch_classes import DATASET_WORKER_METHODS
@@ -139,7 +140,7 @@ def _calls(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.Cal
             continue
         if isinstance(node, ast.Call):
             found.append(node)
-        stack.extend(ast.iter_child_nodes(node))
+        stack.extend(iter_child_nodes(node))
     return iter(sorted(found, key=lambda call: (call.lineno, call.col_offset)))
 
 

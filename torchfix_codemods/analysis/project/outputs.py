@@ -24,6 +24,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
+from torchfix_codemods.analysis.core.ast_walk import walk
 from torchfix_codemods.analysis.project.registry import Fact, Question, register
 from torchfix_codemods.analysis.vocabulary.torch_api import RANK_ZERO
 
@@ -131,11 +132,11 @@ class _Verdicts:
         params = set(local)
         own = set[str]()
         """Names bound inside the function to values of its own (not what it was given)."""
-        for child in ast.walk(node):
+        for child in walk(node):
             if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Store):
                 own.add(child.id)
         this = node.args.args[0].arg if owner is not None and node.args.args else None
-        for child in ast.walk(node):
+        for child in walk(node):
             if child is node:
                 continue
             if isinstance(child, _REJECTED):
@@ -240,13 +241,13 @@ class _Verdicts:
         return kept == set(methods) and any(
             isinstance(c, ast.Call) and self._call(c, None, set(), set()) is True
             and not (isinstance(c.func, ast.Name) and c.func.id == "print")
-            for m in methods.values() for c in ast.walk(m))
+            for m in methods.values() for c in walk(m))
 
 
 def _returns_value(function: ast.FunctionDef) -> bool:
     return any(isinstance(n, ast.Return) and n.value is not None and not (
         isinstance(n.value, ast.Constant) and n.value.value is None)
-        for n in ast.walk(function))
+        for n in walk(function))
 
 
 def summarize(tree: ast.Module) -> dict[str, list[str]]:

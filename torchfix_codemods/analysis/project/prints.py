@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
+from torchfix_codemods.analysis.core.ast_walk import walk
 from torchfix_codemods.analysis.project.registry import Fact, Question, register
 
 if TYPE_CHECKING:
@@ -44,9 +45,9 @@ def _verdict(function: ast.FunctionDef, text: set[str], shared: dict[str, set[st
     module's functions still taken for either; ``shared`` maps each global a function
     declares to the module's functions that use it."""
     printed = False
-    local = {t.id for node in ast.walk(function) if isinstance(node, ast.Assign)
+    local = {t.id for node in walk(function) if isinstance(node, ast.Assign)
              for t in node.targets if isinstance(t, ast.Name)}
-    for node in ast.walk(function):
+    for node in walk(function):
         if node is function:
             continue
         if isinstance(node, ast.Global):
@@ -92,12 +93,12 @@ def summarize(tree: ast.Module) -> list[str]:
     shared: dict[str, set[str]] = {}
     read: set[str] = set()
     for name, function in functions.items():
-        for node in ast.walk(function):
+        for node in walk(function):
             if isinstance(node, ast.Name):
                 shared.setdefault(node.id, set()).add(name)
                 if isinstance(node.ctx, ast.Load):
                     read.add(node.id)
-    declared = {n for f in functions.values() for node in ast.walk(f)
+    declared = {n for f in functions.values() for node in walk(f)
                 if isinstance(node, ast.Global) for n in node.names}
     # A global only written (`seen = x`) is kept for someone else to read: not output state.
     shared = {name: users if name in read else {""}

@@ -21,6 +21,7 @@ import ast
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from torchfix_codemods.analysis.core.ast_walk import iter_child_nodes, statements, walk
 from torchfix_codemods.analysis.project.registry import Fact, Question, register
 from torchfix_codemods.analysis.vocabulary.tensor_methods import (
     TENSOR_ONLY_METHODS,
@@ -178,7 +179,7 @@ class _Function:
         if depth > _MAX_DEPTH:
             return False
         found = False
-        for node in ast.walk(expr):
+        for node in walk(expr):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
                 if node.func.attr in _NOT_TENSOR_METHODS:
                     return None
@@ -218,7 +219,7 @@ def _own_nodes(function: ast.FunctionDef) -> list[ast.AST]:
         found.append(node)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             continue
-        stack.extend(ast.iter_child_nodes(node))
+        stack.extend(iter_child_nodes(node))
     return found
 
 
@@ -248,7 +249,7 @@ def _imports(tree: ast.Module) -> tuple[set[str], set[str], bool]:
     torch_names: set[str] = set()
     functional: set[str] = set()
     foreign = False
-    for node in ast.walk(tree):
+    for node in statements(tree):  # an import is a statement: no need to enter expressions
         if isinstance(node, ast.Import):
             for alias in node.names:
                 foreign = foreign or alias.name.split(".")[0] in _FOREIGN

@@ -34,6 +34,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from torchfix_codemods.analysis.core.ast_walk import iter_child_nodes, walk
 from torchfix_codemods.analysis.project.registry import summarize_facts
 from torchfix_codemods.analysis.project.values import (
     FLAG,
@@ -622,7 +623,7 @@ class _Summarizer:
         the ``ast`` twin of :func:`analysis.modules.changes_with_mode`, sharing its
         vocabulary (:mod:`analysis.torch_classes`)."""
         tokens: set[str] = set()
-        for node in ast.walk(cls):
+        for node in walk(cls):
             if isinstance(node, ast.Attribute) and node.attr == "training":
                 return ["yes"]
             if isinstance(node, ast.Call):
@@ -820,7 +821,7 @@ class _Summarizer:
         assigned |= {id(call.func.value) for call, _, _, statement in self._calls
                      if statement is not None and isinstance(call.func, ast.Attribute)
                      and call.func.attr in ("cuda", "to")}
-        loops = [(node.lineno, node.end_lineno or node.lineno) for node in ast.walk(tree)
+        loops = [(node.lineno, node.end_lineno or node.lineno) for node in walk(tree)
                  if isinstance(node, (ast.For, ast.AsyncFor, ast.While))]
         if any(name.startswith("_ddp_") for scope in (self.module, *self._functions.values())
                for name in scope.bindings):
@@ -903,7 +904,7 @@ class _Summarizer:
             if args.vararg is None or args.args or args.posonlyargs or args.kwonlyargs:
                 continue
             scope = self._functions[id(node)]
-            for call in ast.walk(node):
+            for call in walk(node):
                 if isinstance(call, ast.Call) and self.dotted(call.func, scope) == "torch.save" \
                         and [type(a) for a in call.args] == [ast.Starred] \
                         and isinstance(call.args[0].value, ast.Name) \
@@ -1276,7 +1277,7 @@ class _Summarizer:
         for side in (expr.left, *expr.comparators):
             if self._is_version(side, scope):
                 return FLAG
-            for node in ast.walk(side):
+            for node in walk(side):
                 if isinstance(node, ast.Name) and node.id in self.summary.imports and \
                         self.dotted(node, scope) is not None:
                     refs.append(Ref(self.summary.imports[node.id]))
@@ -1387,7 +1388,7 @@ def _own_nodes(owner: ast.AST) -> list[ast.AST]:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             continue
         found.append(node)
-        stack.extend(ast.iter_child_nodes(node))
+        stack.extend(iter_child_nodes(node))
     return found
 
 
@@ -1406,7 +1407,7 @@ def _epoch_calls(owner: ast.AST, instance: str) -> int:
         if any(isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute)
                and isinstance(c.func.value, ast.Name) and c.func.value.id == instance
                and any(isinstance(a, ast.Name) and a.id == epoch for a in c.args)
-               for statement in node.body for c in ast.walk(statement)):
+               for statement in node.body for c in walk(statement)):
             count += 1
     return count
 
@@ -1468,7 +1469,7 @@ class _EpochReads:
                 continue
             if depth and isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
                 called.add(node.func.id)
-            stack.extend((c, depth) for c in ast.iter_child_nodes(node))
+            stack.extend((c, depth) for c in iter_child_nodes(node))
         return nested - twice, looped - twice, called
 
     def per_epoch(self, name: str, scope: _Scope) -> bool:
