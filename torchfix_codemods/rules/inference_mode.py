@@ -207,6 +207,8 @@ class MissingEval(Rule):
     def _check(self, analysis: InferenceAnalysis, root: InferenceFunction) -> None:
         if root.models and all(m.mode_matters is False for m in root.models):
             return  # eval() would change nothing this model computes
+        if root.passed_a_function:
+            return  # a caller runs it on a `lambda`: there is no mode to switch
         node = root.facts.node
         shown = root.models[0].code if len(root.models) == 1 else "the model"
         message = self._specific.format(model=shown)
