@@ -1071,7 +1071,8 @@ class InferenceAnalysis:
             bool(callers) and all(grad_mode_at(self.names, call, modes).enabled is False
                                   for call, _ in callers)
         already_eval = self._evaluated(facts, callers) or \
-            self._evaluated_by_constructor(facts, list(models))
+            self._evaluated_by_constructor(facts, list(models)) or \
+            self._evaluation_script_model(facts, list(models), callers)
         # A training function that runs this one under `with torch.no_grad():` (the GAN
         # collections' per-epoch `visualize_results`) trains nothing through it.
         from_training = any(
@@ -1197,6 +1198,33 @@ class InferenceAnalysis:
                 evaluated |= {code_of(call.func.value) for call in method.eval_calls
                               if isinstance(call.func, cst.Attribute)}
         return all(model in evaluated for model in models)
+
+    def _evaluation_script_model(self, facts: FunctionFacts, models: list[str],
+                                 callers: list[tuple[cst.Call, FunctionFacts | None]]) -> bool:
+        """An evaluation script: its top-level code switches the model to eval
+        (``model = torch.load(path); model.eval()``), nothing in the file differentiates or
+        switches any mode back (no ``.train(...)``), and the function runs that model (the
+        module-level name, or a parameter of the same name) with no call in this file before
+        that switch (ZhixiuYe/NER-pytorch's ``eval.py``). It runs in eval mode."""
+        if len(models) != 1 or not isinstance(self.names.parent(facts.node), cst.Module) or \
+                self.file_differentiates() or self.module_diffs:
+            return False
+        model = models[0]
+        if not model.isidentifier() or any(
+                function.train_calls for function in self.functions.values()) or any(
+                isinstance(site.node, cst.Call) and isinstance(site.node.func, cst.Attribute)
+                and site.node.func.attr.value == "train" for site in self.module_sites):
+            return False
+        switches = [call for call in self.module_eval_calls()
+                    if isinstance(call.func, cst.Attribute) and code_of(call.func.value) == model]
+        if not switches or not all(caller is None and any(self._before(e, call)
+                                                          for e in switches)
+                                   for call, caller in callers):
+            return False
+        module_scope = self.names.module_scope
+        assert module_scope is not None
+        return model in module_scope.bindings and (
+            model in facts.params or model not in self.names.scope_of(facts.node.body).bindings)
 
     def _evaluated_by_helper(self, caller: FunctionFacts, call: cst.Call) -> bool:
         """``model = load_model(path)`` before the call, where ``load_model`` calls ``.eval()``."""

@@ -40,6 +40,11 @@ data (unknown), or the argument's dtype (like)."""
 assert set(FACTORY_INTEGER_RESULT) == TENSOR_FACTORIES, "one answer per factory"
 DATA_SHARING_FACTORIES = frozenset({"from_numpy", "as_tensor"})
 """Tensors made from existing data, which may share its memory."""
+NEW_OBJECT_FACTORIES = TENSOR_FACTORIES | {"from_numpy"}
+"""``torch.*`` calls that return a new tensor object without history on every call (a
+leaf nothing else holds): ``requires_grad_()`` on the result changes no other tensor.
+``from_numpy`` shares the array's memory but is a new tensor each time; ``as_tensor`` is not
+one (it returns its argument itself when that is already a tensor of the dtype and device)."""
 
 # ------------------------------------------------------------------ metadata
 METADATA_READS = frozenset({"size", "shape", "numel", "nelement", "dim", "ndimension", "dtype",
