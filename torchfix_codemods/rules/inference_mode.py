@@ -330,11 +330,17 @@ class MissingNoGrad(Rule):
     `main`, a model's own method) is recognised by what it does: it switches a
     model to eval mode with `.eval()` (a method of the model: `self.eval()`),
     then runs that model (calls it, or its `forward`, `sample`, `generate`,
-    `encode`, `decode`, `predict`), has no decorator that may set the grad
-    mode itself, and neither it nor a caller differentiates or steps
-    an optimizer with the result; one that a training function calls (a
-    teacher in distillation) is left alone. A script's `main`, called only by
-    module-level code, is reported at its first model call. The top level of
+    `encode`, `decode`, `predict`, or a method of the model's own class that
+    runs its layers, such as a beam search `model.translate(src)`), has no
+    decorator that may set the grad mode itself, and neither it nor a caller
+    differentiates or steps an optimizer with the result; one that a training
+    function calls (a teacher in distillation) is left alone. So is a function
+    that every caller in the file runs right after switching the models it
+    runs to eval (`encoder.eval()` or `model.train(False)`, the latest mode
+    call on that model before the call). `evaluate_loss` and its kin (an
+    evaluation word beside "loss") are named inference: the loss is measured.
+    A script's `main`, called only by module-level code, is reported at its
+    first model call; any other function at its name. The top level of
     an evaluation script counts when it loads weights (`torch.load`,
     `load_state_dict`, `from_pretrained`, a model's own `load_weights`) or
     switches the model to eval itself, calls the model, and the file never
