@@ -97,6 +97,10 @@ VIEW_METHODS = REORDERING_METHODS | {
 """Methods whose result may share the receiver's memory (``reshape`` and ``flatten`` do
 whenever they can). Measured on torch 2.13: ``swapaxes``, ``swapdims``, ``moveaxis`` and
 ``as_strided`` return a view (``_base`` is the receiver) with its dtype and device."""
+SHAPE_ONLY_METHODS = frozenset({"view", "view_as", "reshape", "unsqueeze", "expand",
+                                "expand_as", "detach"})
+"""Methods that lay a tensor's values out for broadcasting without changing or reordering
+them (``m.view(-1, 1)`` of a per-row maximum)."""
 
 # ------------------------------------------------- torch 0.3's number-first overloads
 NUMBER_FIRST_METHODS: dict[str, tuple[int, str]] = {
