@@ -40,9 +40,12 @@ evaluation script's top level loads weights (``torch.load``, ``load_state_dict``
 ``from_pretrained``, a model's own ``load_weights``) or switches its model to eval
 (``InferenceAnalysis.script_region``)."""
 _NO_GRAD_NEEDS = Needs.any_of(*(f"root:{token}" for token in EVAL_TOKENS | PREDICT_TOKENS),
-                              "load", "load_state_dict", "from_pretrained", ".eval")
-"""TFC202 also recognises inference by behaviour: a model switched with ``.eval()`` and
-then run (``InferenceAnalysis.behaviour_roots``)."""
+                              "load", "load_state_dict", "from_pretrained", ".eval", ".train",
+                              ".item", ".tolist", ".numpy", ".join")
+"""TFC202 also recognises inference by behaviour (``InferenceAnalysis.behaviour_roots``): a
+model switched with ``.eval()`` (or by every caller, also with ``.train(False)``) and then
+run, or a function that hands out only Python values (``.item()``, ``.tolist()``,
+``.numpy()``, a joined string)."""
 
 
 def _analysis(rule: Rule) -> InferenceAnalysis:

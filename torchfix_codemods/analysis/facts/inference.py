@@ -426,6 +426,10 @@ class InferenceAnalysis:
                 yield site, ModelUse(code_of(model), call, evidence, self._reads_losses(call),
                                      mode_matters=mode_changes_output(self.names, model))
                 continue
+            submodule = self._submodule_use(call, facts)
+            if submodule is not None:
+                yield site, submodule
+                continue
             if _seen and isinstance(model, cst.Name) and model.value in facts.params and \
                     self.resolve(call, facts) is None:
                 # A helper calling its parameter: whether it is a model is the caller's to say.
@@ -446,6 +450,22 @@ class InferenceAnalysis:
                     continue  # a called parameter that no caller shows to be a model
                 yield Site(inner_site.node, inner_site.guards,
                            inner_site.grad_mode_set or site.grad_mode_set), mapped
+
+    def _submodule_use(self, call: cst.Call, facts: FunctionFacts) -> ModelUse | None:
+        """``model.encoder(x)``: a submodule named like one (``encoder``, ``decoder``,
+        ``generator``...) of a name that is a model is called, which runs the model's layers;
+        the model to switch is ``model`` itself (its ``eval()`` reaches the submodule)."""
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and
+                func.value.value != "self" and named_like_model(func.attr.value)):
+            return None
+        evidence = self._model_evidence(func.value, facts)
+        if evidence is None:
+            return None
+        code = func.value.value
+        return ModelUse(code, call, f"`{code}.{func.attr.value}` is called, a submodule of "
+                        f"`{code}` ({evidence})", self._reads_losses(call),
+                        mode_matters=mode_changes_output(self.names, func.value))
 
     @staticmethod
     def model_of(call: cst.Call) -> cst.BaseExpression | None:
@@ -797,7 +817,9 @@ class InferenceAnalysis:
                         continue
                 else:
                     uses = list(self.model_uses(facts))
-                    if not uses or not self._evaluated_by_every_caller(facts, uses):
+                    if not uses or self._smoke_test(facts, uses) or not (
+                            self._evaluated_by_every_caller(facts, uses) or
+                            self._hands_out_no_tensor(facts, uses)):
                         continue
                 callers = self.callers(facts)
                 if callers and all(caller is not None and id(caller.node) in named
@@ -866,6 +888,58 @@ class InferenceAnalysis:
                 if named is None or self._mode_before(named, call, sites) != "eval":
                     return False
         return True
+
+    def _hands_out_no_tensor(self, facts: FunctionFacts,
+                             uses: list[tuple[Site, ModelUse | None]]) -> bool:
+        """A module-level function that runs a model and hands out nothing that could carry a
+        graph: every ``return`` gives a Python or numpy value (a string joined from decoded
+        tokens, ``.item()``, ``.tolist()``, ``.numpy()``, numbers), it stores nothing into
+        objects it did not create (no item or attribute written on a parameter or global, no
+        ``append`` to them, no ``global``), yields nothing and switches no mode
+        (d2l's ``translate_ch7``, a greedy decoder returning a sentence). Nothing it computes
+        can reach a backward, so the graphs it builds are waste: its caller cannot train
+        through it."""
+        node = facts.node
+        if not isinstance(self.names.parent(node), cst.Module) or facts.train_calls or \
+                any(use is None or use.pending for _, use in uses):
+            return False
+        returns = []
+        for inner in walk_local(node.body):
+            if isinstance(inner, (cst.Yield, cst.Global, cst.Nonlocal, cst.Await)):
+                return False
+            if isinstance(inner, cst.Return):
+                if inner.value is None:
+                    return False
+                returns.append(inner.value)
+            if self._writes_outside(inner, facts):
+                return False
+        return bool(returns) and all(_plain_value(self.names, value, 0) for value in returns)
+
+    def _writes_outside(self, node: cst.CSTNode, facts: FunctionFacts) -> bool:
+        """``node`` writes into an object the function did not create: ``p[i] = v``,
+        ``p.x = v``, ``p.append(v)`` (and ``extend``/``insert``/``update``/``add``/
+        ``setdefault``/``put``) on a parameter or a global."""
+        targets: list[cst.BaseExpression] = []
+        if isinstance(node, cst.AssignTarget):
+            targets.append(node.target)
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
+            targets.append(node.target)
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and \
+                node.func.attr.value in _STORING_METHODS:
+            targets.append(node.func.value)
+        for target in targets:
+            if isinstance(target, (cst.Subscript, cst.Attribute)) or (
+                    isinstance(node, cst.Call) and isinstance(target, cst.Name)):
+                root = target
+                while isinstance(root, (cst.Subscript, cst.Attribute, cst.Call)):
+                    root = root.value if not isinstance(root, cst.Call) else root.func
+                if not isinstance(root, cst.Name):
+                    return True
+                local = self.names.scope_of(facts.node.body).bindings.get(root.value, [])
+                if root.value in facts.params or not local or \
+                        any(binding.kind not in _LOCAL_KINDS for binding in local):
+                    return True
+        return False
 
     def _within_a_lambda(self, call: cst.Call) -> bool:
         return any(isinstance(a, cst.Lambda) for a in self.names.ancestors(call))
@@ -1384,6 +1458,46 @@ class InferenceAnalysis:
                 return None
             previous = ancestor
         return None
+
+
+_LOCAL_KINDS = frozenset({"assign", "augassign", "annassign", "for", "with", "walrus"})
+"""Bindings that make a name the function's own (a parameter or a global is not)."""
+_STORING_METHODS = frozenset({"append", "extend", "insert", "update", "add", "setdefault",
+                              "put", "put_nowait", "__setitem__"})
+_PLAIN_CALLS = frozenset({"str", "int", "float", "bool", "len", "round", "repr"})
+_PLAIN_METHODS = frozenset({"item", "tolist", "numpy", "join", "format", "strip", "split",
+                            "lower", "upper"})
+
+
+def _plain_value(names: NameIndex, value: cst.BaseExpression, depth: int) -> bool:
+    """``value`` is a Python or numpy value, never a tensor: literals, strings built by
+    ``join``/``format``/f-strings, ``int(...)``/``len(...)``, ``.item()``, ``.tolist()``,
+    ``.numpy()``, arithmetic and tuples of those, or a local name every binding of which is
+    one."""
+    if depth > 4:
+        return False
+    if isinstance(value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString,
+                          cst.Integer, cst.Float)):
+        return True
+    if isinstance(value, cst.Name):
+        if value.value in ("True", "False", "None"):
+            return True
+        bindings = names.bindings_of(value)
+        return bool(bindings) and all(
+            binding.kind in ("assign", "augassign") and binding.value is not None and
+            _plain_value(names, binding.value, depth + 1) for binding in bindings)
+    if isinstance(value, cst.Call):
+        func = value.func
+        if isinstance(func, cst.Name) and func.value in _PLAIN_CALLS and \
+                names.qualified_name(func) is None:
+            return True
+        return isinstance(func, cst.Attribute) and func.attr.value in _PLAIN_METHODS
+    if isinstance(value, cst.BinaryOperation):
+        return _plain_value(names, value.left, depth + 1) and \
+            _plain_value(names, value.right, depth + 1)
+    if isinstance(value, (cst.Tuple, cst.List)):
+        return all(_plain_value(names, element.value, depth + 1) for element in value.elements)
+    return False
 
 
 def _is_function_value(names: NameIndex, value: cst.BaseExpression) -> bool:
