@@ -1463,7 +1463,12 @@ class InferenceAnalysis:
 _LOCAL_KINDS = frozenset({"assign", "augassign", "annassign", "for", "with", "walrus"})
 """Bindings that make a name the function's own (a parameter or a global is not)."""
 _STORING_METHODS = frozenset({"append", "extend", "insert", "update", "add", "setdefault",
-                              "put", "put_nowait", "__setitem__"})
+                              "put", "put_nowait", "__setitem__", "push", "store", "remember",
+                              "record"})
+_CONTAINERS = (cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp, cst.DictComp,
+               cst.SetComp, cst.GeneratorExp)
+"""A name bound to a container may be filled with tensors later (``outs = []`` then
+``outs.append(model(x))``): returning it hands them out."""
 _PLAIN_CALLS = frozenset({"str", "int", "float", "bool", "len", "round", "repr"})
 _PLAIN_METHODS = frozenset({"item", "tolist", "numpy", "join", "format", "strip", "split",
                             "lower", "upper"})
@@ -1485,6 +1490,7 @@ def _plain_value(names: NameIndex, value: cst.BaseExpression, depth: int) -> boo
         bindings = names.bindings_of(value)
         return bool(bindings) and all(
             binding.kind in ("assign", "augassign") and binding.value is not None and
+            not isinstance(binding.value, _CONTAINERS) and
             _plain_value(names, binding.value, depth + 1) for binding in bindings)
     if isinstance(value, cst.Call):
         func = value.func
