@@ -903,6 +903,8 @@ class InferenceAnalysis:
         if not isinstance(self.names.parent(node), cst.Module) or facts.train_calls or \
                 any(use is None or use.pending for _, use in uses):
             return False
+        if any(self.names.enclosing(site.node, cst.FunctionDef) is not node for site, _ in uses):
+            return False  # model work through helpers, whose wrappers may set the grad mode
         returns = []
         for inner in walk_local(node.body):
             if isinstance(inner, (cst.Yield, cst.Global, cst.Nonlocal, cst.Await)):
