@@ -40,9 +40,12 @@ evaluation script's top level loads weights (``torch.load``, ``load_state_dict``
 ``from_pretrained``, a model's own ``load_weights``) or switches its model to eval
 (``InferenceAnalysis.script_region``)."""
 _NO_GRAD_NEEDS = Needs.any_of(*(f"root:{token}" for token in EVAL_TOKENS | PREDICT_TOKENS),
-                              "load", "load_state_dict", "from_pretrained", ".eval")
-"""TFC202 also recognises inference by behaviour: a model switched with ``.eval()`` and
-then run (``InferenceAnalysis.behaviour_roots``)."""
+                              "load", "load_state_dict", "from_pretrained", ".eval", ".train",
+                              ".item", ".tolist", ".numpy", ".join")
+"""TFC202 also recognises inference by behaviour (``InferenceAnalysis.behaviour_roots``): a
+model switched with ``.eval()`` (or by every caller, also with ``.train(False)``) and then
+run, or a function that hands out only Python values (``.item()``, ``.tolist()``,
+``.numpy()``, a joined string)."""
 
 
 def _analysis(rule: Rule) -> InferenceAnalysis:
@@ -207,6 +210,8 @@ class MissingEval(Rule):
     def _check(self, analysis: InferenceAnalysis, root: InferenceFunction) -> None:
         if root.models and all(m.mode_matters is False for m in root.models):
             return  # eval() would change nothing this model computes
+        if root.passed_a_function:
+            return  # a caller runs it on a `lambda`: there is no mode to switch
         node = root.facts.node
         shown = root.models[0].code if len(root.models) == 1 else "the model"
         message = self._specific.format(model=shown)
@@ -328,11 +333,17 @@ class MissingNoGrad(Rule):
     `main`, a model's own method) is recognised by what it does: it switches a
     model to eval mode with `.eval()` (a method of the model: `self.eval()`),
     then runs that model (calls it, or its `forward`, `sample`, `generate`,
-    `encode`, `decode`, `predict`), has no decorator that may set the grad
-    mode itself, and neither it nor a caller differentiates or steps
-    an optimizer with the result; one that a training function calls (a
-    teacher in distillation) is left alone. A script's `main`, called only by
-    module-level code, is reported at its first model call. The top level of
+    `encode`, `decode`, `predict`, or a method of the model's own class that
+    runs its layers, such as a beam search `model.translate(src)`), has no
+    decorator that may set the grad mode itself, and neither it nor a caller
+    differentiates or steps an optimizer with the result; one that a training
+    function calls (a teacher in distillation) is left alone. So is a function
+    that every caller in the file runs right after switching the models it
+    runs to eval (`encoder.eval()` or `model.train(False)`, the latest mode
+    call on that model before the call). `evaluate_loss` and its kin (an
+    evaluation word beside "loss") are named inference: the loss is measured.
+    A script's `main`, called only by module-level code, is reported at its
+    first model call; any other function at its name. The top level of
     an evaluation script counts when it loads weights (`torch.load`,
     `load_state_dict`, `from_pretrained`, a model's own `load_weights`) or
     switches the model to eval itself, calls the model, and the file never

@@ -16,7 +16,7 @@ from torchfix_codemods.analysis.core.syntax import literal_bool
 from torchfix_codemods.analysis.facts.grad_mode import in_no_grad
 from torchfix_codemods.analysis.facts.tensors import provenance
 from torchfix_codemods.analysis.facts.values import no_history, tensor_facts
-from torchfix_codemods.analysis.vocabulary.tensor_methods import TENSOR_FACTORIES
+from torchfix_codemods.analysis.vocabulary.tensor_methods import NEW_OBJECT_FACTORIES
 from torchfix_codemods.analysis.vocabulary.torch_api import (
     DIFFERENTIATING_FUNCTIONS,
     SETS_GRAD_MODE,
@@ -529,7 +529,7 @@ def _is_fresh(names: NameIndex, value: cst.BaseExpression) -> bool:
         return False
     qualified = names.qualified_name(value.func) or ""
     return qualified.count(".") == 1 and qualified.startswith("torch.") and \
-        qualified.split(".")[1] in TENSOR_FACTORIES
+        qualified.split(".")[1] in NEW_OBJECT_FACTORIES
 
 
 _VOLATILE = ("`Variable(..., volatile=True)` was removed in torch 0.4 and is ignored: run the "

@@ -46,8 +46,8 @@ from torchfix_codemods.analysis.facts.optimizers import updates_parameters
 from torchfix_codemods.analysis.vocabulary.naming import (
     EVAL_TOKENS,
     PREDICT_TOKENS,
-    TRAINING_TOKENS,
     name_tokens,
+    named_for_training,
     named_like_model,
 )
 from torchfix_codemods.analysis.vocabulary.torch_api import DIFFERENTIATING_FUNCTIONS, SETS_OWN_GRAD_MODE
@@ -145,6 +145,10 @@ class InferenceFunction:
     callers: list[tuple[cst.Call, FunctionFacts | None]]
     called_from_training: bool
     result_differentiated: bool
+    passed_a_function: bool = False
+    """A call of this file passes a function (a ``lambda``) where it runs a model: what it
+    runs is not always a module, so it has no mode to switch (``evaluate_loss(net, ...)``
+    with ``net = lambda X: linreg(X, w, b)``)."""
 
 
 @dataclass
@@ -422,6 +426,10 @@ class InferenceAnalysis:
                 yield site, ModelUse(code_of(model), call, evidence, self._reads_losses(call),
                                      mode_matters=mode_changes_output(self.names, model))
                 continue
+            submodule = self._submodule_use(call, facts)
+            if submodule is not None:
+                yield site, submodule
+                continue
             if _seen and isinstance(model, cst.Name) and model.value in facts.params and \
                     self.resolve(call, facts) is None:
                 # A helper calling its parameter: whether it is a model is the caller's to say.
@@ -442,6 +450,22 @@ class InferenceAnalysis:
                     continue  # a called parameter that no caller shows to be a model
                 yield Site(inner_site.node, inner_site.guards,
                            inner_site.grad_mode_set or site.grad_mode_set), mapped
+
+    def _submodule_use(self, call: cst.Call, facts: FunctionFacts) -> ModelUse | None:
+        """``model.encoder(x)``: a submodule named like one (``encoder``, ``decoder``,
+        ``generator``...) of a name that is a model is called, which runs the model's layers;
+        the model to switch is ``model`` itself (its ``eval()`` reaches the submodule)."""
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and
+                func.value.value != "self" and named_like_model(func.attr.value)):
+            return None
+        evidence = self._model_evidence(func.value, facts)
+        if evidence is None:
+            return None
+        code = func.value.value
+        return ModelUse(code, call, f"`{code}.{func.attr.value}` is called, a submodule of "
+                        f"`{code}` ({evidence})", self._reads_losses(call),
+                        mode_matters=mode_changes_output(self.names, func.value))
 
     @staticmethod
     def model_of(call: cst.Call) -> cst.BaseExpression | None:
@@ -589,7 +613,6 @@ class InferenceAnalysis:
     # ------------------------------------------------------------------ roots
     def _excluded(self, facts: FunctionFacts) -> bool:
         name = facts.name
-        tokens = name_tokens(name)
         if self._collected_test(facts) or self._inside_a_test(facts) or \
                 self._test_helper(facts):
             return True
@@ -599,7 +622,7 @@ class InferenceAnalysis:
             return True  # pytest hands its result to tests the file never calls itself
         if self._run_by_a_forward(facts):
             return True
-        if any(token in TRAINING_TOKENS for token in tokens):
+        if named_for_training(name):
             return True
         if facts.cls is not None:
             for base in facts.cls.bases:
@@ -784,13 +807,20 @@ class InferenceAnalysis:
             named = {id(root.facts.node) for root in self.inference_functions()}
             for facts in self.functions.values():
                 if id(facts.node) in named or self.kind_of(facts) is not None or \
-                        not facts.eval_calls or self._excluded_by_behaviour(facts) or \
+                        self._excluded_by_behaviour(facts) or \
                         self.differentiates(facts) or self._decorated(facts):
                     continue
-                uses = list(self.model_uses(facts)) or self._evaluated_calls(facts)
-                if not uses or self._smoke_test(facts, uses) or not self._runs_what_it_evals(
-                        facts, uses):
-                    continue
+                if facts.eval_calls:
+                    uses = list(self.model_uses(facts)) or self._evaluated_calls(facts)
+                    if not uses or self._smoke_test(facts, uses) or \
+                            not self._runs_what_it_evals(facts, uses):
+                        continue
+                else:
+                    uses = list(self.model_uses(facts))
+                    if not uses or self._smoke_test(facts, uses) or not (
+                            self._evaluated_by_every_caller(facts, uses) or
+                            self._hands_out_no_tensor(facts, uses)):
+                        continue
                 callers = self.callers(facts)
                 if callers and all(caller is not None and id(caller.node) in named
                                    for _, caller in callers):
@@ -805,9 +835,13 @@ class InferenceAnalysis:
 
     def entry_point_call(self, root: InferenceFunction) -> cst.Call | None:
         """The first model call in ``root``'s own body when only module-level code calls
-        it (a script's ``main(args)``): where a reader points for script-level inference."""
+        it and it is the script's ``main`` (``main(args)``): where a reader points for
+        script-level inference. A function with a name of its own (``compute_lm_prob(args)``,
+        ``generate_caption(encoder, decoder, path)``) is reported at that name, as named
+        roots are."""
         callers = root.callers
-        if not callers or any(caller is not None for _, caller in callers):
+        if not callers or any(caller is not None for _, caller in callers) or \
+                "main" not in name_tokens(root.facts.name):
             return None
         for site in root.model_calls:
             if isinstance(site.node, cst.Call) and \
@@ -831,8 +865,124 @@ class InferenceAnalysis:
             return True
         name = facts.name
         return name in ("forward", "__call__") or name.startswith(("on_", "test_")) or \
-            any(token in TRAINING_TOKENS for token in name_tokens(name)) or \
+            named_for_training(name) or \
             isinstance(facts.node.asynchronous, cst.Asynchronous)
+
+    def _evaluated_by_every_caller(self, facts: FunctionFacts,
+                                   uses: list[tuple[Site, ModelUse | None]]) -> bool:
+        """Every call of ``facts`` in this file comes after its caller switched each model
+        ``facts`` runs to eval mode (``m.eval()`` or ``m.train(False)``, the latest mode call
+        on that model before the call): the caller says "not training" for it (a caption
+        script's ``encoder.eval(); decoder.eval(); generate_caption(encoder, decoder, ...)``,
+        a training loop's ``model.train(False); evaluating(model, dev_data)``)."""
+        callers = self.callers(facts)
+        if not callers or not uses or any(use is None or use.pending for _, use in uses):
+            return False
+        models = {use.code for _, use in uses if use is not None}
+        for call, caller in callers:
+            if self._within_a_lambda(call):
+                return False
+            sites = caller.calls if caller is not None else self.module_sites
+            for code in models:
+                named = self._named_by_caller(code, call, facts, caller)
+                if named is None or self._mode_before(named, call, sites) != "eval":
+                    return False
+        return True
+
+    def _hands_out_no_tensor(self, facts: FunctionFacts,
+                             uses: list[tuple[Site, ModelUse | None]]) -> bool:
+        """A module-level function that runs a model and hands out nothing that could carry a
+        graph: every ``return`` gives a Python or numpy value (a string joined from decoded
+        tokens, ``.item()``, ``.tolist()``, ``.numpy()``, numbers), it stores nothing into
+        objects it did not create (no item or attribute written on a parameter or global, no
+        ``append`` to them, no ``global``), yields nothing and switches no mode
+        (d2l's ``translate_ch7``, a greedy decoder returning a sentence). Nothing it computes
+        can reach a backward, so the graphs it builds are waste: its caller cannot train
+        through it."""
+        node = facts.node
+        if not isinstance(self.names.parent(node), cst.Module) or facts.train_calls or \
+                any(use is None or use.pending for _, use in uses):
+            return False
+        if any(self.names.enclosing(site.node, cst.FunctionDef) is not node for site, _ in uses):
+            return False  # model work through helpers, whose wrappers may set the grad mode
+        returns = []
+        for inner in walk_local(node.body):
+            if isinstance(inner, (cst.Yield, cst.Global, cst.Nonlocal, cst.Await)):
+                return False
+            if isinstance(inner, cst.Return):
+                if inner.value is None:
+                    return False
+                returns.append(inner.value)
+            if self._writes_outside(inner, facts):
+                return False
+        return bool(returns) and all(_plain_value(self.names, value, 0) for value in returns)
+
+    def _writes_outside(self, node: cst.CSTNode, facts: FunctionFacts) -> bool:
+        """``node`` writes into an object the function did not create: ``p[i] = v``,
+        ``p.x = v``, ``p.append(v)`` (and ``extend``/``insert``/``update``/``add``/
+        ``setdefault``/``put``) on a parameter or a global."""
+        targets: list[cst.BaseExpression] = []
+        if isinstance(node, cst.AssignTarget):
+            targets.append(node.target)
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
+            targets.append(node.target)
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and \
+                node.func.attr.value in _STORING_METHODS:
+            targets.append(node.func.value)
+        for target in targets:
+            if isinstance(target, (cst.Subscript, cst.Attribute)) or (
+                    isinstance(node, cst.Call) and isinstance(target, cst.Name)):
+                root = target
+                while isinstance(root, (cst.Subscript, cst.Attribute, cst.Call)):
+                    root = root.value if not isinstance(root, cst.Call) else root.func
+                if not isinstance(root, cst.Name):
+                    return True
+                local = self.names.scope_of(facts.node.body).bindings.get(root.value, [])
+                if root.value in facts.params or not local or \
+                        any(binding.kind not in _LOCAL_KINDS for binding in local):
+                    return True
+        return False
+
+    def _within_a_lambda(self, call: cst.Call) -> bool:
+        return any(isinstance(a, cst.Lambda) for a in self.names.ancestors(call))
+
+    def _named_by_caller(self, code: str, call: cst.Call, callee: FunctionFacts,
+                         caller: FunctionFacts | None) -> str | None:
+        """``code`` (named in ``callee``) as module-level code or ``caller`` names it."""
+        if caller is not None:
+            return self.caller_terms(code, call, callee, caller)
+        root = code.split(".")[0]
+        argument = self._argument_for(root, call, callee)
+        if argument is not None:
+            named = dotted_name(argument)
+            return None if named is None else named + code[len(root):]
+        module_scope = self.names.module_scope
+        if root in callee.params or root == "self" or module_scope is None or \
+                root not in module_scope.bindings:
+            return None
+        return code
+
+    def _mode_before(self, model: str, call: cst.Call, sites: list[Site]) -> str | None:
+        """"eval"/"train": the mode the latest ``model.eval()``/``model.train(...)`` among
+        ``sites`` before ``call`` (source order) leaves ``model`` in; None when none."""
+        latest: tuple[cst.Call, str] | None = None
+        for site in sites:
+            other = site.node
+            assert isinstance(other, cst.Call)
+            func = other.func
+            if other is call or not isinstance(func, cst.Attribute) or \
+                    func.attr.value not in ("eval", "train") or \
+                    code_of(func.value) != model or not self._before(other, call):
+                continue
+            if func.attr.value == "eval":
+                found = "eval" if not other.args else None
+            else:
+                found = "eval" if other.args and is_false(other.args[0].value) else "train"
+            if found is None:
+                return None
+            if latest is None or self._before(latest[0], other):
+                latest = (other, found)
+        return latest[1] if latest is not None else None
 
     def _runs_what_it_evals(self, facts: FunctionFacts,
                             uses: list[tuple[Site, ModelUse | None]]) -> bool:
@@ -864,7 +1014,8 @@ class InferenceAnalysis:
             func = call.func
             code = code_of(func)  # `self.G(z)` after `self.G.eval()`: the model itself
             if code not in evaluated:
-                if isinstance(func, cst.Attribute) and func.attr.value not in _RUNS_LAYERS:
+                if isinstance(func, cst.Attribute) and func.attr.value not in _RUNS_LAYERS \
+                        and not self._runs_own_layers(func):
                     continue  # `model.init_hidden(n)`, `model.create_mask(src)`: bookkeeping
                 receiver = func.value if isinstance(func, cst.Attribute) else func
                 code = code_of(receiver)
@@ -872,6 +1023,26 @@ class InferenceAnalysis:
                 found.append((site, ModelUse(code, call, f"`{code}.eval()` is called on it",
                                              self._reads_losses(call))))
         return found
+
+    def _runs_own_layers(self, func: cst.Attribute) -> bool:
+        """``model.translate(src)`` where ``model`` is built by an ``nn.Module`` class of this
+        file whose method ``translate`` runs the model's layers (it calls a submodule,
+        itself or through other methods) and differentiates nothing: a beam search, a
+        sampler, a decoder loop; not a mask or hidden-state builder."""
+        evidence = module_evidence(self.names, func.value)
+        if evidence is None or evidence.built_from is None or evidence.is_loss:
+            return False
+        cls = module_classes(self.names).get(evidence.built_from)
+        if cls is None:
+            return False
+        for statement in cls.body.body:
+            if isinstance(statement, cst.FunctionDef) and \
+                    statement.name.value == func.attr.value:
+                method = self.functions.get(id(statement))
+                return method is not None and method.is_method and \
+                    not self.differentiates(method) and \
+                    any(use is not None for _, use in self.model_uses(method))
+        return False
 
     def _evaluated_model(self, call: cst.Call) -> str:
         """What ``x.eval()`` switches, as uses name it: ``x``, or the name a built model
@@ -968,13 +1139,16 @@ class InferenceAnalysis:
             elif use.code not in models:
                 models[use.code] = use
         callers = self.callers(facts)
+        passed_a_function = any(self._passed_a_function(facts, code, callers)
+                                for code in models)
         modes = tuple(sorted(self.decorators))
         already_no_grad = self.decorated_no_grad(facts) or bool(facts.grad_mode_calls) or \
             all(site.grad_mode_set for site, _ in uses) or self._called_without_grad(facts) or \
             bool(callers) and all(grad_mode_at(self.names, call, modes).enabled is False
                                   for call, _ in callers)
         already_eval = self._evaluated(facts, callers) or \
-            self._evaluated_by_constructor(facts, list(models))
+            self._evaluated_by_constructor(facts, list(models)) or \
+            self._evaluation_script_model(facts, list(models), callers)
         # A training function that runs this one under `with torch.no_grad():` (the GAN
         # collections' per-epoch `visualize_results`) trains nothing through it.
         from_training = any(
@@ -984,8 +1158,23 @@ class InferenceAnalysis:
         differentiated = any(self._result_differentiated(call, caller)
                              for call, caller in callers)
         return InferenceFunction(
-            facts, kind, [] if unknown else list(models.values()), [s for s, _ in uses],
-            already_no_grad, already_eval, callers, from_training, differentiated)
+            facts, kind, [] if unknown or passed_a_function else list(models.values()),
+            [s for s, _ in uses], already_no_grad, already_eval, callers, from_training,
+            differentiated, passed_a_function)
+
+    def _passed_a_function(self, facts: FunctionFacts, code: str,
+                           callers: list[tuple[cst.Call, FunctionFacts | None]]) -> bool:
+        """A call of this file passes a function for the parameter ``code`` names (a
+        ``lambda``, or a name bound to one or to a ``def``): what the root calls is then
+        not always a module, and ``code.eval()`` would raise on that call (d2l's
+        ``evaluate_loss(net, ...)`` with ``net = lambda X: linreg(X, w, b)``)."""
+        if code not in facts.params:
+            return False
+        for call, _ in callers:
+            argument = self._argument_for(code, call, facts)
+            if argument is not None and _is_function_value(self.names, argument):
+                return True
+        return False
 
     def _called_without_grad(self, facts: FunctionFacts) -> bool:
         """Every call of this module-level function in the file runs with autograd off, and it
@@ -1086,6 +1275,33 @@ class InferenceAnalysis:
                               if isinstance(call.func, cst.Attribute)}
         return all(model in evaluated for model in models)
 
+    def _evaluation_script_model(self, facts: FunctionFacts, models: list[str],
+                                 callers: list[tuple[cst.Call, FunctionFacts | None]]) -> bool:
+        """An evaluation script: its top-level code switches the model to eval
+        (``model = torch.load(path); model.eval()``), nothing in the file differentiates or
+        switches any mode back (no ``.train(...)``), and the function runs that model (the
+        module-level name, or a parameter of the same name) with no call in this file before
+        that switch (ZhixiuYe/NER-pytorch's ``eval.py``). It runs in eval mode."""
+        if len(models) != 1 or not isinstance(self.names.parent(facts.node), cst.Module) or \
+                self.file_differentiates() or self.module_diffs:
+            return False
+        model = models[0]
+        if not model.isidentifier() or any(
+                function.train_calls for function in self.functions.values()) or any(
+                isinstance(site.node, cst.Call) and isinstance(site.node.func, cst.Attribute)
+                and site.node.func.attr.value == "train" for site in self.module_sites):
+            return False
+        switches = [call for call in self.module_eval_calls()
+                    if isinstance(call.func, cst.Attribute) and code_of(call.func.value) == model]
+        if not switches or not all(caller is None and any(self._before(e, call)
+                                                          for e in switches)
+                                   for call, caller in callers):
+            return False
+        module_scope = self.names.module_scope
+        assert module_scope is not None
+        return model in module_scope.bindings and (
+            model in facts.params or model not in self.names.scope_of(facts.node.body).bindings)
+
     def _evaluated_by_helper(self, caller: FunctionFacts, call: cst.Call) -> bool:
         """``model = load_model(path)`` before the call, where ``load_model`` calls ``.eval()``."""
         for site in caller.calls:
@@ -1142,18 +1358,21 @@ class InferenceAnalysis:
         differentiates (``loss.backward()``)? stable-baselines3's PPO builds its loss from
         ``values, log_prob, entropy = policy.evaluate_actions(...)`` three assignments
         before the backward: that call is training, not inference."""
-        if caller is None:
-            return False
+        if caller is None:  # module-level code: a script's own training lines
+            module_scope = self.names.module_scope
+            assert module_scope is not None
+            sites, body = self.module_diffs, module_scope.node
+        else:
+            sites, body = caller.differentiations, caller.node.body
         statement = enclosing_statement(self.names, call)
-        differentiated = [enclosing_statement(self.names, site.node)
-                          for site in caller.differentiations]
+        differentiated = [enclosing_statement(self.names, site.node) for site in sites]
         if any(other is statement for other in differentiated):
             return True
         tainted = _assigned_names(statement) if statement is not None else set()
         if not tainted:
             return False
         flows = [(_assigned_names(node), {n.value for n in names_in(node)})
-                 for node in walk_local(caller.node.body)
+                 for node in walk_local(body)
                  if isinstance(node, cst.SimpleStatementLine)]
         changed = True
         while changed:
@@ -1241,6 +1460,82 @@ class InferenceAnalysis:
                 return None
             previous = ancestor
         return None
+
+
+_LOCAL_KINDS = frozenset({"assign", "augassign", "annassign", "for", "with", "walrus"})
+"""Bindings that make a name the function's own (a parameter or a global is not)."""
+_STORING_METHODS = frozenset({"append", "extend", "insert", "update", "add", "setdefault",
+                              "put", "put_nowait", "__setitem__", "push", "store", "remember",
+                              "record"})
+_CONTAINERS = (cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp, cst.DictComp,
+               cst.SetComp, cst.GeneratorExp)
+"""A name bound to a container may be filled with tensors later (``outs = []`` then
+``outs.append(model(x))``): returning it hands them out."""
+_PLAIN_CALLS = frozenset({"str", "int", "float", "bool", "len", "round", "repr"})
+_PLAIN_METHODS = frozenset({"item", "tolist", "numpy", "join", "format", "strip", "split",
+                            "lower", "upper"})
+
+
+def _plain_value(names: NameIndex, value: cst.BaseExpression, depth: int) -> bool:
+    """``value`` is a Python or numpy value, never a tensor: literals, strings built by
+    ``join``/``format``/f-strings, ``int(...)``/``len(...)``, ``.item()``, ``.tolist()``,
+    ``.numpy()``, arithmetic and tuples of those, or a local name every binding of which is
+    one."""
+    if depth > 4:
+        return False
+    if isinstance(value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString,
+                          cst.Integer, cst.Float)):
+        return True
+    if isinstance(value, cst.Name):
+        if value.value in ("True", "False", "None"):
+            return True
+        bindings = names.bindings_of(value)
+        return bool(bindings) and all(
+            binding.kind in ("assign", "augassign") and binding.value is not None and
+            not isinstance(binding.value, _CONTAINERS) and
+            _plain_value(names, binding.value, depth + 1) for binding in bindings)
+    if isinstance(value, cst.Call):
+        func = value.func
+        if isinstance(func, cst.Name) and func.value in _PLAIN_CALLS and \
+                names.qualified_name(func) is None:
+            return True
+        return isinstance(func, cst.Attribute) and func.attr.value in _PLAIN_METHODS
+    if isinstance(value, cst.BinaryOperation):
+        return _plain_value(names, value.left, depth + 1) and \
+            _plain_value(names, value.right, depth + 1)
+    if isinstance(value, (cst.Tuple, cst.List)):
+        return all(_plain_value(names, element.value, depth + 1) for element in value.elements)
+    return False
+
+
+def _is_function_value(names: NameIndex, value: cst.BaseExpression) -> bool:
+    """``value`` is a function: a ``lambda``, or a name whose every binding is a ``def`` or an
+    assignment of a ``lambda`` (also one element of a tuple assignment,
+    ``net, loss = lambda X: ..., squared_loss``)."""
+    if isinstance(value, cst.Lambda):
+        return True
+    if not isinstance(value, cst.Name):
+        return False
+    bindings = names.bindings_of(value)
+    if not bindings:
+        return False
+    for binding in bindings:
+        if binding.kind == "def":
+            continue
+        bound = binding.value
+        node = binding.node
+        if bound is None and isinstance(node, cst.Assign) and len(node.targets) == 1 and \
+                isinstance(node.targets[0].target, (cst.Tuple, cst.List)) and \
+                isinstance(node.value, (cst.Tuple, cst.List)):
+            targets, values = node.targets[0].target.elements, node.value.elements
+            positions = [i for i, element in enumerate(targets)
+                         if isinstance(element.value, cst.Name) and
+                         element.value.value == value.value]
+            if len(positions) == 1 and len(targets) == len(values):
+                bound = values[positions[0]].value
+        if not isinstance(bound, cst.Lambda):
+            return False
+    return True
 
 
 def _assigned_names(statement: cst.CSTNode) -> set[str]:

@@ -1324,7 +1324,43 @@ class _Values:
             pair = self._index_pair(expr.value, depth)
             if pair is not None:
                 return pair[1] if attr == "indices" else pair[0]
+        if isinstance(expr.value, cst.Name) and expr.value.value == "self":
+            buffer = self._registered_buffer(expr, attr, depth)
+            if buffer is not None:
+                return buffer
         return _UNKNOWN_FACTS
+
+    def _registered_buffer(self, expr: cst.Attribute, attr: str, depth: int
+                           ) -> TensorFacts | None:
+        """``self.pe`` where the class (with its bases in this file) binds ``pe`` only by
+        ``self.register_buffer("pe", value)`` and never writes it (no ``self.pe = ...``, no
+        ``self.pe[...] = ...``, no in-place method): the buffer is that value, so its grad
+        facts are the value's where it is registered (a positional-encoding table built from
+        ``torch.zeros``/``arange``/numpy has no history). It moves with the module, so its
+        device is the module's."""
+        classes = self._class_and_local_bases(expr)
+        if not classes:
+            return None
+        registered: list[cst.BaseExpression] = []
+        for cls in classes:
+            for node in _walk(cls.body):
+                if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and \
+                        node.func.attr.value == "register_buffer" and \
+                        _is_self(node.func.value) and len(node.args) >= 2:
+                    key = node.args[0].value
+                    if isinstance(key, cst.SimpleString) and key.evaluated_value == attr:
+                        registered.append(node.args[1].value)
+                elif isinstance(node, cst.Attribute) and node.attr.value == attr and \
+                        _is_self(node.value) and _writes_self_attribute(self.names, node):
+                    return None
+        if not registered:
+            return None
+        found = _join([self.of(value, depth + 1) for value in registered])
+        if not found.requires_grad.is_no:
+            return None
+        reason = f"a buffer registered from a value without history (`self.{attr}`)"
+        return TensorFacts(_no(reason), self._module_device("a buffer, on the module's device"),
+                           found.integer)
 
     def _subscript(self, expr: cst.Subscript, depth: int) -> TensorFacts:
         index = _literal_index(expr)
@@ -1398,6 +1434,28 @@ class _Values:
                 if parent.attr.value in _INPLACE_WRITES and holder.args:
                     return holder.args[0].value
         return None
+
+
+def _is_self(expr: cst.BaseExpression) -> bool:
+    """``expr`` is the name ``self``."""
+    return isinstance(expr, cst.Name) and expr.value == "self"
+
+
+def _writes_self_attribute(names: NameIndex, attribute: cst.Attribute) -> bool:
+    """``self.x`` is assigned, written through (``self.x[i] = v``, ``self.x += v``) or changed
+    by an in-place method (``self.x.mul_(m)``, ``self.x.copy_(v)``)."""
+    parent = names.parent(attribute)
+    if isinstance(parent, (cst.AssignTarget, cst.AugAssign)) or (
+            isinstance(parent, cst.AnnAssign) and parent.target is attribute):
+        return True
+    if isinstance(parent, cst.Subscript) and parent.value is attribute:
+        holder = names.parent(parent)
+        return isinstance(holder, (cst.AssignTarget, cst.AugAssign))
+    if isinstance(parent, cst.Attribute) and parent.value is attribute:
+        method = parent.attr.value
+        return method.endswith("_") and not method.startswith("_") or \
+            method in ("requires_grad", "data", "grad")
+    return False
 
 
 def _unwrap_progress(iterator: cst.BaseExpression) -> cst.BaseExpression:

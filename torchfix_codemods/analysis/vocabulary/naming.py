@@ -19,12 +19,27 @@ TRAINING_TOKENS = frozenset({"train", "training", "fit", "step", "update", "opti
                              "saliency", "adapt"})
 
 
+METRIC_TOKENS = frozenset({"loss"})
+"""Training tokens that, beside an evaluation token, name what is measured: ``evaluate_loss``,
+``compute_val_loss`` report a loss on held-out data, they do not train on it."""
+
+
+def named_for_training(name: str) -> bool:
+    """The name says training (``train_epoch``, ``compute_loss``, ``saliency``), unless its only
+    training word is a measured quantity beside an evaluation word (``evaluate_loss``)."""
+    tokens = name_tokens(name)
+    training = {token for token in tokens if token in TRAINING_TOKENS}
+    if not training:
+        return False
+    return not (training <= METRIC_TOKENS and not EVAL_TOKENS.isdisjoint(tokens))
+
+
 def never_a_root(name: str) -> bool:
     """Whether a function of this name is never an inference root, whatever its tokens: a
     pytest test, a hook (``on_*``, ``forward``, ``__call__``), or named for training."""
     if name.startswith(("test_", "Test", "on_")) or name in ("forward", "__call__"):
         return True
-    return any(token in TRAINING_TOKENS for token in name_tokens(name))
+    return named_for_training(name)
 
 
 EVAL_TOKENS = frozenset({"evaluate", "evaluation", "eval", "validate", "validation", "val",

@@ -40,6 +40,11 @@ data (unknown), or the argument's dtype (like)."""
 assert set(FACTORY_INTEGER_RESULT) == TENSOR_FACTORIES, "one answer per factory"
 DATA_SHARING_FACTORIES = frozenset({"from_numpy", "as_tensor"})
 """Tensors made from existing data, which may share its memory."""
+NEW_OBJECT_FACTORIES = TENSOR_FACTORIES | {"from_numpy"}
+"""``torch.*`` calls that return a new tensor object without history on every call (a
+leaf nothing else holds): ``requires_grad_()`` on the result changes no other tensor.
+``from_numpy`` shares the array's memory but is a new tensor each time; ``as_tensor`` is not
+one (it returns its argument itself when that is already a tensor of the dtype and device)."""
 
 # ------------------------------------------------------------------ metadata
 METADATA_READS = frozenset({"size", "shape", "numel", "nelement", "dim", "ndimension", "dtype",
@@ -92,6 +97,10 @@ VIEW_METHODS = REORDERING_METHODS | {
 """Methods whose result may share the receiver's memory (``reshape`` and ``flatten`` do
 whenever they can). Measured on torch 2.13: ``swapaxes``, ``swapdims``, ``moveaxis`` and
 ``as_strided`` return a view (``_base`` is the receiver) with its dtype and device."""
+SHAPE_ONLY_METHODS = frozenset({"view", "view_as", "reshape", "unsqueeze", "expand",
+                                "expand_as", "detach"})
+"""Methods that lay a tensor's values out for broadcasting without changing or reordering
+them (``m.view(-1, 1)`` of a per-row maximum)."""
 
 # ------------------------------------------------- torch 0.3's number-first overloads
 NUMBER_FIRST_METHODS: dict[str, tuple[int, str]] = {

@@ -234,3 +234,6 @@ their constructor takes positionally today, the optimizer included. ``verbose`` 
 last one, after these (``ReduceLROnPlateau``'s fifth, after ``patience``, before 2.2)."""
 LR_SCHEDULER_CLASSES = frozenset(f"torch.optim.lr_scheduler.{name}"
                                  for name in LR_SCHEDULER_POSITIONALS)
+
+MAXIMUM_FUNCTIONS = frozenset({"torch.max", "torch.amax"})
+"""Reductions to the maximum along a dimension (``torch.max(y, dim)`` also returns indices)."""
