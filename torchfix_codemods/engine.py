@@ -428,6 +428,7 @@ def _fix(
         return result
     applied: list[Located] = []
     rounds: list[tuple[cst.Module, list[tuple[str, Fix]]]] = []
+    maps: list[attribution.LineMap | None] = []  # each round's lines back to the file's
     withheld: str | None = None
     current = first
     current_module = module
@@ -461,6 +462,7 @@ def _fix(
         back = attribution.LineMap(unit.text, current_module.code) if rounds else None
         applied.extend(_at_original_lines(item, back) for item, _ in chosen)
         rounds.append((current_module, [(item[0].rule.code, fix) for item, fix in chosen]))
+        maps.append(back)
         text = new_text
         # ``check_rewrite`` compiled this text: LibCST's per-node checks cannot fail on it.
         current_module = parse_unchecked(text)
@@ -475,7 +477,7 @@ def _fix(
     result.fixed = text
     result.new_bytes = unit.encode(text)
     if locate_edits:
-        result.edits_by_code = attribution.locate_edits(unit.text, rounds)
+        result.edits_by_code = attribution.locate_edits(unit.text, rounds, maps)
     remaining = _to_findings(unit.path, current.located, options, applied=set())
     done = _to_findings(unit.path, applied, options, applied={id(f) for f, _ in applied})
     result.findings = sorted(done + remaining, key=Finding.sort_key)
