@@ -273,3 +273,35 @@ def test_the_scan_bounds_the_depth_of_every_test_file() -> None:
         assert depth <= longest_logical_line(text) + STATEMENT_MARGIN, path
         checked += 1
     assert checked > 500
+
+
+def test_fix_starts_no_round_its_cpu_budget_cannot_finish() -> None:
+    """A file whose fixing would run past its budget keeps every finding, each fix withheld
+    with the reason, and gets no new text (a worker killed mid-round would lose them all)."""
+    from torchfix_codemods.catalog import resolve_selection
+    from torchfix_codemods.engine import process, read_unit
+    from torchfix_codemods.options import FileOptions
+
+    source = "import torch\nstate = torch.load('a')\nx = torch.range(0, 3)\n"
+    options = FileOptions(codes=tuple(resolve_selection(None, [], [])), unsafe_fixes=True)
+    unit = read_unit("m.py", source.encode())
+    budget.set_cpu_budget(None)
+    fixed = process(unit, options, apply_fixes=True)
+    assert fixed.changed and {f.code for f in fixed.findings} >= {"TFC001", "TFC406"}
+    budget.set_cpu_budget(0.0)
+    try:
+        late = process(unit, options, apply_fixes=True)
+    finally:
+        budget.set_cpu_budget(None)
+    assert not late.changed and late.fixed is None
+    assert sorted((f.code, f.line) for f in late.findings) == sorted(
+        (f.code, f.line) for f in fixed.findings)
+    applied = {(f.code, f.line) for f in fixed.findings if f.fix is not None and f.fix.applied}
+    assert applied >= {("TFC001", 2), ("TFC406", 3)}
+    for finding in late.findings:
+        if (finding.code, finding.line) not in applied:
+            continue
+        assert finding.fix is not None and not finding.fix.applied
+        assert finding.fix.withheld.startswith(
+            "fixing this file would take longer than its time budget (file-timeout: 0 s of "
+            "CPU time for this file;"), finding.fix.withheld
