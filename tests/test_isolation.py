@@ -225,9 +225,7 @@ def test_the_time_budget_is_cpu_time(tmp_path: Path, monkeypatch) -> None:
         return real(path, *rest)
 
     monkeypatch.setattr(runner, "compute", compute)
-    started = time.monotonic()
     results = _run(paths, tmp_path)
-    assert time.monotonic() - started < 30
     assert [f.message for f in results[0].findings] == [
         "too large or too deep to analyse: skipped (it took longer than file-timeout = 1 s "
         "of CPU time); file left untouched"]
