@@ -276,9 +276,11 @@ def test_every_field_of_the_file_options_is_in_the_cache_key() -> None:
         dataclasses.replace(base, target_torch=(2, 4)),
         dataclasses.replace(base, rules=RuleOptions(inference_decorators=("my.no_grad",))),
         dataclasses.replace(base, max_nesting_depth=10),
+        dataclasses.replace(base, max_file_size=10),
     ]
     assert {f.name for f in dataclasses.fields(FileOptions)} == {
-        "codes", "unsafe_fixes", "target_torch", "rules", "max_nesting_depth"}, \
+        "codes", "unsafe_fixes", "target_torch", "rules", "max_nesting_depth",
+        "max_file_size"}, \
         "a new field needs a case here"
     keys = {cache.cache_key("m.py", b"", options) for options in [base, *changed]}
     assert len(keys) == 1 + len(changed)

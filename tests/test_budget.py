@@ -171,6 +171,48 @@ def test_stdin_gets_the_nesting_budget_too(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.parametrize("command", ["check", "fix", "fix --diff"])
+def test_stdin_gets_max_file_size_too(tmp_path: Path, command: str) -> None:
+    bad = _chain(10) + "z = torch.load('b')\n" * 200
+    (tmp_path / "pyproject.toml").write_text("[tool.torchfix-codemods]\nmax-file-size = 2000\n")
+    done = _cli(*command.split(), "--stdin-filename", "big.py", "-", cwd=tmp_path, input=bad)
+    assert done.returncode == 1, done.stderr
+    message = (f"big.py:1:1: TFC000 too large to analyse: skipped ({len(bad):,} bytes, over "
+               f"max-file-size = 2,000); file left untouched")
+    assert message in done.stdout + done.stderr
+    assert "TFC001" not in done.stdout + done.stderr and "Traceback" not in done.stderr
+    if command == "fix":
+        assert done.stdout == bad  # the input, passed through unchanged
+    elif command == "fix --diff":
+        assert "@@" not in done.stdout
+    # Under the default budget the same text is analysed: its loads are found.
+    (tmp_path / "pyproject.toml").write_text("[tool.torchfix-codemods]\n")
+    done = _cli("check", "--stdin-filename", "big.py", "-", cwd=tmp_path, input=bad)
+    assert "big.py:2:5: TFC001" in done.stdout and "skipped" not in done.stdout
+
+
+def test_the_language_server_gets_both_budgets(tmp_path: Path) -> None:
+    from torchfix_codemods.server.analysis import Analysis
+
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.torchfix-codemods]\nmax-file-size = 2000\nmax-nesting-depth = 100\n")
+    analysis = Analysis(str(tmp_path))
+    path = str(tmp_path / "big.py")
+    large = "import torch\n" + "z = torch.load('b')\n" * 200
+    deep = _chain(450)
+    assert len(deep) < 2000
+    for text, why in [(large, "too large to analyse: skipped"),
+                      (deep, "too deep to analyse: skipped")]:
+        findings = analysis.findings(path, text)
+        assert [(f.code, f.line) for f in findings] == [("TFC000", 1)], findings
+        assert why in findings[0].message
+        assert analysis.fixed(path, text, unsafe=True) is None
+        assert analysis.with_noqa(path, text) is None
+    small = "import torch\nz = torch.load('b')\n"
+    assert "TFC001" in [f.code for f in analysis.findings(path, small)]
+    assert analysis.fixed(path, small, unsafe=True) is not None
+
+
 @pytest.mark.parametrize("key", ["max-file-size", "max-nesting-depth"])
 @pytest.mark.parametrize("value", ["0", "-5", "1.5", '"1MB"', "true"])
 def test_a_bad_budget_is_one_line_naming_the_key(tmp_path: Path, key: str, value: str) -> None:
@@ -231,3 +273,35 @@ def test_the_scan_bounds_the_depth_of_every_test_file() -> None:
         assert depth <= longest_logical_line(text) + STATEMENT_MARGIN, path
         checked += 1
     assert checked > 500
+
+
+def test_fix_starts_no_round_its_cpu_budget_cannot_finish() -> None:
+    """A file whose fixing would run past its budget keeps every finding, each fix withheld
+    with the reason, and gets no new text (a worker killed mid-round would lose them all)."""
+    from torchfix_codemods.catalog import resolve_selection
+    from torchfix_codemods.engine import process, read_unit
+    from torchfix_codemods.options import FileOptions
+
+    source = "import torch\nstate = torch.load('a')\nx = torch.range(0, 3)\n"
+    options = FileOptions(codes=tuple(resolve_selection(None, [], [])), unsafe_fixes=True)
+    unit = read_unit("m.py", source.encode())
+    budget.set_cpu_budget(None)
+    fixed = process(unit, options, apply_fixes=True)
+    assert fixed.changed and {f.code for f in fixed.findings} >= {"TFC001", "TFC406"}
+    budget.set_cpu_budget(0.0)
+    try:
+        late = process(unit, options, apply_fixes=True)
+    finally:
+        budget.set_cpu_budget(None)
+    assert not late.changed and late.fixed is None
+    assert sorted((f.code, f.line) for f in late.findings) == sorted(
+        (f.code, f.line) for f in fixed.findings)
+    applied = {(f.code, f.line) for f in fixed.findings if f.fix is not None and f.fix.applied}
+    assert applied >= {("TFC001", 2), ("TFC406", 3)}
+    for finding in late.findings:
+        if (finding.code, finding.line) not in applied:
+            continue
+        assert finding.fix is not None and not finding.fix.applied
+        assert finding.fix.withheld.startswith(
+            "fixing this file would take longer than its time budget (file-timeout: 0 s of "
+            "CPU time for this file;"), finding.fix.withheld

@@ -85,7 +85,8 @@ def test_a_file_past_the_time_budget_is_left_untouched_and_the_rest_is_fixed(
     assert done.returncode == 1, done.stderr
     assert done.stdout.startswith(
         "bad.py:1:1: TFC000 too large or too deep to analyse: skipped "
-        "(it took longer than file-timeout = 5 s); file left untouched\n"), done.stdout
+        "(it took longer than file-timeout = 5 s of CPU time); file left untouched\n"), \
+        done.stdout
     assert (tmp_path / "bad.py").read_bytes() == before
     assert (tmp_path / "other.py").read_text() == FIXED_OTHER
 
@@ -199,10 +200,37 @@ def test_the_time_budget_is_per_file(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setattr(runner, "compute", compute)
     started = time.monotonic()
     results = _run(paths, tmp_path)
+    # A worker that spends no CPU yet does not finish is stopped at the wall-clock backstop.
     assert time.monotonic() - started < 20
-    assert "it took longer than file-timeout = 1 s" in results[0].findings[0].message
+    assert results[0].findings[0].message == (
+        "too large or too deep to analyse: skipped (it did not finish in 10 times "
+        "file-timeout = 1 s of wall-clock time); file left untouched")
     assert [f.code for f in results[1].findings] == [f.code for f in results[2].findings]
     assert results[1].findings
+
+
+def test_the_time_budget_is_cpu_time(tmp_path: Path, monkeypatch) -> None:
+    """A file that spends its budget in CPU is stopped there; one that only waits (as a file
+    waits for a CPU on a loaded machine) for three times its budget is analysed as usual."""
+    paths = _files(tmp_path, 3)
+    (tmp_path / "pyproject.toml").write_text("[tool.torchfix-codemods]\nfile-timeout = 1\n")
+    real = runner.compute
+
+    def compute(path, *rest):
+        if path == paths[0]:
+            while True:  # CPU, until the kernel's limit ends the worker
+                pass
+        if path == paths[1]:
+            time.sleep(3)
+        return real(path, *rest)
+
+    monkeypatch.setattr(runner, "compute", compute)
+    results = _run(paths, tmp_path)
+    assert [f.message for f in results[0].findings] == [
+        "too large or too deep to analyse: skipped (it took longer than file-timeout = 1 s "
+        "of CPU time); file left untouched"]
+    assert results[1].findings and "TFC000" not in [f.code for f in results[1].findings]
+    assert [f.code for f in results[1].findings] == [f.code for f in results[2].findings]
 
 
 def test_a_file_that_fails_without_tfc000_selected_is_an_error(tmp_path: Path,

@@ -27,19 +27,20 @@ import libcst as cst
 from torchfix_codemods.analysis.core.positions import positions_of
 from torchfix_codemods.analysis.core.walk import walk
 from torchfix_codemods.rules.base import Fix
-from torchfix_codemods.textdiff import Block, split_lines
+from torchfix_codemods.textdiff import Block, LineMatcher, split_lines
 
 Applied = Sequence[tuple[str, Fix]]
 """The fixes the engine applied in one round, each with its rule code."""
 
 
-def locate_edits(original: str,
-                 rounds: Sequence[tuple[cst.Module, Applied]]) -> dict[str, list[Block]] | None:
+def locate_edits(original: str, rounds: Sequence[tuple[cst.Module, Applied]],
+                 maps: Sequence[LineMap | None] = ()) -> dict[str, list[Block]] | None:
     """Old-line ranges (0-based, half-open, in ``original``) each code's applied fixes touch.
 
     ``rounds`` are the modules the engine fixed, round by round, with the fixes it
-    applied to each. None when fewer than two codes fixed the file: every hunk is
-    then that one code's.
+    applied to each; ``maps``, where given, the :class:`LineMap` of each later round's
+    module that the engine already built (a line diff of a whole file, not made twice).
+    None when fewer than two codes fixed the file: every hunk is then that one code's.
     """
     codes = {code for _, applied in rounds for code, _ in applied}
     if len(codes) < 2:
@@ -49,7 +50,8 @@ def locate_edits(original: str,
         located = _located(module, applied)
         if number > 0:
             # A later round fixed the previous round's output: carry its lines back.
-            back = LineMap(original, module.code)
+            known = maps[number] if number < len(maps) else None
+            back = known if known is not None else LineMap(original, module.code)
             located = [(code, back.to_original(block)) for code, block in located]
         for code, block in located:
             edits[code].append(block)
@@ -103,7 +105,7 @@ class LineMap:
 
     def __init__(self, original: str, current: str) -> None:
         lines = split_lines(original)
-        matcher = difflib.SequenceMatcher(None, lines, split_lines(current), autojunk=False)
+        matcher = LineMatcher(lines, split_lines(current))
         self.opcodes = matcher.get_opcodes()
         self.length = len(lines)
 

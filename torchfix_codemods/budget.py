@@ -12,8 +12,13 @@ untouched by ``fix``, and makes the run exit 1; the other files are checked and 
   (a 1,000-term ``1 + 1 + ...`` chain about 2 s, a 5,000-level ``not not ... x`` 13 s of
   parse alone, a 20,000-term chain past a minute) and its parser overflows its stack on
   deep enough input in a thread of ordinary size;
-* ``file-timeout`` (seconds): the worker running the file is killed at the deadline
-  (:mod:`~torchfix_codemods.workers`), whatever the cause.
+* ``file-timeout`` (seconds of CPU time): the worker running the file stops at that much
+  CPU time spent on it (the kernel's ``RLIMIT_CPU``), so a loaded machine, where a file
+  waits for a CPU, does not skip it; a worker that spends no CPU yet does not finish (a
+  stall) is killed at :data:`WALL_BACKSTOP` times the budget of wall-clock time
+  (:mod:`~torchfix_codemods.workers`). Within the budget, ``fix`` starts no round of fixes
+  that would not end before it (:func:`cpu_left`): such a file keeps its findings, their
+  fixes withheld, and is not written.
 
 A crash of the worker (a segmentation fault in the native parser) or a ``RecursionError``
 or ``MemoryError`` in the analysis is reported the same way, with its cause.
@@ -24,6 +29,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import time
 
 DEFAULT_MAX_FILE_SIZE = 1 << 20
 """``max-file-size``: the largest of the 1,887 real files of the real-code sets is 224 KB;
@@ -34,6 +40,36 @@ DEFAULT_MAX_NESTING_DEPTH = 1500
 ``1 + 1 + ...`` chain (about 1,000 levels) is analysed in about 2 s of CPU, a 2,000-term one
 took 7 s and a 5,000-level one minutes: LibCST's cost grows faster than the depth."""
 SKIPPED = "skipped"
+WALL_BACKSTOP = 10
+"""A file's wall-clock limit, in multiples of its CPU budget (``file-timeout``): only a
+worker that does not finish without spending CPU (a stall) reaches it; on two cores with a
+load of 10, a file gets about a fifth of a CPU."""
+_deadline: tuple[float, float] | None = None
+
+
+def over_time(timeout: float, stalled: bool) -> str:
+    """Why a file's worker was stopped at its time budget (``file-timeout``, ``timeout``
+    seconds): it spent them in CPU time, or (``stalled``) it did not finish in
+    :data:`WALL_BACKSTOP` times that of wall-clock time."""
+    if not stalled:
+        return f"it took longer than file-timeout = {timeout:g} s of CPU time"
+    return (f"it did not finish in {WALL_BACKSTOP} times file-timeout = {timeout:g} s of "
+            f"wall-clock time")
+
+
+def set_cpu_budget(seconds: float | None) -> None:
+    """The CPU budget of the file this process starts on now (None: no budget), for
+    :func:`cpu_left`; a worker sets it before each file."""
+    global _deadline
+    _deadline = None if seconds is None else (time.process_time() + seconds, seconds)
+
+
+def cpu_left() -> tuple[float, float] | None:
+    """(CPU seconds left of the current file's budget, the whole budget), or None without
+    one (a file analysed in this process: stdin, the language server, tests)."""
+    if _deadline is None:
+        return None
+    return _deadline[0] - time.process_time(), _deadline[1]
 
 
 class TooComplex(Exception):

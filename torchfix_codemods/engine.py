@@ -22,6 +22,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import re
+import time
 import traceback
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -36,7 +37,7 @@ from torchfix_codemods.analysis.core.walk import children
 from torchfix_codemods.analysis.facts.compat import guard_of
 from torchfix_codemods.analysis.project import NO_PROJECT, ProjectFacts
 from torchfix_codemods.analysis.project.stars import EVERY_NAME
-from torchfix_codemods.budget import TooComplex, depth_problem
+from torchfix_codemods.budget import TooComplex, cpu_left, depth_problem
 from torchfix_codemods.catalog import PARSE_CODES, SYNTAX_ERROR_CODE
 from torchfix_codemods.edits.expressions import in_place_of
 from torchfix_codemods.edits.import_statements import (
@@ -265,6 +266,7 @@ def process(unit: SourceUnit, options: FileOptions, *, apply_fixes: bool,
 def _process(unit: SourceUnit, options: FileOptions, *, apply_fixes: bool,
              project: ProjectFacts, locate_edits: bool,
              only: tuple[int, int, str] | None) -> FileResult:
+    started = time.process_time()
     rules = active_rules(options)
     result = FileResult(unit.path, original=unit.text)
     codes = {rule.code for rule in rules}
@@ -320,7 +322,8 @@ def _process(unit: SourceUnit, options: FileOptions, *, apply_fixes: bool,
         result.findings = _to_findings(unit.path, first.located, options, applied=set(),
                                        withheld=unverifiable)
         return result
-    return _fix(unit, module, runnable, options, project, first, result, locate_edits, only)
+    return _fix(unit, module, runnable, options, project, first, result, locate_edits, only,
+                time.process_time() - started)
 
 
 def parse_unchecked(text: str) -> cst.Module:
@@ -438,7 +441,10 @@ def _fix(
     result: FileResult,
     locate_edits: bool = False,
     only: tuple[int, int, str] | None = None,
+    analysis_cost: float = 0.0,
 ) -> FileResult:
+    """The fix rounds after the first analysis (which took ``analysis_cost`` CPU seconds, the
+    estimate of a round's cost until a round is measured)."""
     text = unit.text
     if not any(item[0].withheld is None and _allowed(choose_fix(item[0].fixes, options), options)
                for item in first.located):
@@ -453,10 +459,13 @@ def _fix(
         return result
     applied: list[Located] = []
     rounds: list[tuple[cst.Module, list[tuple[str, Fix]]]] = []
+    maps: list[attribution.LineMap | None] = []  # each round's lines back to the file's
     withheld: str | None = None
     current = first
     current_module = module
+    estimate = analysis_cost
     for _ in range(MAX_FIX_ROUNDS):
+        round_started = time.process_time()
         candidates = []
         for item in current.located:
             fix = choose_fix(item[0].fixes, options)
@@ -470,10 +479,14 @@ def _fix(
                               item[0].rule.code) == only]
         if not candidates:
             break
+        late = _past_budget(estimate)
+        if late is not None:
+            withheld = late
+            break
         chosen = _non_overlapping(current.names, candidates)
         try:
-            new_text = _apply(current_module, [fix for _, fix in chosen],
-                              current.names) + _lost_ending(text)
+            new_module = _apply(current_module, [fix for _, fix in chosen], current.names)
+            new_text = new_module.code + _lost_ending(text)
         except Exception as error:  # noqa: BLE001 - a broken fix must not crash the run
             withheld = f"applying the fixes failed ({type(error).__name__}: {error})"
             break
@@ -486,10 +499,12 @@ def _fix(
         back = attribution.LineMap(unit.text, current_module.code) if rounds else None
         applied.extend(_at_original_lines(item, back) for item, _ in chosen)
         rounds.append((current_module, [(item[0].rule.code, fix) for item, fix in chosen]))
+        maps.append(back)
         text = new_text
         # ``check_rewrite`` compiled this text: LibCST's per-node checks cannot fail on it.
-        current_module = parse_unchecked(text)
+        current_module = new_module if REUSE_TREE else parse_unchecked(text)
         current = _analyse(unit, current_module, rules, options, project, noqa_lines(text))
+        estimate = time.process_time() - round_started
     if withheld is not None:
         result.findings = _to_findings(unit.path, first.located, options, applied=set(),
                                        withheld=withheld)
@@ -500,11 +515,24 @@ def _fix(
     result.fixed = text
     result.new_bytes = unit.encode(text)
     if locate_edits:
-        result.edits_by_code = attribution.locate_edits(unit.text, rounds)
+        result.edits_by_code = attribution.locate_edits(unit.text, rounds, maps)
     remaining = _to_findings(unit.path, current.located, options, applied=set())
     done = _to_findings(unit.path, applied, options, applied={id(f) for f, _ in applied})
     result.findings = sorted(done + remaining, key=Finding.sort_key)
     return result
+
+
+def _past_budget(estimate: float) -> str | None:
+    """Why no more fix rounds start: the file's CPU budget (``file-timeout``, set by the
+    worker) would run out before a round costing ``estimate`` seconds ends. A file whose
+    fixing stops here keeps its findings, every fix withheld, and is not written (a worker
+    killed in the middle of a round would have lost its findings too)."""
+    left = cpu_left()
+    if left is None or left[0] >= estimate:
+        return None
+    return (f"fixing this file would take longer than its time budget (file-timeout: "
+            f"{left[1]:.3g} s of CPU time for this file; a round of fixes costs about "
+            f"{estimate:.1f} s here)")
 
 
 def _at_original_lines(item: Located, back: attribution.LineMap | None) -> Located:
@@ -556,7 +584,13 @@ def _lost_ending(text: str) -> str:
     return "\r" if text.endswith("\r") else ""
 
 
-def _apply(module: cst.Module, fixes: Iterable[Fix], names: NameIndex | None = None) -> str:
+REUSE_TREE = True
+"""The fix loop analyses the tree it rewrote rather than a parse of its code: the two are
+equal (tests/test_fix_rounds.py proves it for every fixture's rewrite), and the parse was
+about a third of a confirmation round. Tests switch it off to compare."""
+
+
+def _apply(module: cst.Module, fixes: Iterable[Fix], names: NameIndex | None = None) -> cst.Module:
     """The code of ``module`` with ``fixes`` applied; ``names``, the index of ``module``,
     lets the rewrite enter only the subtrees that hold an edit."""
     replacements: dict[int, object] = {}
@@ -601,7 +635,7 @@ def _apply(module: cst.Module, fixes: Iterable[Fix], names: NameIndex | None = N
         for removal in others:
             RemoveImportsVisitor.remove_unused_import(remove_context, removal.module, removal.name)
         new_module = RemoveImportsVisitor(remove_context).transform_module(new_module)
-    return new_module.code
+    return new_module
 
 
 def _not_imported_elsewhere(removals: list[ImportRemoval],

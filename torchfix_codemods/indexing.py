@@ -107,6 +107,7 @@ def _summarize_all(missing: list[tuple[str, bytes, str]], jobs: int, timeout: fl
     """The summaries, each computed in a worker process under the per-file time budget
     (a 5 MB generated file took about a minute here): a file whose summary crashes or runs
     late gets an empty one and is recorded in ``failed``."""
+    from torchfix_codemods.budget import over_time
     from torchfix_codemods.workers import Failure, can_fork, run_isolated
 
     if not missing:
@@ -124,8 +125,7 @@ def _summarize_all(missing: list[tuple[str, bytes, str]], jobs: int, timeout: fl
     found: dict[str, FileSummary] = {}
     for (path, _), outcome in run_isolated(items, _summarize_item, workers, timeout):
         if isinstance(outcome, Failure):
-            failed[path] = (f"it took longer than file-timeout = {timeout:g} s"
-                            if outcome.timed_out
+            failed[path] = (over_time(timeout, outcome.stalled) if outcome.timed_out
                             else outcome.detail)
             found[path] = FileSummary(parsed=False)
         else:
@@ -136,15 +136,15 @@ def _summarize_all(missing: list[tuple[str, bytes, str]], jobs: int, timeout: fl
 
 
 def _summarize_item(item: tuple[str, bytes]) -> tuple[FileSummary, float, KnownFacts | None]:
-    """The summary, the seconds it took (the file's analysis gets the rest of its budget) and
+    """The summary, the CPU seconds it took (the file's analysis gets the rest of its budget) and
     the prefilter's facts of the file, read from the same ``ast`` tree."""
     import time
 
     from torchfix_codemods.isolation import call_deep
 
-    started = time.monotonic()
+    started = time.process_time()
     summary, known = call_deep(lambda: _summarize_with_facts(*item))
-    return summary, time.monotonic() - started, known
+    return summary, time.process_time() - started, known
 
 
 def _summarize_with_facts(path: str, data: bytes) -> tuple[FileSummary, KnownFacts | None]:

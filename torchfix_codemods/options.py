@@ -14,7 +14,7 @@ import dataclasses
 import json
 from dataclasses import dataclass, field
 
-from torchfix_codemods.budget import DEFAULT_MAX_NESTING_DEPTH
+from torchfix_codemods.budget import DEFAULT_MAX_FILE_SIZE, DEFAULT_MAX_NESTING_DEPTH
 
 TorchVersion = tuple[int, int]
 
@@ -41,6 +41,10 @@ class FileOptions:
     max_nesting_depth: int = DEFAULT_MAX_NESTING_DEPTH
     """Levels of the syntax tree above which the engine skips the file (``max-nesting-depth``,
     :func:`torchfix_codemods.budget.depth_problem`)."""
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE
+    """Bytes above which a text is skipped before anything parses it (``max-file-size``): the
+    runner applies it to the files it reads, :mod:`~torchfix_codemods.single` to a text from
+    stdin, the language server or flake8."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "codes", tuple(sorted(set(self.codes))))

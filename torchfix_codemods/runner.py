@@ -37,7 +37,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from torchfix_codemods.analysis.project import NO_PROJECT, ProjectFacts
-from torchfix_codemods.budget import TooComplex, analysed_size, size_problem, skipped
+from torchfix_codemods.budget import (
+    TooComplex,
+    analysed_size,
+    over_time,
+    size_problem,
+    skipped,
+)
 from torchfix_codemods.catalog import reads_project
 from torchfix_codemods.configuration import Configuration
 from torchfix_codemods.findings import FileResult, Finding
@@ -372,8 +378,8 @@ def _compute(tasks: list[Task], mode: Mode, jobs: int, project: ProjectIndex | N
              ) -> Iterator[tuple[Task, FileResult, bool]]:
     """(task, result, whether the result may be cached) as the files are done.
 
-    A file's budget is ``timeout`` seconds in all: what its project summary took (``spent``)
-    is taken off its analysis' share, at least a second being left.
+    A file's budget is ``timeout`` seconds of CPU time in all: what its project summary took
+    (``spent``) is taken off its analysis' share, at least a second being left.
 
     Each file is analysed in a forked worker (:mod:`~torchfix_codemods.workers`) under the
     time budget, so that a crash or a stall costs that file alone; where this platform cannot
@@ -405,7 +411,7 @@ def _compute(tasks: list[Task], mode: Mode, jobs: int, project: ProjectIndex | N
 
         for task, outcome in run_isolated(ordered, _work, workers, budget):
             if isinstance(outcome, Failure):
-                why = (f"it took longer than file-timeout = {timeout:g} s" if outcome.timed_out
+                why = (over_time(timeout, outcome.stalled) if outcome.timed_out
                        else outcome.detail)
                 yield task, too_complex(task.path, task.settings, skipped(why)), False
             else:

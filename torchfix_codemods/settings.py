@@ -101,6 +101,7 @@ def _options(settings: Settings, ignored: frozenset[str]) -> FileOptions:
         unsafe_fixes=settings.unsafe_fixes,
         target_torch=settings.target_torch,
         max_nesting_depth=settings.max_nesting_depth,
+        max_file_size=settings.max_file_size,
         rules=RuleOptions(
             inference_decorators=settings.inference_decorators),
     )

@@ -74,6 +74,9 @@ def run_text(path: str, data: bytes, options: FileOptions, *, apply_fixes: bool 
     from torchfix_codemods.notebooks import NotebookError
     from torchfix_codemods.runner import skipped_result
 
+    too_large = _too_large(path, data, options)
+    if too_large is not None:
+        return too_large
     try:
         unit = read_unit(path, data)
     except NotebookError as error:
@@ -94,6 +97,19 @@ def run_text(path: str, data: bytes, options: FileOptions, *, apply_fixes: bool 
     return TextResult(result, new_bytes)
 
 
+def _too_large(path: str, data: bytes, options: FileOptions) -> TextResult | None:
+    """The one finding for a text past ``max-file-size``, as the runner gives a file: a
+    text from stdin or an editor is skipped before anything parses it, too."""
+    from torchfix_codemods.budget import analysed_size, size_problem
+    from torchfix_codemods.runner import skipped_result
+
+    problem = size_problem(analysed_size(path, data, options.max_file_size),
+                           options.max_file_size)
+    if problem is None:
+        return None
+    return TextResult(skipped_result(path, options.codes, problem))
+
+
 def noqa_text(path: str, data: bytes, options: FileOptions, *,
               project: ProjectFacts = NO_PROJECT,
               only: Target | None = None, cell: int | None = None) -> TextResult:
@@ -108,6 +124,9 @@ def noqa_text(path: str, data: bytes, options: FileOptions, *,
     from torchfix_codemods.runner import skipped_result
     from torchfix_codemods.validation import check_rewrite
 
+    too_large = _too_large(path, data, options)
+    if too_large is not None:
+        return too_large
     try:
         unit = read_unit(path, data)
     except NotebookError as error:

@@ -7,7 +7,11 @@ What a bad file can do to a worker, and what the run sees instead:
   parser with a segmentation fault): the worker dies, the parent sees its pipe
   close, reports that file alone and forks a fresh worker for the rest;
 * the analysis runs past the time budget (``file-timeout``, a 5 MB generated
-  file): the parent kills the worker (SIGKILL) at the deadline and does the same;
+  file): the budget is CPU time, which the kernel enforces (``RLIMIT_CPU``: the worker
+  ends with SIGXCPU), so a file that waits for a CPU on a loaded machine is not cut
+  short; a worker that neither finishes nor spends CPU is killed (SIGKILL) at a
+  wall-clock backstop (``budget.WALL_BACKSTOP`` times the budget); the parent then
+  does the same;
 * ``RecursionError``/``MemoryError`` inside the analysis are caught in the worker,
   whose address space is capped (:func:`memory_budget`) so that a huge file ends in
   ``MemoryError`` there rather than in the machine's out-of-memory killer.
@@ -26,6 +30,7 @@ forks no more workers than it has files, nor more than the machine has CPUs.
 
 from __future__ import annotations
 
+import math
 import os
 import signal
 import sys
@@ -35,6 +40,8 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Generic, TypeVar
+
+from torchfix_codemods.budget import WALL_BACKSTOP, set_cpu_budget
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
@@ -64,10 +71,11 @@ def cpu_count() -> int:
 @dataclass(frozen=True)
 class Failure:
     """Why a worker gave no result for an item: it died (``signal``/``exit code``) or ran
-    past its deadline (``timed_out``)."""
+    past its budget (``timed_out``: of CPU time, or with ``stalled`` of wall-clock time)."""
 
     timed_out: bool
     detail: str
+    stalled: bool = False
 
 
 @dataclass
@@ -81,8 +89,9 @@ class _Worker(Generic[T]):
 def run_isolated(items: list[T], work: Callable[[T], R], workers: int,
                  timeout: float | Callable[[T], float]) -> Iterator[tuple[T, R | Failure]]:
     """``work(item)`` for every item in forked workers, each item given ``timeout`` seconds
-    (or ``timeout(item)``); results as they come. An item whose worker dies or runs late
-    yields a :class:`Failure`.
+    of CPU time (or ``timeout(item)``), and :data:`~torchfix_codemods.budget.WALL_BACKSTOP`
+    times that of wall-clock time; results as they come. An item whose worker dies or runs
+    late yields a :class:`Failure`.
 
     ``work`` is not pickled (the workers are forked with it); items and results are.
     """
@@ -102,9 +111,9 @@ def run_isolated(items: list[T], work: Callable[[T], R], workers: int,
                 if worker.item is None and pending:
                     worker.item = pending.popleft()
                     seconds = timeout(worker.item) if callable(timeout) else timeout
-                    worker.deadline = time.monotonic() + seconds
+                    worker.deadline = time.monotonic() + WALL_BACKSTOP * seconds
                     try:
-                        worker.connection.send(worker.item)
+                        worker.connection.send((worker.item, seconds))
                     except OSError:
                         pass  # died before reading: reported below, as any dead worker
             yield from _collect(pool)
@@ -136,7 +145,7 @@ def _collect(pool: list[_Worker[T]]) -> Iterator[tuple[T, R | Failure]]:
         elif not worker.process.is_alive():
             outcome = _death(worker)
         elif now >= worker.deadline:
-            outcome = Failure(True, "")
+            outcome = Failure(True, "", stalled=True)
         if outcome is None:
             continue
         worker.item = None
@@ -149,6 +158,8 @@ def _collect(pool: list[_Worker[T]]) -> Iterator[tuple[T, R | Failure]]:
 def _death(worker: _Worker[T]) -> Failure:
     worker.process.join(timeout=5)
     code = worker.process.exitcode
+    if code == -getattr(signal, "SIGXCPU", 0):  # its CPU budget, set in _serve
+        return Failure(True, "")
     if code is not None and code < 0:
         try:
             name = signal.Signals(-code).name
@@ -210,9 +221,11 @@ def _serve(connection: Connection, work: Callable[[T], R], parent: int,
     def serve() -> None:
         while True:
             try:
-                item = connection.recv()
+                item, seconds = connection.recv()
             except (EOFError, OSError):
                 return
+            _limit_cpu(seconds)
+            set_cpu_budget(seconds)
             try:
                 connection.send(work(item))
             except BaseException:  # noqa: BLE001 - out of memory pickling a result, closed pipe
@@ -240,6 +253,24 @@ def _collect_less() -> None:
 
     gc.freeze()
     gc.set_threshold(*GC_THRESHOLDS)
+
+
+def _limit_cpu(seconds: float) -> None:
+    """End this worker (SIGXCPU) once it has spent ``seconds`` more of CPU time, on the
+    item it starts now; without a core dump (the default action of SIGXCPU dumps one)."""
+    try:
+        import resource
+
+        used = resource.getrusage(resource.RUSAGE_SELF)
+        spent = used.ru_utime + used.ru_stime
+        _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+        limit = math.ceil(spent + seconds)
+        if hard != resource.RLIM_INFINITY:
+            limit = min(limit, hard)
+        resource.setrlimit(resource.RLIMIT_CPU, (limit, hard))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, resource.getrlimit(resource.RLIMIT_CORE)[1]))
+    except (ImportError, OSError, ValueError, AttributeError):  # pragma: no cover - no limit
+        pass
 
 
 WORKER_FAILED = 70
