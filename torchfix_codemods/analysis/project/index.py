@@ -234,7 +234,7 @@ class ProjectIndex:
         """The file ``import <module>`` means, as seen from ``importer``."""
         candidates = self.modules.get(module)
         if not candidates:
-            return None
+            return self._file_on_path(module, importer)
         if len(candidates) == 1:
             return candidates[0]
         own = [c for c in candidates if c.root == importer.root]
@@ -242,6 +242,23 @@ class ProjectIndex:
             return own[0]
         above = [c for c in candidates if importer.root.startswith(c.root + os.sep)]
         return above[0] if len(above) == 1 else None
+
+    def _file_on_path(self, module: str, importer: IndexedFile) -> IndexedFile | None:
+        """The file ``import <module>`` finds where no file of the run has that module name,
+        by where Python looks: the importing script's own directory (``sys.path[0]`` when it
+        runs: fast-neural-style's ``neural_style/neural_style.py`` says ``from
+        transformer_net import TransformerNet`` although its directory is a package), and
+        its import root, where a directory without ``__init__.py`` is a namespace package
+        (PEP 420: Cutout's ``from model.resnet import ResNet18`` with no
+        ``model/__init__.py``). A notebook's directory is its kernel's working directory."""
+        tail = os.path.join(*module.split("."))
+        here = os.path.dirname(os.path.abspath(importer.path))
+        for base in dict.fromkeys((here, importer.root)):
+            for name in (tail + ".py", os.path.join(tail, "__init__.py")):
+                found = self.files.get(os.path.join(base, name))
+                if found is not None and not found.notebook:
+                    return found
+        return None
 
     def definition(self, qualified: str, importer: IndexedFile,
                    depth: int = 0) -> _Definition | None:
@@ -255,7 +272,8 @@ class ProjectIndex:
         absolute = self.absolute(qualified, importer)
         if absolute is None or depth > _MAX_DEPTH:
             return None
-        return self.memo.once(_DEFINITION.keyed(absolute, importer.root),
+        here = os.path.dirname(os.path.abspath(importer.path))
+        return self.memo.once(_DEFINITION.keyed(absolute, importer.root, here),
                               lambda: self._definition(absolute, importer, depth))
 
     def _definition(self, absolute: str, importer: IndexedFile,
