@@ -71,6 +71,17 @@ TENSORS = [
      "probe = sample(x)\n", "`sample()` returns a tensor on every path"),
     ("import torch\ndef noise(shape, flag):\n    if flag:\n        return torch.rand(shape)\n"
      "    return torch.zeros(shape)\nprobe = noise(3, True)\n", "returns a tensor on every path"),
+    # A parallel assignment gives each name the item at its position.
+    ("import torch\nout, h = torch.ones(2), 1\nprobe = out\n", "result of `torch.ones`"),
+    # chenyuntc/pytorch-book@4c5b4a1 Chapter10/main.py: `netg, netd = NetG(opt), NetD(opt)`.
+    ("import torch.nn as nn\nnetg, netd = nn.Linear(2, 2), nn.Conv2d(1, 1, 1)\n"
+     "probe = netg(x)\n", "output of a module (instance of `torch.nn.Linear`)"),
+    # A-Jacobson/CNN_Sentence_Classification@6094274 train_utils.py `predict`: a parameter
+    # switched to eval (or asked for its parameters) and called is a module.
+    ("import torch\ndef predict(model, data):\n    model.eval()\n    probe = model(data)\n",
+     "parameter `model` is called and switched or queried like a module"),
+    ("import torch\ndef fit(net, x):\n    opt = make(net.parameters())\n    probe = net(x)\n",
+     "parameter `net` is called and switched or queried like a module"),
 ]
 
 
@@ -124,7 +135,18 @@ UNKNOWN = [
     ("import torch\nfor batch in loader:\n    probe = batch['data']\n", "container"),
     ("import torch.nn as nn\nrnn = nn.LSTM(2, 2)\nprobe = rnn(x)\n", "recurrent"),
     ("import torch\nprobe = torch.load('x.pt')\n", "torch.load"),
-    ("import torch\nout, h = torch.ones(2), 1\nprobe = out\n", "unpacked from a tuple"),
+    ("import torch\nout, h = pair\nprobe = out\n", "unpacked from a tuple"),
+    # A starred target or a length mismatch pairs nothing.
+    ("import torch\nout, *h = torch.ones(2), 1, 2\nprobe = out\n", "unpacked from a tuple"),
+    ("import torch\nout, h = torch.ones(2), (1,), 2\nprobe = out\n", "unpacked from a tuple"),
+    # A parameter only called, or `.train(batch)` of a trainer, says nothing of a module.
+    ("import torch\ndef predict(model, data):\n    probe = model(data)\n",
+     "a call the analysis does not know"),
+    ("import torch\ndef step(agent, batch):\n    agent.train(batch)\n    probe = agent(batch)\n",
+     "a call the analysis does not know"),
+    # ... nor one the function rebinds.
+    ("import torch\ndef predict(model, data):\n    model.eval()\n    model = wrap(model)\n"
+     "    probe = model(data)\n", "a call the analysis does not know"),
     # A function of this file that may give something else is not one.
     ("import torch\ndef f(x):\n    if x:\n        return torch.ones(2)\nprobe = f(1)\n",
      "a call the analysis does not know"),

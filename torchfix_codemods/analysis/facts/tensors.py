@@ -30,7 +30,13 @@ from torchfix_codemods.analysis.core.evaluation import Evaluation
 from torchfix_codemods.analysis.core.evidence import Answer, Evidence
 from torchfix_codemods.analysis.core.flow import reaching_bindings
 from torchfix_codemods.analysis.core.memo import Slot
-from torchfix_codemods.analysis.core.names import Binding, NameIndex, dotted_name, unpack_position
+from torchfix_codemods.analysis.core.names import (
+    Binding,
+    NameIndex,
+    dotted_name,
+    paired_value,
+    unpack_position,
+)
 from torchfix_codemods.analysis.core.walk import walk_local
 from torchfix_codemods.analysis.facts.frameworks import foreign_framework, foreign_framework_at
 from torchfix_codemods.analysis.facts.modules import (
@@ -564,6 +570,9 @@ class _Analyzer:
                 if annotated is not None:
                     return annotated
             if binding.value is None:
+                paired = paired_value(binding)  # `out, h = model(x), None`
+                if paired is not None:
+                    return self.of(paired, depth)
                 return self._unpacked(binding, name, depth)
             return self.of(binding.value, depth)
         if kind == "augassign":
@@ -707,6 +716,13 @@ def scalar_reason(names: NameIndex, expr: cst.BaseExpression, depth: int = 0) ->
                     continue
                 if _added_to_itself(binding.value, expr.value) is not None:
                     continue  # `loss = loss + criterion(...)`: read like `+=` below
+                paired = paired_value(binding)
+                if paired is not None:
+                    reason = scalar_reason(names, paired, depth + 1)
+                    if reason is None:
+                        return None
+                    reasons.append(reason)
+                    continue
                 if binding.kind == "assign" and binding.value is None:
                     unpacked = _unpacked_scalar(names, binding, expr, depth)
                     if unpacked is None:
