@@ -567,6 +567,32 @@ def test_module_arguments_from_callers_in_other_files(tmp_path: Path) -> None:
     assert "models.Net" in found["m"]
 
 
+def test_calls_and_classes_through_star_imports(tmp_path: Path) -> None:
+    """AnubhavGupta3377/Text-Classification-Models-Pytorch@8571fe6 Model_TextCNN/train.py:
+    ``from utils import *`` and ``from model import *``, then ``model = TextCNN(...)`` and
+    ``evaluate_model(model, ...)``: both names arrive through star imports, and the call
+    reaches utils.py's function with a module. A later star import of a module outside the
+    run may bind the same name: then nothing is known."""
+    index = project(tmp_path, {
+        "models.py": MODELS,
+        "utils.py": "import torch\ndef evaluate(m, loader):\n    return m(loader)\n",
+        "train.py": "from utils import *\nfrom models import *\nnet = Net()\n"
+                    "evaluate(net, [1])\n",
+        "other.py": "from utils import *\nfrom models import *\nfrom numpy import *\n"
+                    "evaluate(Net(), [1])\n",
+        "helpers.py": "def evaluate(m, loader):\n    return m(loader)\n",
+        "notebook_like.py": "from helpers import *\nevaluate(print, [1])\n",
+    })
+    found = view(index, tmp_path, "utils.py").module_arguments("evaluate")
+    assert found is not None and "models.Net" in found["m"]
+    callers = view(index, tmp_path, "utils.py").caller_files("evaluate")
+    assert [Path(c).name for c in callers] == ["train.py"]
+    # a star-imported function called with something else is no module argument
+    assert view(index, tmp_path, "helpers.py").module_arguments("evaluate") is None
+    callers = view(index, tmp_path, "helpers.py").caller_files("evaluate")
+    assert [Path(c).name for c in callers] == ["notebook_like.py"]
+
+
 def test_no_module_arguments_when_one_caller_passes_something_else(tmp_path: Path) -> None:
     index = project(tmp_path, {
         "models.py": MODELS,

@@ -33,6 +33,7 @@ from typing import Any, TypeVar
 from torchfix_codemods.analysis.core.memo import ModuleMemo, Slot
 from torchfix_codemods.analysis.project.registry import QUESTIONS
 from torchfix_codemods.analysis.project.summary import (
+    STAR,
     CallSite,
     FileSummary,
     module_path_parts,
@@ -269,12 +270,34 @@ class ProjectIndex:
             own = _own_definition(importer, qualified[2:])
             if own is not None:
                 return own
+        if qualified.startswith(STAR + "."):
+            starred = self._star_bound(qualified[len(STAR) + 1:], importer)
+            if starred is None or depth > _MAX_DEPTH:
+                return None
+            return self.definition(starred, importer, depth + 1)
         absolute = self.absolute(qualified, importer)
         if absolute is None or depth > _MAX_DEPTH:
             return None
         here = os.path.dirname(os.path.abspath(importer.path))
         return self.memo.once(_DEFINITION.keyed(absolute, importer.root, here),
                               lambda: self._definition(absolute, importer, depth))
+
+    def _star_bound(self, dotted: str, importer: IndexedFile) -> str | None:
+        """What ``dotted`` means in ``importer`` when its first name is bound only by the
+        file's star imports (``from utils import *``): the last star import that binds it
+        wins, as in Python; None when none of them is known to."""
+        from torchfix_codemods.analysis.project.stars import NAME, star_names
+
+        name, _, rest = dotted.partition(".")
+        said = importer.summary.facts.get(NAME) or {}
+        for module in reversed(said.get("stars") or []):
+            bound = star_names(self, importer, module)
+            if bound is None:
+                return None  # a star import the index cannot read may bind it too
+            if name in bound:
+                target = bound[name]
+                return None if target is None else ".".join([target, rest]) if rest else target
+        return None
 
     def _definition(self, absolute: str, importer: IndexedFile,
                     depth: int) -> _Definition | None:
