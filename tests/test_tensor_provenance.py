@@ -216,6 +216,12 @@ def test_loop_over_modules_and_zip_of_parameters() -> None:
     assert "`.modules()`" in found[0].reason and "zipped" in found[1].reason
 
 
+NMT = ("import torch.nn as nn\ndef init_training(args):\n"
+       "    crit = nn.CrossEntropyLoss(size_average=False{reduction})\n"
+       "    if args.cuda:\n        crit = crit.cuda()\n    return args.vocab, crit\n"
+       "vocab, criterion = init_training(args)\nprobe = criterion(a, b)\n")
+
+
 @pytest.mark.parametrize(("source", "scalar"), [
     ("import torch.nn as nn\ncrit = nn.CrossEntropyLoss()\nprobe = crit(a, b)\n", True),
     ("import torch.nn as nn\ncrit = nn.CrossEntropyLoss(reduction='none')\nprobe = crit(a, b)\n",
@@ -226,6 +232,17 @@ def test_loop_over_modules_and_zip_of_parameters() -> None:
     ("import torch\nprobe = torch.ones(3).sum()\n", True),
     ("import torch\nprobe = torch.ones(3).sum(0)\n", False),
     ("import torch\nprobe = torch.ones(3).sum(dim=0)\n", False),
+    # pcyin/pytorch_nmt@bf28dae nmt.py: the criterion is an item of the tuple a function of this
+    # file returns (`..., cross_entropy_loss = init_training(args)`), moved to the GPU there.
+    (NMT.format(reduction=""), True),
+    (NMT.format(reduction=", reduction='none'"), False),
+    # ... and only the bindings that reach the read count: `loss` is rebound after the loop.
+    ("import torch.nn.functional as F\ndef evaluate(x, y, done, total):\n    if done:\n"
+     "        loss = total / 3\n        return loss\n    loss = F.cross_entropy(x, y)\n"
+     "    probe = loss\n", True),
+    ("import torch.nn.functional as F\ndef evaluate(batches):\n    loss = f(0)\n"
+     "    for x, y in batches:\n        loss = F.cross_entropy(x, y)\n"
+     "    probe = loss\n", False),
 ])
 def test_scalar_evidence(source: str, scalar: bool) -> None:
     names, value = probe(source)

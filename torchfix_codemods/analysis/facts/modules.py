@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from torchfix_codemods.analysis.core.callees import defined_function
+from torchfix_codemods.analysis.core.callees import defined_function, returned_items
 from torchfix_codemods.analysis.core.calls import argument
 from torchfix_codemods.analysis.core.evaluation import Evaluation, module_evaluation
 from torchfix_codemods.analysis.core.memo import Slot
@@ -474,6 +474,17 @@ def _bindings_evidence(names: NameIndex, name: cst.Name, bindings: list,
                 reasons.append(found)
                 continue
         value = binding.value if binding.value is not None else paired_value(binding)
+        items = returned_items(names, binding) if value is None else None
+        if items is not None:
+            # `..., criterion = init_training(args)`: every `return` puts a module there
+            found = [module_evidence(names, item, depth + 1) for item in items]
+            if any(f is None for f in found):
+                return None
+            first = found[0]
+            assert first is not None
+            reasons.append(ModuleEvidence(f"an item of the tuple a function of this file "
+                                          f"returns ({first.reason})", first.built_from))
+            continue
         if binding.kind in ("assign", "annassign") and value is not None:
             if _is_torch_load(names, _loaded_whole(value)):
                 loaded = _loaded_under_module_globals(names, value)
