@@ -339,3 +339,16 @@ def test_names_rebound_in_terms_of_themselves_stay_fast() -> None:
     (read,) = [f for f in found if f.code == "TFC102" and f.line == last]
     assert read.fix is not None and read.fix.safety.value == "safe"
     assert "torch.nn.Linear" in (read.reason or "")
+
+
+@pytest.mark.parametrize("start", ["dist_ap, dist_an = [], []", "dist_an = []\ndist_ap = []"])
+def test_a_list_filled_with_outputs_is_not_a_plain_value(start: str) -> None:
+    """Cysu/open-reid@3293ca7 reid/loss/triplet.py: `dist_an` starts as an empty list (alone
+    or in a parallel assignment), gets a grad-requiring tensor per row, and is concatenated:
+    `dist_an.data` of the result hides history, so TFC102 reports it."""
+    source = ("import torch\nimport torch.nn as nn\nnet = nn.Linear(3, 1)\n"
+              f"{start}\n"
+              "for row in torch.randn(4, 3):\n    dist_an.append(net(row))\n"
+              "dist_an = torch.cat(dist_an)\nprec = dist_an.data.mean()\n")
+    found = [f for f in findings(source, ["TFC102"]) if f.line == source.count("\n")]
+    assert len(found) == 1 and found[0].fix is not None

@@ -109,6 +109,11 @@ class Provenance(Evidence):
         return self.answer == "no"
 
 
+CONTAINER_LITERAL = "a container literal"
+"""Why a list, tuple, dict or set display is not a tensor: it may still hold tensors (`outs =
+[]`, then `outs.append(model(x))` and `torch.cat(outs)`)."""
+
+
 def _tensor(reason: str) -> Provenance:
     return Provenance("yes", reason)
 
@@ -324,7 +329,7 @@ class _Analyzer:
             return _not("a string")
         if isinstance(expr, (cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp, cst.DictComp,
                              cst.SetComp, cst.GeneratorExp)):
-            return _not("a container literal")
+            return _not(CONTAINER_LITERAL)
         return _unknown("an expression the analysis does not follow")
 
     def _binary(self, parts: list[cst.BaseExpression], depth: int) -> Provenance:
