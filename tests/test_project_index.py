@@ -131,6 +131,44 @@ def test_same_module_name_in_sibling_folders_is_told_apart_by_import_root(
     assert b_net is not None and b_net.is_module is False
 
 
+def test_a_directory_without_init_is_a_namespace_package(tmp_path: Path) -> None:
+    """uoguelph-mlrg/Cutout@287f934 train.py: ``from model.resnet import ResNet18`` with no
+    ``model/__init__.py`` (PEP 420): the file at ``model/resnet.py`` under the script's import
+    root, whose own module name is ``resnet``."""
+    index = project(tmp_path, {
+        "model/resnet.py": "import torch.nn as nn\nclass ResNet(nn.Module):\n    pass\n"
+                           "def ResNet18(num_classes=10):\n    return ResNet()\n",
+        "train.py": "from model.resnet import ResNet18\n",
+    })
+    facts = view(index, tmp_path, "train.py")
+    found = facts.class_facts("model.resnet.ResNet")
+    assert found is not None and found.is_module is True
+    returned = facts.returns("model.resnet.ResNet18")
+    assert returned is not None and returned.kind == "module"
+    # a name no file of that path defines stays unknown
+    assert facts.class_facts("model.nope.ResNet") is None
+
+
+def test_a_script_imports_its_siblings_from_its_own_directory(tmp_path: Path) -> None:
+    """abhiskk/fast-neural-style@df08530 neural_style/neural_style.py: a script in a package
+    directory runs with its own directory on ``sys.path``, so ``from transformer_net import
+    TransformerNet`` is the sibling file (module ``neural_style.transformer_net``). A file of
+    another directory that says the same finds nothing there."""
+    index = project(tmp_path, {
+        "neural_style/__init__.py": "",
+        "neural_style/transformer_net.py": "import torch.nn as nn\n"
+                                           "class TransformerNet(nn.Module):\n    pass\n",
+        "neural_style/neural_style.py": "from transformer_net import TransformerNet\n",
+        "other/run.py": "from transformer_net import TransformerNet\n",
+    })
+    found = view(index, tmp_path, "neural_style/neural_style.py").class_facts(
+        "transformer_net.TransformerNet")
+    assert found is not None and found.is_module is True
+    assert found.qualified == "neural_style.transformer_net.TransformerNet"
+    assert view(index, tmp_path, "other/run.py").class_facts(
+        "transformer_net.TransformerNet") is None
+
+
 def test_function_returns(tmp_path: Path) -> None:
     index = project(tmp_path, {"models.py": MODELS, "train.py": "import models\n"})
     facts = view(index, tmp_path, "train.py")
@@ -527,6 +565,32 @@ def test_module_arguments_from_callers_in_other_files(tmp_path: Path) -> None:
     found = view(index, tmp_path, "utils.py").module_arguments("evaluate")
     assert found is not None and set(found) == {"m"}
     assert "models.Net" in found["m"]
+
+
+def test_calls_and_classes_through_star_imports(tmp_path: Path) -> None:
+    """AnubhavGupta3377/Text-Classification-Models-Pytorch@8571fe6 Model_TextCNN/train.py:
+    ``from utils import *`` and ``from model import *``, then ``model = TextCNN(...)`` and
+    ``evaluate_model(model, ...)``: both names arrive through star imports, and the call
+    reaches utils.py's function with a module. A later star import of a module outside the
+    run may bind the same name: then nothing is known."""
+    index = project(tmp_path, {
+        "models.py": MODELS,
+        "utils.py": "import torch\ndef evaluate(m, loader):\n    return m(loader)\n",
+        "train.py": "from utils import *\nfrom models import *\nnet = Net()\n"
+                    "evaluate(net, [1])\n",
+        "other.py": "from utils import *\nfrom models import *\nfrom numpy import *\n"
+                    "evaluate(Net(), [1])\n",
+        "helpers.py": "def evaluate(m, loader):\n    return m(loader)\n",
+        "notebook_like.py": "from helpers import *\nevaluate(print, [1])\n",
+    })
+    found = view(index, tmp_path, "utils.py").module_arguments("evaluate")
+    assert found is not None and "models.Net" in found["m"]
+    callers = view(index, tmp_path, "utils.py").caller_files("evaluate")
+    assert [Path(c).name for c in callers] == ["train.py"]
+    # a star-imported function called with something else is no module argument
+    assert view(index, tmp_path, "helpers.py").module_arguments("evaluate") is None
+    callers = view(index, tmp_path, "helpers.py").caller_files("evaluate")
+    assert [Path(c).name for c in callers] == ["notebook_like.py"]
 
 
 def test_no_module_arguments_when_one_caller_passes_something_else(tmp_path: Path) -> None:

@@ -71,6 +71,17 @@ TENSORS = [
      "probe = sample(x)\n", "`sample()` returns a tensor on every path"),
     ("import torch\ndef noise(shape, flag):\n    if flag:\n        return torch.rand(shape)\n"
      "    return torch.zeros(shape)\nprobe = noise(3, True)\n", "returns a tensor on every path"),
+    # A parallel assignment gives each name the item at its position.
+    ("import torch\nout, h = torch.ones(2), 1\nprobe = out\n", "result of `torch.ones`"),
+    # chenyuntc/pytorch-book@4c5b4a1 Chapter10/main.py: `netg, netd = NetG(opt), NetD(opt)`.
+    ("import torch.nn as nn\nnetg, netd = nn.Linear(2, 2), nn.Conv2d(1, 1, 1)\n"
+     "probe = netg(x)\n", "output of a module (instance of `torch.nn.Linear`)"),
+    # A-Jacobson/CNN_Sentence_Classification@6094274 train_utils.py `predict`: a parameter
+    # switched to eval (or asked for its parameters) and called is a module.
+    ("import torch\ndef predict(model, data):\n    model.eval()\n    probe = model(data)\n",
+     "parameter `model` is called and switched or queried like a module"),
+    ("import torch\ndef fit(net, x):\n    opt = make(net.parameters())\n    probe = net(x)\n",
+     "parameter `net` is called and switched or queried like a module"),
 ]
 
 
@@ -124,7 +135,18 @@ UNKNOWN = [
     ("import torch\nfor batch in loader:\n    probe = batch['data']\n", "container"),
     ("import torch.nn as nn\nrnn = nn.LSTM(2, 2)\nprobe = rnn(x)\n", "recurrent"),
     ("import torch\nprobe = torch.load('x.pt')\n", "torch.load"),
-    ("import torch\nout, h = torch.ones(2), 1\nprobe = out\n", "unpacked from a tuple"),
+    ("import torch\nout, h = pair\nprobe = out\n", "unpacked from a tuple"),
+    # A starred target or a length mismatch pairs nothing.
+    ("import torch\nout, *h = torch.ones(2), 1, 2\nprobe = out\n", "unpacked from a tuple"),
+    ("import torch\nout, h = torch.ones(2), (1,), 2\nprobe = out\n", "unpacked from a tuple"),
+    # A parameter only called, or `.train(batch)` of a trainer, says nothing of a module.
+    ("import torch\ndef predict(model, data):\n    probe = model(data)\n",
+     "a call the analysis does not know"),
+    ("import torch\ndef step(agent, batch):\n    agent.train(batch)\n    probe = agent(batch)\n",
+     "a call the analysis does not know"),
+    # ... nor one the function rebinds.
+    ("import torch\ndef predict(model, data):\n    model.eval()\n    model = wrap(model)\n"
+     "    probe = model(data)\n", "a call the analysis does not know"),
     # A function of this file that may give something else is not one.
     ("import torch\ndef f(x):\n    if x:\n        return torch.ones(2)\nprobe = f(1)\n",
      "a call the analysis does not know"),
@@ -194,6 +216,12 @@ def test_loop_over_modules_and_zip_of_parameters() -> None:
     assert "`.modules()`" in found[0].reason and "zipped" in found[1].reason
 
 
+NMT = ("import torch.nn as nn\ndef init_training(args):\n"
+       "    crit = nn.CrossEntropyLoss(size_average=False{reduction})\n"
+       "    if args.cuda:\n        crit = crit.cuda()\n    return args.vocab, crit\n"
+       "vocab, criterion = init_training(args)\nprobe = criterion(a, b)\n")
+
+
 @pytest.mark.parametrize(("source", "scalar"), [
     ("import torch.nn as nn\ncrit = nn.CrossEntropyLoss()\nprobe = crit(a, b)\n", True),
     ("import torch.nn as nn\ncrit = nn.CrossEntropyLoss(reduction='none')\nprobe = crit(a, b)\n",
@@ -204,6 +232,17 @@ def test_loop_over_modules_and_zip_of_parameters() -> None:
     ("import torch\nprobe = torch.ones(3).sum()\n", True),
     ("import torch\nprobe = torch.ones(3).sum(0)\n", False),
     ("import torch\nprobe = torch.ones(3).sum(dim=0)\n", False),
+    # pcyin/pytorch_nmt@bf28dae nmt.py: the criterion is an item of the tuple a function of this
+    # file returns (`..., cross_entropy_loss = init_training(args)`), moved to the GPU there.
+    (NMT.format(reduction=""), True),
+    (NMT.format(reduction=", reduction='none'"), False),
+    # ... and only the bindings that reach the read count: `loss` is rebound after the loop.
+    ("import torch.nn.functional as F\ndef evaluate(x, y, done, total):\n    if done:\n"
+     "        loss = total / 3\n        return loss\n    loss = F.cross_entropy(x, y)\n"
+     "    probe = loss\n", True),
+    ("import torch.nn.functional as F\ndef evaluate(batches):\n    loss = f(0)\n"
+     "    for x, y in batches:\n        loss = F.cross_entropy(x, y)\n"
+     "    probe = loss\n", False),
 ])
 def test_scalar_evidence(source: str, scalar: bool) -> None:
     names, value = probe(source)
@@ -300,3 +339,16 @@ def test_names_rebound_in_terms_of_themselves_stay_fast() -> None:
     (read,) = [f for f in found if f.code == "TFC102" and f.line == last]
     assert read.fix is not None and read.fix.safety.value == "safe"
     assert "torch.nn.Linear" in (read.reason or "")
+
+
+@pytest.mark.parametrize("start", ["dist_ap, dist_an = [], []", "dist_an = []\ndist_ap = []"])
+def test_a_list_filled_with_outputs_is_not_a_plain_value(start: str) -> None:
+    """Cysu/open-reid@3293ca7 reid/loss/triplet.py: `dist_an` starts as an empty list (alone
+    or in a parallel assignment), gets a grad-requiring tensor per row, and is concatenated:
+    `dist_an.data` of the result hides history, so TFC102 reports it."""
+    source = ("import torch\nimport torch.nn as nn\nnet = nn.Linear(3, 1)\n"
+              f"{start}\n"
+              "for row in torch.randn(4, 3):\n    dist_an.append(net(row))\n"
+              "dist_an = torch.cat(dist_an)\nprec = dist_an.data.mean()\n")
+    found = [f for f in findings(source, ["TFC102"]) if f.line == source.count("\n")]
+    assert len(found) == 1 and found[0].fix is not None

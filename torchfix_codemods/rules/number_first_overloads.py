@@ -19,6 +19,7 @@ from torchfix_codemods.analysis.facts.frameworks import imports_torch
 from torchfix_codemods.analysis.facts.tensors import provenance
 from torchfix_codemods.analysis.vocabulary.tensor_methods import (
     NUMBER_FIRST_FUNCTIONS,
+    NUMBER_FIRST_MATRIX_METHODS,
     NUMBER_FIRST_METHODS,
 )
 from torchfix_codemods.edits.arguments import as_keyword, with_layout
@@ -28,7 +29,8 @@ from torchfix_codemods.rules.base import Example, Fix, Rule
 
 METHODS = NUMBER_FIRST_METHODS
 FUNCTIONS = NUMBER_FIRST_FUNCTIONS
-UNUSUAL_NAMES = frozenset(METHODS) - {"add", "sub"}
+MATRIX_METHODS = NUMBER_FIRST_MATRIX_METHODS
+UNUSUAL_NAMES = (frozenset(METHODS) - {"add", "sub"}) | MATRIX_METHODS
 """Names that only torch tensors answer to with these arguments: on a receiver the code does
 not type, the rewrite is still offered (unsafe). ``meter.add(value, n)`` is common outside
 torch, so ``add``/``sub`` need a receiver known to be a tensor."""
@@ -41,6 +43,10 @@ class NumberFirstOverload(Rule):
     `x.addcdiv_(number, t1, t2)` (and `add`, `sub`, `addcmul`, `addcdiv`,
     `torch.add(x, number, other)`...) to the keyword it has been since torch
     0.4: `x.add_(other, alpha=number)`, `x.addcmul_(t1, t2, value=number)`.
+    The matrix products' overloads with `beta` (and `alpha`) first move the
+    same way: `dist.addmm_(1, -2, x, y.t())` becomes
+    `dist.addmm_(x, y.t(), beta=1, alpha=-2)` (`addmm`, `addmv`, `addr`,
+    `addbmm`, `baddbmm` and their in-place forms).
 
     ## Why is this bad?
     These are deprecated overloads, kept for old code: the first call in a
@@ -68,7 +74,11 @@ class NumberFirstOverload(Rule):
     overload matches, since `alpha`/`value` are keyword-only (measured: the
     other order, `x.add_(y, 0.5)`, raises `TypeError`), and it is exactly the
     new signature with the number by keyword (measured bitwise equal on torch
-    2.13 for each method, a 0-dim tensor as the number included). Unsafe where
+    2.13 for each method, a 0-dim tensor as the number included). The same
+    holds for the matrix products with three or four positional arguments:
+    each warns as deprecated, is bitwise equal to the keyword form, and the
+    numbers-last order raises `TypeError` (measured on torch 2.13,
+    `docs/measurements/number_first_matrix_overloads.txt`). Unsafe where
     the receiver is not typed by the code (`state['exp_avg']`): `add_`, `sub_`,
     `addcmul(_)` and `addcdiv(_)` with these arguments are torch's in practice,
     but not provably; `add`/`sub` of an untyped receiver are not reported
@@ -88,7 +98,7 @@ class NumberFirstOverload(Rule):
                "keyword (`x.add_(other, alpha=number)`)")
     safety = Safety.SAFE
     triggers = ("add", "sub")
-    needs = Needs.any_of(*METHODS)
+    needs = Needs.any_of(*METHODS, *MATRIX_METHODS)
     valid = (
         "import torch\nx = torch.ones(3)\nx.add_(torch.ones(3), alpha=0.5)\n",
         "import torch\nx = torch.ones(3)\ny = x.add(1)\n",
@@ -119,6 +129,10 @@ class NumberFirstOverload(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         qualified = self.qualified_name(func)
+        if isinstance(func, cst.Attribute) and func.attr.value in MATRIX_METHODS and \
+                qualified is None:
+            self._matrix(node, func)
+            return
         if qualified in FUNCTIONS:
             count, keyword = FUNCTIONS[qualified]
             first = 1  # the input tensor stays first
@@ -150,6 +164,30 @@ class NumberFirstOverload(Rule):
         self.report(node, message, fix=Fix(safety, f"pass the number as `{keyword}=`",
                                            [(node, new)]), reason=reason)
 
+    def _matrix(self, node: cst.Call, func: cst.Attribute) -> None:
+        """``dist.addmm_(1, -2, x, y.t())``: ``beta`` (and ``alpha``) before the two tensors."""
+        positional = positional_args(node)
+        if len(positional) not in (3, 4) or len(positional) != len(node.args):
+            return
+        found = self._receiver_tier(func)
+        if found is None:
+            return
+        safety, reason = found
+        numbers, tensors = positional[:-2], positional[-2:]
+        keywords = ("beta", "alpha")[:len(numbers)]
+        message = (f"`x.{func.attr.value}({', '.join(keywords)}, tensor, tensor)` is a "
+                   "deprecated overload (the torch 0.3 order): pass the numbers last, as "
+                   f"{' and '.join(f'`{k}=`' for k in keywords)}")
+        if any(_calls(n.value) for n in numbers) and any(_calls(t.value) for t in tensors):
+            self.report(node, message + " (no fix: moving the numbers after the tensors would "
+                        "change the order their calls run in)", reason=reason)
+            return
+        moved = [*tensors, *(as_keyword(n, k) for n, k in zip(numbers, keywords, strict=True))]
+        new = node.with_changes(args=with_layout(node, moved))
+        fix = Fix(safety, f"pass the numbers as {', '.join(f'`{k}=`' for k in keywords)}",
+                  [(node, new)])
+        self.report(node, message, fix=fix, reason=reason)
+
     def _receiver_tier(self, func: cst.Attribute) -> tuple[Safety, str] | None:
         """The fix's tier from what the receiver is; None when it is no finding."""
         if not imports_torch(self.names):
@@ -173,7 +211,7 @@ def _methods_defined_in(names: NameIndex) -> frozenset[str]:
         return names.memo[_OWN_METHODS]
     found = frozenset(name for scope in names.all_scopes
                       if scope.kind == "class" and isinstance(scope.node, cst.ClassDef)
-                      for name in methods_of(scope.node) if name in METHODS)
+                      for name in methods_of(scope.node) if name in METHODS or name in MATRIX_METHODS)
     names.memo[_OWN_METHODS] = found
     return found
 

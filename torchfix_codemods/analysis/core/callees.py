@@ -14,7 +14,8 @@ import libcst as cst
 
 from torchfix_codemods.analysis.core.evaluation import Evaluation, module_evaluation
 from torchfix_codemods.analysis.core.memo import Slot
-from torchfix_codemods.analysis.core.names import NameIndex
+from torchfix_codemods.analysis.core.names import Binding, NameIndex
+from torchfix_codemods.analysis.core.walk import walk_local
 
 _MAX_DEPTH = 4
 _INSTANCE: Slot[Evaluation[cst.ClassDef | None]] = Slot("callees.class_of_instance")
@@ -91,3 +92,37 @@ def called_functions(names: NameIndex, call: cst.Call) -> list[cst.FunctionDef]:
             method = methods_of(owner).get(func.attr.value)
             return [method] if method is not None else []
     return []
+
+
+def returned_items(names: NameIndex, binding: Binding) -> list[cst.BaseExpression] | None:
+    """What ``a, b = f(...)`` gives the binding's name, when ``f`` is a function of this file
+    (bound to it alone) whose every ``return`` builds a tuple with an item at that position
+    (no starred item, no ``yield``): the item of each ``return``, in order. pcyin/pytorch_nmt's
+    ``vocab, model, optimizer, nll_loss, cross_entropy_loss = init_training(args)``. None for
+    any other binding."""
+    node = binding.node
+    if binding.kind != "assign" or binding.value is not None or \
+            not isinstance(node, cst.Assign) or len(node.targets) != 1 or \
+            not isinstance(node.value, cst.Call):
+        return None
+    target = node.targets[0].target
+    if not isinstance(target, (cst.Tuple, cst.List)) or \
+            any(isinstance(e, cst.StarredElement) for e in target.elements):
+        return None
+    position = next((i for i, e in enumerate(target.elements)
+                     if isinstance(e.value, cst.Name) and e.value.value == binding.name), None)
+    function = local_function(names, node.value)
+    if position is None or function is None:
+        return None
+    items: list[cst.BaseExpression] = []
+    for found in walk_local(function.body):
+        if isinstance(found, (cst.Yield, cst.Await)):
+            return None
+        if not isinstance(found, cst.Return):
+            continue
+        value = found.value
+        if not isinstance(value, cst.Tuple) or len(value.elements) != len(target.elements) or \
+                any(isinstance(e, cst.StarredElement) for e in value.elements):
+            return None
+        items.append(value.elements[position].value)
+    return items or None

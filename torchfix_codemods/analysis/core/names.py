@@ -474,3 +474,24 @@ def unpack_position(target: cst.BaseExpression, name: cst.Name) -> int | None:
             if isinstance(element.value, cst.Name) and element.value.value == name.value:
                 return position
     return None
+
+
+def paired_value(binding: Binding) -> cst.BaseExpression | None:
+    """The expression a parallel assignment gives this binding's name: ``netg, netd =
+    NetG(opt), NetD(opt)`` binds ``netg`` to ``NetG(opt)``. Only where the target and the
+    value are tuples or lists of the same length without a starred item (each name takes
+    the item at its position); None for any other binding."""
+    node = binding.node
+    if binding.kind != "assign" or binding.value is not None or \
+            not isinstance(node, cst.Assign) or len(node.targets) != 1:
+        return None
+    target, value = node.targets[0].target, node.value
+    if not (isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List))
+            and len(target.elements) == len(value.elements)):
+        return None
+    if any(isinstance(e, cst.StarredElement) for e in (*target.elements, *value.elements)):
+        return None
+    for element, item in zip(target.elements, value.elements, strict=True):
+        if isinstance(element.value, cst.Name) and element.value.value == binding.name:
+            return item.value
+    return None

@@ -15,11 +15,11 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from torchfix_codemods.analysis.core.callees import defined_function
+from torchfix_codemods.analysis.core.callees import defined_function, returned_items
 from torchfix_codemods.analysis.core.calls import argument
 from torchfix_codemods.analysis.core.evaluation import Evaluation, module_evaluation
 from torchfix_codemods.analysis.core.memo import Slot
-from torchfix_codemods.analysis.core.names import Binding, NameIndex, dotted_name
+from torchfix_codemods.analysis.core.names import Binding, NameIndex, dotted_name, paired_value
 from torchfix_codemods.analysis.core.walk import walk, walk_local
 from torchfix_codemods.analysis.vocabulary.tensor_methods import DEVICE_METHODS
 from torchfix_codemods.analysis.vocabulary.torch_api import (
@@ -462,6 +462,8 @@ def _bindings_evidence(names: NameIndex, name: cst.Name, bindings: list,
             found = _annotation_evidence(names, annotation) if annotation is not None else None
             if found is None:
                 found = parameter_evidence(names, binding, depth)
+            if found is None and len(bindings) == 1:
+                found = _switched_and_called(names, binding, name.value)
             if found is None:
                 return None
             reasons.append(found)
@@ -471,9 +473,21 @@ def _bindings_evidence(names: NameIndex, name: cst.Name, bindings: list,
             if found is not None:
                 reasons.append(found)
                 continue
-        if binding.kind in ("assign", "annassign") and binding.value is not None:
-            if _is_torch_load(names, _loaded_whole(binding.value)):
-                loaded = _loaded_under_module_globals(names, binding.value)
+        value = binding.value if binding.value is not None else paired_value(binding)
+        items = returned_items(names, binding) if value is None else None
+        if items is not None:
+            # `..., criterion = init_training(args)`: every `return` puts a module there
+            found = [module_evidence(names, item, depth + 1) for item in items]
+            if any(f is None for f in found):
+                return None
+            first = found[0]
+            assert first is not None
+            reasons.append(ModuleEvidence(f"an item of the tuple a function of this file "
+                                          f"returns ({first.reason})", first.built_from))
+            continue
+        if binding.kind in ("assign", "annassign") and value is not None:
+            if _is_torch_load(names, _loaded_whole(value)):
+                loaded = _loaded_under_module_globals(names, value)
                 if loaded is not None:
                     reasons.append(loaded)
                 elif len(bindings) == 1 or all(_is_torch_load(names, _loaded_whole(b.value))
@@ -485,11 +499,11 @@ def _bindings_evidence(names: NameIndex, name: cst.Name, bindings: list,
                 # `model = torch.load(path)` next to `model = Net()` reloads the same kind
                 # of object: it neither proves nor refutes, the other bindings decide.
                 continue
-            moved = _strip_chain(binding.value)
-            if moved is not binding.value and isinstance(moved, cst.Name) and \
+            moved = _strip_chain(value)
+            if moved is not value and isinstance(moved, cst.Name) and \
                     moved.value == name.value and len(bindings) > 1:
                 continue  # `model = model.cuda()`: the same object, the other bindings decide
-            reason = module_evidence(names, binding.value, depth + 1)
+            reason = module_evidence(names, value, depth + 1)
             if reason is None:
                 return None
             reasons.append(reason)
@@ -553,6 +567,43 @@ def _used_as_module(names: NameIndex, binding: Binding, name: str) -> ModuleEvid
     if called and moved:
         return ModuleEvidence("a whole model loaded with `torch.load`, then called and moved "
                               "or switched like a module")
+    return None
+
+
+_MODE_SWITCHES = frozenset({"eval", "train"})
+_MODULE_QUERIES = frozenset({"parameters", "named_parameters", "state_dict", "modules",
+                             "children", "named_modules"})
+
+
+def _switched_and_called(names: NameIndex, binding: Binding, name: str) -> ModuleEvidence | None:
+    """A parameter the function both calls (``model(data)``) and switches or queries the way
+    only an ``nn.Module`` is (``model.eval()``, ``model.train()``, ``model.parameters()``),
+    with no other binding in the function: A-Jacobson/CNN_Sentence_Classification's
+    ``def predict(model, data, batch_size): model.eval(); ... model(data).data``. A tensor is
+    not callable and a plain function has no ``.eval()``; ``.train(...)`` counts only
+    without arguments or with one boolean literal (a trainer's ``agent.train(batch)`` is
+    something else)."""
+    scope = names.scope_of(binding.node)
+    called = switched = False
+    for read in names.loads_in(scope, name):
+        parent = names.parent(read)
+        if isinstance(parent, cst.Call) and parent.func is read and parent.args:
+            called = True
+        if isinstance(parent, cst.Attribute) and parent.value is read:
+            call = names.parent(parent)
+            if not (isinstance(call, cst.Call) and call.func is parent):
+                continue
+            method = parent.attr.value
+            if method in _MODULE_QUERIES and not call.args:
+                switched = True
+            elif method in _MODE_SWITCHES and (not call.args or (
+                    method == "train" and len(call.args) == 1 and call.args[0].keyword is None
+                    and isinstance(call.args[0].value, cst.Name)
+                    and call.args[0].value.value in ("True", "False"))):
+                switched = True
+    if called and switched:
+        return ModuleEvidence(f"parameter `{name}` is called and switched or queried like a "
+                              "module (`.eval()`, `.train()`, `.parameters()`)")
     return None
 
 

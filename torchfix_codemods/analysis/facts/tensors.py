@@ -25,12 +25,23 @@ from typing import Literal
 
 import libcst as cst
 
-from torchfix_codemods.analysis.core.callees import class_of_instance, local_function, methods_of
+from torchfix_codemods.analysis.core.callees import (
+    class_of_instance,
+    local_function,
+    methods_of,
+    returned_items,
+)
 from torchfix_codemods.analysis.core.evaluation import Evaluation
 from torchfix_codemods.analysis.core.evidence import Answer, Evidence
 from torchfix_codemods.analysis.core.flow import reaching_bindings
 from torchfix_codemods.analysis.core.memo import Slot
-from torchfix_codemods.analysis.core.names import Binding, NameIndex, dotted_name, unpack_position
+from torchfix_codemods.analysis.core.names import (
+    Binding,
+    NameIndex,
+    dotted_name,
+    paired_value,
+    unpack_position,
+)
 from torchfix_codemods.analysis.core.walk import walk_local
 from torchfix_codemods.analysis.facts.frameworks import foreign_framework, foreign_framework_at
 from torchfix_codemods.analysis.facts.modules import (
@@ -96,6 +107,11 @@ class Provenance(Evidence):
     @property
     def is_not_tensor(self) -> bool:
         return self.answer == "no"
+
+
+CONTAINER_LITERAL = "a container literal"
+"""Why a list, tuple, dict or set display is not a tensor: it may still hold tensors (`outs =
+[]`, then `outs.append(model(x))` and `torch.cat(outs)`)."""
 
 
 def _tensor(reason: str) -> Provenance:
@@ -181,7 +197,7 @@ def module_reason(names: NameIndex, expr: cst.BaseExpression) -> ModuleEvidence 
 
 
 _MEMO: Slot[dict[int, Provenance]] = Slot("tensors.memo")
-_SCALAR_RESOLVING: Slot[set[int]] = Slot("tensors.scalar_resolving")
+_SCALAR_RESOLVING: Slot[set[tuple[int, ...]]] = Slot("tensors.scalar_resolving")
 _UNTYPED_NUMBERS: Slot[bool] = Slot("tensors.untyped_numbers")
 """Set while a ``.data[0]`` receiver is asked about: names the file does not type count as
 plain numbers scaling a 0-dim value."""
@@ -313,7 +329,7 @@ class _Analyzer:
             return _not("a string")
         if isinstance(expr, (cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp, cst.DictComp,
                              cst.SetComp, cst.GeneratorExp)):
-            return _not("a container literal")
+            return _not(CONTAINER_LITERAL)
         return _unknown("an expression the analysis does not follow")
 
     def _binary(self, parts: list[cst.BaseExpression], depth: int) -> Provenance:
@@ -564,6 +580,9 @@ class _Analyzer:
                 if annotated is not None:
                     return annotated
             if binding.value is None:
+                paired = paired_value(binding)  # `out, h = model(x), None`
+                if paired is not None:
+                    return self.of(paired, depth)
                 return self._unpacked(binding, name, depth)
             return self.of(binding.value, depth)
         if kind == "augassign":
@@ -690,11 +709,14 @@ def scalar_reason(names: NameIndex, expr: cst.BaseExpression, depth: int = 0) ->
     if isinstance(expr, cst.Call):
         return _scalar_call(names, expr, depth)
     if isinstance(expr, cst.Name):
-        bindings = names.bindings_of(expr)
+        # Only the bindings that reach the read (`loss = crit(...)` in the loop, read there,
+        # and `loss = cum_loss / n` after it: pcyin/pytorch_nmt's `evaluate_loss`).
+        bindings = reaching_bindings(names, expr) or names.bindings_of(expr)
+        key = tuple(id(binding) for binding in bindings)
         resolving = names.memo.setdefault(_SCALAR_RESOLVING, set())
-        if id(bindings) in resolving:
+        if key in resolving:
             return None  # defined in terms of itself: no evidence, and no exponential walk
-        resolving.add(id(bindings))
+        resolving.add(key)
         try:
             reasons = []
             started_at_zero = False
@@ -707,6 +729,13 @@ def scalar_reason(names: NameIndex, expr: cst.BaseExpression, depth: int = 0) ->
                     continue
                 if _added_to_itself(binding.value, expr.value) is not None:
                     continue  # `loss = loss + criterion(...)`: read like `+=` below
+                paired = paired_value(binding)
+                if paired is not None:
+                    reason = scalar_reason(names, paired, depth + 1)
+                    if reason is None:
+                        return None
+                    reasons.append(reason)
+                    continue
                 if binding.kind == "assign" and binding.value is None:
                     unpacked = _unpacked_scalar(names, binding, expr, depth)
                     if unpacked is None:
@@ -727,7 +756,7 @@ def scalar_reason(names: NameIndex, expr: cst.BaseExpression, depth: int = 0) ->
                 return None
             return reasons[0] if reasons else None
         finally:
-            resolving.discard(id(bindings))
+            resolving.discard(key)
     if isinstance(expr, cst.BinaryOperation):
         left = scalar_reason(names, expr.left, depth + 1)
         right = scalar_reason(names, expr.right, depth + 1)
@@ -1091,7 +1120,8 @@ def _loss_reduces(names: NameIndex, func: cst.BaseExpression) -> bool:
                 for value in passed or ()) and all(
                 _loss_reduces(names, value) for value in passed or ())
         return bool(built) and all(
-            b.kind == "assign" and b.value is not None and _loss_reduces(names, b.value)
+            b.kind == "assign" and (_loss_reduces(names, b.value) if b.value is not None else
+                                    _returned_losses_reduce(names, b))
             for b in built)
     elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
             and func.value.value == "self":
@@ -1099,6 +1129,14 @@ def _loss_reduces(names: NameIndex, func: cst.BaseExpression) -> bool:
         values = _self_assignments(owner, func.attr.value) if owner else []
         construct = values[0] if len(values) == 1 else None
     return isinstance(construct, cst.Call) and _reducing_arguments(construct)
+
+
+def _returned_losses_reduce(names: NameIndex, binding: Binding) -> bool:
+    """``..., cross_entropy_loss = init_training(args)``: the loss every ``return`` of that
+    function of this file puts at the name's position was built reducing."""
+    items = returned_items(names, binding)
+    return bool(items) and all(isinstance(item, (cst.Name, cst.Call))
+                               and _loss_reduces(names, item) for item in items or ())
 
 
 def _reducing_arguments(call: cst.Call) -> bool:

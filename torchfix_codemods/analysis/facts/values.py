@@ -71,7 +71,7 @@ from torchfix_codemods.analysis.core.syntax import literal_bool
 from torchfix_codemods.analysis.core.walk import children, walk_local
 from torchfix_codemods.analysis.facts.grad_mode import calls_of_function, grad_mode_at
 from torchfix_codemods.analysis.facts.modules import self_assignments
-from torchfix_codemods.analysis.facts.tensors import module_reason, provenance
+from torchfix_codemods.analysis.facts.tensors import CONTAINER_LITERAL, module_reason, provenance
 from torchfix_codemods.analysis.vocabulary.tensor_methods import (
     COMPLEX_CASTS,
     FACTORY_INTEGER_RESULT,
@@ -569,8 +569,12 @@ class _Values:
         return _UNKNOWN_FACTS
 
     def _operand(self, expr: cst.BaseExpression, depth: int) -> TensorFacts:
-        """An operand: plain numbers and numpy values neither require grad nor live on a GPU."""
-        if provenance(self.names, expr).is_not_tensor:
+        """An operand: plain numbers and numpy values neither require grad nor live on a GPU.
+        A container is not plain: what it holds decides (`dist_an = []`, then
+        `dist_an.append(dist[i].min())` and `torch.cat(dist_an)`: Cysu/open-reid's triplet
+        loss, where the result requires grad)."""
+        found = provenance(self.names, expr)
+        if found.is_not_tensor and found.reason != CONTAINER_LITERAL:
             return _PLAIN
         return self.of(expr, depth)
 

@@ -33,6 +33,7 @@ from typing import Any, TypeVar
 from torchfix_codemods.analysis.core.memo import ModuleMemo, Slot
 from torchfix_codemods.analysis.project.registry import QUESTIONS
 from torchfix_codemods.analysis.project.summary import (
+    STAR,
     CallSite,
     FileSummary,
     module_path_parts,
@@ -234,7 +235,7 @@ class ProjectIndex:
         """The file ``import <module>`` means, as seen from ``importer``."""
         candidates = self.modules.get(module)
         if not candidates:
-            return None
+            return self._file_on_path(module, importer)
         if len(candidates) == 1:
             return candidates[0]
         own = [c for c in candidates if c.root == importer.root]
@@ -242,6 +243,23 @@ class ProjectIndex:
             return own[0]
         above = [c for c in candidates if importer.root.startswith(c.root + os.sep)]
         return above[0] if len(above) == 1 else None
+
+    def _file_on_path(self, module: str, importer: IndexedFile) -> IndexedFile | None:
+        """The file ``import <module>`` finds where no file of the run has that module name,
+        by where Python looks: the importing script's own directory (``sys.path[0]`` when it
+        runs: fast-neural-style's ``neural_style/neural_style.py`` says ``from
+        transformer_net import TransformerNet`` although its directory is a package), and
+        its import root, where a directory without ``__init__.py`` is a namespace package
+        (PEP 420: Cutout's ``from model.resnet import ResNet18`` with no
+        ``model/__init__.py``). A notebook's directory is its kernel's working directory."""
+        tail = os.path.join(*module.split("."))
+        here = os.path.dirname(os.path.abspath(importer.path))
+        for base in dict.fromkeys((here, importer.root)):
+            for name in (tail + ".py", os.path.join(tail, "__init__.py")):
+                found = self.files.get(os.path.join(base, name))
+                if found is not None and not found.notebook:
+                    return found
+        return None
 
     def definition(self, qualified: str, importer: IndexedFile,
                    depth: int = 0) -> _Definition | None:
@@ -252,11 +270,34 @@ class ProjectIndex:
             own = _own_definition(importer, qualified[2:])
             if own is not None:
                 return own
+        if qualified.startswith(STAR + "."):
+            starred = self._star_bound(qualified[len(STAR) + 1:], importer)
+            if starred is None or depth > _MAX_DEPTH:
+                return None
+            return self.definition(starred, importer, depth + 1)
         absolute = self.absolute(qualified, importer)
         if absolute is None or depth > _MAX_DEPTH:
             return None
-        return self.memo.once(_DEFINITION.keyed(absolute, importer.root),
+        here = os.path.dirname(os.path.abspath(importer.path))
+        return self.memo.once(_DEFINITION.keyed(absolute, importer.root, here),
                               lambda: self._definition(absolute, importer, depth))
+
+    def _star_bound(self, dotted: str, importer: IndexedFile) -> str | None:
+        """What ``dotted`` means in ``importer`` when its first name is bound only by the
+        file's star imports (``from utils import *``): the last star import that binds it
+        wins, as in Python; None when none of them is known to."""
+        from torchfix_codemods.analysis.project.stars import NAME, star_names
+
+        name, _, rest = dotted.partition(".")
+        said = importer.summary.facts.get(NAME) or {}
+        for module in reversed(said.get("stars") or []):
+            bound = star_names(self, importer, module)
+            if bound is None:
+                return None  # a star import the index cannot read may bind it too
+            if name in bound:
+                target = bound[name]
+                return None if target is None else ".".join([target, rest]) if rest else target
+        return None
 
     def _definition(self, absolute: str, importer: IndexedFile,
                     depth: int) -> _Definition | None:

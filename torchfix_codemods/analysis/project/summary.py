@@ -432,6 +432,9 @@ class _Summarizer:
         self.module = _Scope("", tree, [], {}, module_level=True)
         self._visiting: set[int] = set()
         self._defined: set[str] = set()
+        self._stars = any(isinstance(node, ast.ImportFrom) and
+                          any(alias.name == "*" for alias in node.names) for node in tree.body)
+        """A module-level ``from m import *``: a name bound nowhere else may come from it."""
         self._crowded: set[int] = set()
         self._read_keys: dict[int, list[str | None]] = {}
         self._functions: dict[int, _Scope] = {}
@@ -592,6 +595,10 @@ class _Summarizer:
         target = self.summary.imports.get(name)
         if target is not None:
             return ".".join([target, *rest])
+        if self._stars and not hasattr(builtins, name):
+            # `from utils import *` then `evaluate_model(model, ...)`: the index resolves
+            # `*.evaluate_model` through what the star imports bind (`ProjectIndex.definition`).
+            return ".".join([STAR, name, *rest])
         return None
 
     # ------------------------------------------------------------ module facts
@@ -1589,6 +1596,10 @@ def _chain(expr: ast.expr) -> tuple[str, list[str]] | None:
 def _attribute_text(expr: ast.expr) -> str | None:
     chain = _chain(expr)
     return None if chain is None else ".".join([chain[0], *chain[1]])
+
+
+STAR = "*"
+"""The first part of a dotted name that only a module-level star import can bind."""
 
 
 def module_path_parts(path: str) -> tuple[list[str], str]:

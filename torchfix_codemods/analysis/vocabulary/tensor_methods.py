@@ -113,6 +113,17 @@ NUMBER_FIRST_METHODS: dict[str, tuple[int, str]] = {
 the number has been since torch 0.4. With that many positional arguments no other overload
 matches (``alpha``/``value`` are keyword-only): measured on torch 2.13, ``x.add_(y, 0.5)``
 raises ``TypeError``."""
+NUMBER_FIRST_MATRIX_METHODS = frozenset({
+    "addmm", "addmm_", "addmv", "addmv_", "addr", "addr_", "addbmm", "addbmm_",
+    "baddbmm", "baddbmm_",
+})
+"""Tensor methods whose deprecated overloads put ``beta`` (and ``alpha``) first, before the
+two tensors: ``dist.addmm_(1, -2, x, y.t())`` is ``dist.addmm_(x, y.t(), beta=1, alpha=-2)``.
+Measured on torch 2.13 (docs/measurements/number_first_matrix_overloads.txt): each form with
+three or four positional arguments warns "This overload of addmm_ is deprecated" and is
+bitwise equal to the keyword form, and with the numbers last (``x.addmm_(a, b, 1, -2)``)
+every one raises ``TypeError``: ``beta``/``alpha`` are keyword-only, so with that many
+positional arguments only the deprecated overload matches."""
 NUMBER_FIRST_FUNCTIONS: dict[str, tuple[int, str]] = {
     "torch.add": (3, "alpha"), "torch.sub": (3, "alpha"),
     "torch.addcmul": (4, "value"), "torch.addcdiv": (4, "value"),
