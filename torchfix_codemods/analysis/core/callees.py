@@ -10,11 +10,14 @@ objects of unknown class.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import libcst as cst
 
 from torchfix_codemods.analysis.core.evaluation import Evaluation, module_evaluation
 from torchfix_codemods.analysis.core.memo import Slot
 from torchfix_codemods.analysis.core.names import NameIndex
+from torchfix_codemods.analysis.core.walk import walk_local
 
 _MAX_DEPTH = 4
 _INSTANCE: Slot[Evaluation[cst.ClassDef | None]] = Slot("callees.class_of_instance")
@@ -91,3 +94,23 @@ def called_functions(names: NameIndex, call: cst.Call) -> list[cst.FunctionDef]:
             method = methods_of(owner).get(func.attr.value)
             return [method] if method is not None else []
     return []
+
+
+def reached_calls(names: NameIndex, root: cst.CSTNode,
+                  depth: int = _MAX_DEPTH) -> Iterator[cst.Call]:
+    """Every call that running ``root`` makes: the calls under it, and those in the functions
+    and methods of this file they run, ``depth`` calls deep (each function visited once)."""
+    seen: set[int] = set()
+    stack: list[tuple[cst.CSTNode, int]] = [(root, 0)]
+    while stack:
+        node, level = stack.pop()
+        for child in walk_local(node):
+            if not isinstance(child, cst.Call):
+                continue
+            yield child
+            if level >= depth:
+                continue
+            for function in called_functions(names, child):
+                if id(function) not in seen:
+                    seen.add(id(function))
+                    stack.append((function.body, level + 1))
