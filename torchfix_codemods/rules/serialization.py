@@ -232,7 +232,10 @@ class TorchLoadWithoutWeightsOnly(Rule):
                         "file", reason=unproven)
             return
         if refusal is not None:
-            if saved is not None and saved.named and saved.allow_listed is not True:
+            # A whole module read into `load_state_dict` fails with either value: no fix.
+            mismatch = saved is not None and saved.whole_module and use.into_state_dict
+            if saved is not None and saved.named and saved.allow_listed is not True and \
+                    not mismatch:
                 # The run itself writes the file (trusted), and what it writes or how the
                 # result is used cannot load with `weights_only=True`: `False` keeps it
                 # loading on torch >= 2.6, as torch's own error message proposes.

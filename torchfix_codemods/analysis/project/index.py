@@ -33,6 +33,7 @@ from typing import Any, TypeVar
 from torchfix_codemods.analysis.core.memo import ModuleMemo, Slot
 from torchfix_codemods.analysis.project.registry import QUESTIONS
 from torchfix_codemods.analysis.project.summary import (
+    STAR_BASE,
     CallSite,
     FileSummary,
     module_path_parts,
@@ -44,6 +45,7 @@ from torchfix_codemods.analysis.project.values import (
     Dict,
     Flag,
     Flagged,
+    Item,
     Lit,
     Namespace,
     Numpy,
@@ -234,7 +236,7 @@ class ProjectIndex:
         """The file ``import <module>`` means, as seen from ``importer``."""
         candidates = self.modules.get(module)
         if not candidates:
-            return None
+            return self._on_sys_path(module)
         if len(candidates) == 1:
             return candidates[0]
         own = [c for c in candidates if c.root == importer.root]
@@ -242,6 +244,37 @@ class ProjectIndex:
             return own[0]
         above = [c for c in candidates if importer.root.startswith(c.root + os.sep)]
         return above[0] if len(above) == 1 else None
+
+    def _on_sys_path(self, module: str) -> IndexedFile | None:
+        """``core.function`` for ``lib/core/function.py`` when no file of the run has that
+        module name: a folder the program puts on ``sys.path`` at run time
+        (human-pose-estimation's ``import _init_paths`` adds ``lib/``). Only a dotted name
+        (a single name is too common to pin to one file) that the path of exactly one file
+        of the run ends with."""
+        if "." not in module:
+            return None
+        table = self.table("sys_path_suffixes", self._path_suffixes)
+        found = table.get(module)
+        return self.files[found] if found is not None else None
+
+    def _path_suffixes(self) -> dict[str, str | None]:
+        """Every dotted tail of every run file's path (``core.function``, ``lib.core.function``
+        for ``lib/core/function.py``; ``pkg`` for ``pkg/__init__.py``), with the one file that
+        has it (None: several do)."""
+        table: dict[str, str | None] = {}
+        for key, indexed in self.files.items():
+            if indexed.notebook:
+                continue
+            parts = os.path.splitext(key)[0].split(os.sep)
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            for start in range(len(parts) - 2, -1, -1):
+                tail = parts[start:]
+                if not all(p.isidentifier() for p in tail):
+                    break
+                dotted = ".".join(tail)
+                table[dotted] = None if dotted in table and table[dotted] != key else key
+        return table
 
     def definition(self, qualified: str, importer: IndexedFile,
                    depth: int = 0) -> _Definition | None:
@@ -304,6 +337,11 @@ class ProjectIndex:
                    depth: int) -> bool | None:
         if base == "?" or depth > _MAX_DEPTH:
             return None
+        if base.startswith(STAR_BASE):
+            starred = self._star_bound(base[len(STAR_BASE):], file)
+            if starred is None:
+                return None
+            base = starred
         if base.startswith("builtins."):
             return False
         absolute = self.absolute(base, file)
@@ -315,6 +353,21 @@ class ProjectIndex:
         if found is None or found.kind != "class":
             return False if absolute.startswith(("torch.", "torchvision.")) else None
         return self.class_kind(found, test, depth + 1)
+
+    def _star_bound(self, text: str, file: IndexedFile) -> str | None:
+        """``nn.Module`` in a file where ``from utils import *`` binds ``nn``: the qualified
+        name (``torch.nn.Module``), when one of its star imports of a file of the run binds
+        the first name; None when none does."""
+        from torchfix_codemods.analysis.project.stars import NAME, star_names
+
+        root, _, rest = text.partition(".")
+        said = file.summary.facts.get(NAME) or {}
+        for module in said.get("stars", ()):
+            names = star_names(self, file, module)
+            target = names.get(root) if names else None
+            if target:
+                return f"{target}.{rest}" if rest else target
+        return None
 
     # ----------------------------------------------------------------- values
     def content(self, value: Value, file: IndexedFile, depth: int = 0) -> _Content:
@@ -341,6 +394,8 @@ class ProjectIndex:
                                      "a list or tuple")
             case Call(dotted=dotted):
                 return self._call_content(dotted, file, depth)
+            case Item(dotted=dotted, index=index, count=count):
+                return self._item_content(dotted, index, count, file, depth)
             case Param(function=function, index=index, name=name):
                 return self._param_content(file, function, index, name, depth)
             case Ref(dotted=dotted):
@@ -387,6 +442,18 @@ class ProjectIndex:
         if found.kind == "function":
             function = found.file.summary.functions[found.name]
             return self.content(function.returns, found.file, depth + 1)
+        return _UNKNOWN
+
+    def _item_content(self, dotted: str, index: int, count: int, file: IndexedFile,
+                      depth: int) -> _Content:
+        """One of the values a function of the run returns together (``return voc, pairs``),
+        unpacked by the caller into as many names."""
+        found = self.definition(dotted, file)
+        if found is None or found.kind != "function":
+            return _UNKNOWN
+        returns = found.file.summary.functions[found.name].returns
+        if isinstance(returns, Seq) and len(returns.items) == count:
+            return self.content(returns.items[index], found.file, depth + 1)
         return _UNKNOWN
 
     def _param_content(self, file: IndexedFile, function: str, index: int, name: str,

@@ -49,6 +49,7 @@ from torchfix_codemods.analysis.project.values import (
     Dict,
     Flag,
     Flagged,
+    Item,
     Lit,
     Namespace,
     Numpy,
@@ -509,8 +510,10 @@ class _Summarizer:
                             scope.item_keys.setdefault(target.value.id, []).append(
                                 _string_key(target.slice))
                         plain = single and isinstance(target, ast.Name)
-                        for name in _target_names(target):
-                            scope.bind(name, node.value if plain else None)
+                        unpacked = _unpacked(target, node.value) if single else None
+                        for index, name in enumerate(_target_names(target)):
+                            scope.bind(name, node.value if plain else
+                                       unpacked[index] if unpacked else None)
                 if isinstance(node.value, ast.Call):
                     first = node.targets[0] if single else None
                     name = first.id if isinstance(first, ast.Name) else None
@@ -688,7 +691,18 @@ class _Summarizer:
         if isinstance(base, ast.Name) and base.id not in self.module.bindings and \
                 base.id not in self.summary.imports and hasattr(builtins, base.id):
             return f"builtins.{base.id}"
+        text = _attribute_text(base)
+        if text is not None and self._star_imports():
+            root = text.split(".")[0]
+            if root not in self.module.bindings and root not in self.summary.imports:
+                # `class BiLSTM_CRF(nn.Module)` with `nn` bound by `from utils import *`:
+                # the index resolves it through what that module binds.
+                return STAR_BASE + text
         return "?"
+
+    def _star_imports(self) -> bool:
+        return any(isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names)
+                   for node in self.module.node.body)  # type: ignore[attr-defined]
 
     @staticmethod
     def _function_scope(node: ast.FunctionDef | ast.AsyncFunctionDef, top: bool) -> _Scope:
@@ -1039,7 +1053,8 @@ class _Summarizer:
                 return self.key(expr.args[0], scope, depth + 1) if expr.args else None
             if dotted in ("pathlib.Path", "os.fspath", "str") and len(expr.args) == 1:
                 return self.key(expr.args[0], scope, depth + 1)
-            return None
+            formatted = _formatted_literal(expr)
+            return _file_key(formatted) if formatted is not None else None
         if isinstance(expr, ast.Name):
             if expr.id in scope.params and not scope.module_level:
                 param = self._param(expr.id, scope)
@@ -1050,7 +1065,12 @@ class _Summarizer:
                 return [*key, default] if default is not None else key
             bound = self._plain_binding(expr.id, scope)
             if bound is not None:
-                return self.key(bound[0], bound[1], depth + 1)
+                found = self.key(bound[0], bound[1], depth + 1)
+                if found is None and bound[1] is self.module:
+                    # `model_name = models_path + name`, bound once at module level: every
+                    # function of the file that reads the name reads the same path.
+                    return ["expr", expr.id]
+                return found
             values = scope.bindings.get(expr.id) if not scope.module_level else \
                 self.module.bindings.get(expr.id)
             paths = [v for v in values or () if not (isinstance(v, ast.Call) and self.dotted(
@@ -1130,6 +1150,19 @@ class _Summarizer:
             return UNKNOWN
         if isinstance(expr, ast.Call):
             return self._call_value(expr, scope, depth)
+        if isinstance(expr, _Unpacked):
+            return self._unpacked_value(expr, scope, depth)
+        return UNKNOWN
+
+    def _unpacked_value(self, expr: _Unpacked, scope: _Scope, depth: int) -> Value:
+        """One name of ``a, b = f(...)``: that element of what ``f`` returns (resolved by the
+        index for a function of the run)."""
+        index = expr.slice.value  # type: ignore[attr-defined]
+        returned = self.value(expr.value, scope, depth + 1)
+        if isinstance(returned, Seq):
+            return returned.items[index] if len(returned.items) == expr.count else UNKNOWN
+        if isinstance(returned, Call):
+            return Item(returned.dotted, index, expr.count)
         return UNKNOWN
 
     def _name_value(self, expr: ast.Name, scope: _Scope, depth: int) -> Value:
@@ -1567,6 +1600,49 @@ def _literal(expr: ast.expr) -> bool:
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return False
     return True
+
+
+class _Unpacked(ast.Subscript):
+    """``voc`` in ``voc, pairs = readVocs(...)``: element ``index`` of ``count`` values a
+    call returns (a binding of the summary's own, read by ``_value`` only)."""
+
+    count: int
+
+
+def _unpacked(target: ast.expr, value: ast.expr) -> list[ast.expr] | None:
+    """``a, b = f(...)``: each name's value as an element of what ``f`` returns; None for
+    any other assignment (a starred or nested target, a value that is not a call)."""
+    if not isinstance(target, (ast.Tuple, ast.List)) or not isinstance(value, ast.Call) or \
+            not all(isinstance(e, ast.Name) for e in target.elts):
+        return None
+    elements: list[ast.expr] = []
+    for index in range(len(target.elts)):
+        element = _Unpacked(value=value, slice=ast.Constant(index), ctx=ast.Load())
+        element.count = len(target.elts)
+        elements.append(ast.copy_location(element, value))
+    return elements
+
+
+STAR_BASE = "*"
+"""Prefix of a base class named through a name a star import binds (``*nn.Module``)."""
+
+
+def _formatted_literal(call: ast.Call) -> str | None:
+    """``'{!s}.tar'.format('voc')``: a string template filled with literals only, as the
+    text it evaluates to (pytorch-chatbot names its ``voc.tar`` so); None for anything else."""
+    func = call.func
+    if not (isinstance(func, ast.Attribute) and func.attr == "format"
+            and isinstance(func.value, ast.Constant) and isinstance(func.value.value, str)):
+        return None
+    values = [*call.args, *(k.value for k in call.keywords)]
+    if any(k.arg is None for k in call.keywords) or not all(
+            isinstance(v, ast.Constant) and isinstance(v.value, (str, int)) for v in values):
+        return None
+    try:
+        return func.value.value.format(*(a.value for a in call.args),  # type: ignore[attr-defined]
+                                       **{k.arg: k.value.value for k in call.keywords})  # type: ignore[attr-defined,misc]
+    except (IndexError, KeyError, ValueError, AttributeError):
+        return None
 
 
 def _file_key(path: str) -> Key | None:
