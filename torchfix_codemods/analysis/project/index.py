@@ -257,6 +257,33 @@ class ProjectIndex:
         found = table.get(module)
         return self.files[found] if found is not None else None
 
+    def sys_path_folders(self, file: IndexedFile) -> tuple[str, ...]:
+        """The folders ``file`` imports modules of the run from through ``sys.path`` (the
+        ``lib/`` of ``from utils.utils import save_checkpoint`` resolved to
+        ``lib/utils/utils.py``): the rest of those folders is of its program too."""
+        return self.table("sys_path_folders", self._sys_path_folders).get(file.path, ())
+
+    def _sys_path_folders(self) -> dict[str, tuple[str, ...]]:
+        found: dict[str, tuple[str, ...]] = {}
+        for indexed in self.files.values():
+            folders: set[str] = set()
+            for dotted in indexed.summary.imports.values():
+                parts = dotted.split(".") if dotted and not dotted.startswith(".") else []
+                for cut in range(len(parts), 1, -1):
+                    module = ".".join(parts[:cut])
+                    if self.modules.get(module):
+                        break
+                    owner = self._on_sys_path(module)
+                    if owner is not None:
+                        folder = os.path.dirname(os.path.abspath(owner.path))
+                        for _ in range(cut - 1):
+                            folder = os.path.dirname(folder)
+                        folders.add(folder)
+                        break
+            if folders:
+                found[indexed.path] = tuple(sorted(folders))
+        return found
+
     def _path_suffixes(self) -> dict[str, str | None]:
         """Every dotted tail of every run file's path (``core.function``, ``lib.core.function``
         for ``lib/core/function.py``; ``pkg`` for ``pkg/__init__.py``), with the one file that

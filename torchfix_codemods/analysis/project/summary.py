@@ -931,8 +931,10 @@ class _Summarizer:
         if obj is None or where is None:
             return
         key = self.key(where, scope)
-        if via is not None and key is None:
-            return  # a helper call whose path names no file: nothing to match a load by
+        if via is not None and key is None and self._dict_keys(obj, scope) is None:
+            # A helper call whose path names no file and whose object is no dict of known
+            # keys: nothing to match a load by (a dict's keys match a load read by them).
+            return
         built = built_args = None
         name = obj.id if isinstance(obj, ast.Name) else None
         constructor = self._constructor(obj, scope)
@@ -1610,10 +1612,17 @@ class _Unpacked(ast.Subscript):
 
 
 def _unpacked(target: ast.expr, value: ast.expr) -> list[ast.expr] | None:
-    """``a, b = f(...)``: each name's value as an element of what ``f`` returns; None for
-    any other assignment (a starred or nested target, a value that is not a call)."""
-    if not isinstance(target, (ast.Tuple, ast.List)) or not isinstance(value, ast.Call) or \
+    """``a, b = f(...)``: each name's value as an element of what ``f`` returns (``a, b = x,
+    y``: ``x`` and ``y``); None for any other assignment (a starred or nested target, a
+    value that is neither a call nor a tuple of as many elements)."""
+    if not isinstance(target, (ast.Tuple, ast.List)) or \
             not all(isinstance(e, ast.Name) for e in target.elts):
+        return None
+    if isinstance(value, (ast.Tuple, ast.List)):
+        # `name_values, perf = {...}, np.nanmean(scores)`: each name its own element.
+        plain = not any(isinstance(e, ast.Starred) for e in value.elts)
+        return list(value.elts) if plain and len(value.elts) == len(target.elts) else None
+    if not isinstance(value, ast.Call):
         return None
     elements: list[ast.expr] = []
     for index in range(len(target.elts)):
