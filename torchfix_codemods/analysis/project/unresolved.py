@@ -78,6 +78,16 @@ def unresolved_project_code(index: ProjectIndex, file: IndexedFile, qualified: s
     return f"`{top}` is the run's `{where}`, which the index does not import by that name"
 
 
+def defined_in_run(index: ProjectIndex, file: IndexedFile, qualified: str) -> str | None:
+    """The file of the run (as displayed) that defines ``qualified`` (a function or class
+    another file imports), when the index resolves it; None otherwise."""
+    if qualified.startswith("@."):
+        return None
+    found = index.definition(qualified, file)
+    return None if found is None or found.file is file else found.file.display
+
+
 register(Fact("unresolved", None, {
     "unresolved_project_code": Question(unresolved_project_code),
+    "defined_in_run": Question(defined_in_run),
 }))

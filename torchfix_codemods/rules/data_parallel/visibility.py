@@ -46,8 +46,12 @@ def check_side_effects_visible(names: NameIndex, project: ProjectFacts, module: 
             "process of a launch would write the same files")
     evaluation = [c for c in loaders if c is not training]
     for call in reached_calls(names, loop):
-        if called_functions(names, call):
-            continue  # this file's own code: its writes are in sight
+        qualified = names.qualified_name(call.func)
+        if qualified is None or called_functions(names, call):
+            continue  # this file's own code (its writes are in sight), or no import
+        if project.defined_in_run(qualified) is None and \
+                project.unresolved_project_code(qualified) is None:
+            continue  # not the project's code (`enumerate`, a library's evaluation)
         for arg in call.args:
             loader = _loader_read(names, arg.value, evaluation)
             if loader is None:
@@ -55,7 +59,8 @@ def check_side_effects_visible(names: NameIndex, project: ProjectFacts, module: 
             line = positions_of(module, [call])[id(call)].start.line
             raise _Irregular(
                 f"`{code_of(arg.value)}` (a DataLoader this migration does not shard) is "
-                f"evaluated by `{code_of(call.func)}` (line {line}), code outside this file: "
+                f"evaluated by `{code_of(call.func)}` (line {line}), the project's code in "
+                f"another file: "
                 "every process of a launch would run the whole evaluation and whatever it "
                 "writes; shard it with DistributedSampler(shuffle=False) and put its writes "
                 "on rank 0, or evaluate on rank 0 only")
