@@ -232,11 +232,13 @@ class ProjectIndex:
         rest = dotted[level:]
         return ".".join([*base, rest] if rest else base)
 
-    def module_file(self, module: str, importer: IndexedFile) -> IndexedFile | None:
-        """The file ``import <module>`` means, as seen from ``importer``."""
+    def module_file(self, module: str, importer: IndexedFile,
+                    sys_path: bool = True) -> IndexedFile | None:
+        """The file ``import <module>`` means, as seen from ``importer`` (``sys_path``: also
+        a dotted module one run file's path ends with, :meth:`_on_sys_path`)."""
         candidates = self.modules.get(module)
         if not candidates:
-            return self._on_sys_path(module)
+            return self._on_sys_path(module) if sys_path else None
         if len(candidates) == 1:
             return candidates[0]
         own = [c for c in candidates if c.root == importer.root]
