@@ -21,6 +21,16 @@ class RunningStats:
         self.mean = np.zeros(2)
 
 
+class Voc:
+    """pytorch-chatbot's vocabulary (load.py:12), saved bare as voc.tar (load.py:86)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.word2index: dict[str, int] = {}
+        self.index2word = {0: "SOS", 1: "EOS", 2: "PAD"}
+        self.n_words = 3
+
+
 def _fsdp_optim_state_dict() -> dict:
     """What a torch `*state_dict` builder returns: FSDP's full optimizer state dict (one
     process, gloo, on the CPU)."""
@@ -67,6 +77,9 @@ def main() -> None:
         "[module, object] list (a policy with its stats)": [model, RunningStats()],
         "int from range() (a loop's epoch)": {"epoch": next(iter(range(3, 5)))},
         "FSDP.full_optim_state_dict(...)": _fsdp_optim_state_dict(),
+        "a bare object of the project's class (chatbot's Voc)": Voc("corpus"),
+        "a list of [str, str] lists (chatbot's pairs.tar)": [["hi .", "hello ."]] * 2,
+        "a bare whole nn.Module (NER's torch.save(model, path))": model,
     }
     print(f"torch {torch.__version__}, numpy {np.__version__}, python {sys.version.split()[0]}")
     for label, content in cases.items():
@@ -91,6 +104,17 @@ def main() -> None:
     buffer.seek(0)
     loaded = torch.load(buffer, weights_only=False)
     print(f"weights_only=False loads it: {loaded['args'].lr == 0.1}")
+    # NER-pytorch train.py:247 reads a file it saves with torch.save(model, path) (line 414)
+    # into load_state_dict: with weights_only=False it loads, and load_state_dict refuses it.
+    buffer = io.BytesIO()
+    torch.save(model, buffer)
+    buffer.seek(0)
+    try:
+        nn.Linear(2, 2).load_state_dict(torch.load(buffer, weights_only=False))
+        outcome = "loads"
+    except Exception as error:  # noqa: BLE001
+        outcome = f"FAILS ({type(error).__name__}: {str(error).splitlines()[0][:70]})"
+    print(f"whole module, weights_only=False, into load_state_dict: {outcome}")
 
 
 if __name__ == "__main__":

@@ -109,7 +109,15 @@ class TorchLoadWithoutWeightsOnly(Rule):
       to a model-like name. Where the run itself writes that file
       (it is trusted), the fix is `weights_only=False`, unsafe: it keeps the
       file loading on torch >= 2.6, as torch's own error message proposes.
-      Elsewhere, no fix, only a report: the file saves a whole module; the load reads an in-memory buffer
+      What a save holds is followed through a helper's returned tuple
+      (`voc, pairs = read(...)` with `return voc, pairs`), a path template of
+      literals (`'{!s}.tar'.format('voc')`), a module-level path name saved
+      later in the file, a base class bound by a star import, and a helper
+      that saves its first parameter (`save_checkpoint({...}, is_best, dir)`),
+      also from a module of a folder the program puts on `sys.path`.
+      Elsewhere, no fix, only a report: the file saves a whole module (also
+      where the result goes into `load_state_dict`: a module fails there with
+      either value, measured); the load reads an in-memory buffer
       that carries arbitrary objects between processes (a broadcast); the
       loaded object is saved back (a tool that rewrites checkpoints, which must
       load whatever a file holds); `pickle_module=` is passed (combining it
@@ -232,7 +240,10 @@ class TorchLoadWithoutWeightsOnly(Rule):
                         "file", reason=unproven)
             return
         if refusal is not None:
-            if saved is not None and saved.named and saved.allow_listed is not True:
+            # A whole module read into `load_state_dict` fails with either value: no fix.
+            mismatch = saved is not None and saved.whole_module and use.into_state_dict
+            if saved is not None and saved.named and saved.allow_listed is not True and \
+                    not mismatch:
                 # The run itself writes the file (trusted), and what it writes or how the
                 # result is used cannot load with `weights_only=True`: `False` keeps it
                 # loading on torch >= 2.6, as torch's own error message proposes.

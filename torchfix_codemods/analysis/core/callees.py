@@ -10,6 +10,8 @@ objects of unknown class.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import libcst as cst
 
 from torchfix_codemods.analysis.core.evaluation import Evaluation, module_evaluation
@@ -126,3 +128,23 @@ def returned_items(names: NameIndex, binding: Binding) -> list[cst.BaseExpressio
             return None
         items.append(value.elements[position].value)
     return items or None
+
+
+def reached_calls(names: NameIndex, root: cst.CSTNode,
+                  depth: int = _MAX_DEPTH) -> Iterator[cst.Call]:
+    """Every call that running ``root`` makes: the calls under it, and those in the functions
+    and methods of this file they run, ``depth`` calls deep (each function visited once)."""
+    seen: set[int] = set()
+    stack: list[tuple[cst.CSTNode, int]] = [(root, 0)]
+    while stack:
+        node, level = stack.pop()
+        for child in walk_local(node):
+            if not isinstance(child, cst.Call):
+                continue
+            yield child
+            if level >= depth:
+                continue
+            for function in called_functions(names, child):
+                if id(function) not in seen:
+                    seen.add(id(function))
+                    stack.append((function.body, level + 1))

@@ -93,11 +93,23 @@ def normal_key(index: ProjectIndex, key: Key | None, file: IndexedFile) -> tuple
     return None
 
 
-def related(first: IndexedFile, second: IndexedFile) -> bool:
+def related(first: IndexedFile, second: IndexedFile, index: ProjectIndex | None = None) -> bool:
     """Could these two files be one program's (so a file name means the same file)?
-    Same import root, or one root above the other; not two sibling example folders."""
+    Same import root, or one root above the other; not two sibling example folders. With
+    the index: also a file under a folder the other puts on ``sys.path`` (human-pose-
+    estimation's ``pose_estimation/train.py`` imports ``utils.utils`` from ``lib/``, so
+    ``lib/models/pose_resnet.py`` is of its program)."""
     a, b = first.root, second.root
-    return a == b or a.startswith(b + os.sep) or b.startswith(a + os.sep)
+    if a == b or a.startswith(b + os.sep) or b.startswith(a + os.sep):
+        return True
+    if index is None:
+        return False
+    return any(_under(second.path, folder) for folder in index.sys_path_folders(first)) or \
+        any(_under(first.path, folder) for folder in index.sys_path_folders(second))
+
+
+def _under(path: str, folder: str) -> bool:
+    return os.path.abspath(path).startswith(folder + os.sep)
 
 
 def _table(index: ProjectIndex, kind: str) -> Table:
@@ -124,8 +136,14 @@ def writes(index: ProjectIndex, file: IndexedFile, save: SaveSite) -> bool:
     if save.via is None:
         return True
     found = index.definition(save.via, file)
-    return found is not None and found.kind == "function" and \
-        found.name in found.file.summary.save_helpers
+    if found is None or found.kind != "function":
+        return False
+    # A helper that hands all its arguments to `torch.save`, or one that saves its first
+    # parameter (`save_checkpoint(states, is_best, output_dir)`: `torch.save(states, ...)`).
+    return found.name in found.file.summary.save_helpers or any(
+        s.via is None and s.function == found.name and isinstance(s.content, Param)
+        and s.content.function == found.name and s.content.index == 0
+        for s in found.file.summary.saves)
 
 
 def load_keys(index: ProjectIndex, key: Key | None, file: IndexedFile) -> list[tuple[str, ...]]:
@@ -145,7 +163,7 @@ def saves_for(index: ProjectIndex, load: LoadSite,
     table = _table(index, "saves")
     return [(other, save) for key in load_keys(index, load.key, file)
             for other, save in table.get(key, [])  # type: ignore[misc]
-            if related(file, other)]
+            if related(file, other, index)]
 
 
 def keyed_saves(index: ProjectIndex, load: LoadSite,
@@ -158,7 +176,7 @@ def keyed_saves(index: ProjectIndex, load: LoadSite,
     if load.keys is None or not (load.keys or load.open_keys):
         return []
     wanted = set(load.keys)
-    return [(other, save) for other in index.files.values() if related(file, other)
+    return [(other, save) for other in index.files.values() if related(file, other, index)
             for save in other.summary.saves
             if save.keys is not None and wanted <= set(save.keys) and
             writes(index, other, save)]
@@ -282,7 +300,7 @@ def module_saves(index: ProjectIndex, file: IndexedFile) -> tuple[str, ...]:
 
 def _module_saves(index: ProjectIndex, file: IndexedFile) -> tuple[str, ...]:
     found = {_seen_from(other.path, file.path)
-             for other in index.files.values() if related(file, other)
+             for other in index.files.values() if related(file, other, index)
              for save in other.summary.saves
              if writes(index, other, save) and (
                  (save.obj is not None and named_like_model(save.obj)) or

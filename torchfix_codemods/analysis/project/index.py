@@ -45,6 +45,7 @@ from torchfix_codemods.analysis.project.values import (
     Dict,
     Flag,
     Flagged,
+    Item,
     Lit,
     Namespace,
     Numpy,
@@ -231,11 +232,16 @@ class ProjectIndex:
         rest = dotted[level:]
         return ".".join([*base, rest] if rest else base)
 
-    def module_file(self, module: str, importer: IndexedFile) -> IndexedFile | None:
-        """The file ``import <module>`` means, as seen from ``importer``."""
+    def module_file(self, module: str, importer: IndexedFile,
+                    sys_path: bool = True) -> IndexedFile | None:
+        """The file ``import <module>`` means, as seen from ``importer`` (``sys_path``: also
+        a dotted module one run file's path ends with, :meth:`_on_sys_path`)."""
         candidates = self.modules.get(module)
         if not candidates:
-            return self._file_on_path(module, importer)
+            found = self._file_on_path(module, importer)
+            if found is None and sys_path:
+                found = self._on_sys_path(module)
+            return found
         if len(candidates) == 1:
             return candidates[0]
         own = [c for c in candidates if c.root == importer.root]
@@ -260,6 +266,64 @@ class ProjectIndex:
                 if found is not None and not found.notebook:
                     return found
         return None
+
+    def _on_sys_path(self, module: str) -> IndexedFile | None:
+        """``core.function`` for ``lib/core/function.py`` when no file of the run has that
+        module name: a folder the program puts on ``sys.path`` at run time
+        (human-pose-estimation's ``import _init_paths`` adds ``lib/``). Only a dotted name
+        (a single name is too common to pin to one file) that the path of exactly one file
+        of the run ends with."""
+        if "." not in module:
+            return None
+        table = self.table("sys_path_suffixes", self._path_suffixes)
+        found = table.get(module)
+        return self.files[found] if found is not None else None
+
+    def sys_path_folders(self, file: IndexedFile) -> tuple[str, ...]:
+        """The folders ``file`` imports modules of the run from through ``sys.path`` (the
+        ``lib/`` of ``from utils.utils import save_checkpoint`` resolved to
+        ``lib/utils/utils.py``): the rest of those folders is of its program too."""
+        return self.table("sys_path_folders", self._sys_path_folders).get(file.path, ())
+
+    def _sys_path_folders(self) -> dict[str, tuple[str, ...]]:
+        found: dict[str, tuple[str, ...]] = {}
+        for indexed in self.files.values():
+            folders: set[str] = set()
+            for dotted in indexed.summary.imports.values():
+                parts = dotted.split(".") if dotted and not dotted.startswith(".") else []
+                for cut in range(len(parts), 1, -1):
+                    module = ".".join(parts[:cut])
+                    if self.modules.get(module):
+                        break
+                    owner = self._on_sys_path(module)
+                    if owner is not None:
+                        folder = os.path.dirname(os.path.abspath(owner.path))
+                        for _ in range(cut - 1):
+                            folder = os.path.dirname(folder)
+                        folders.add(folder)
+                        break
+            if folders:
+                found[indexed.path] = tuple(sorted(folders))
+        return found
+
+    def _path_suffixes(self) -> dict[str, str | None]:
+        """Every dotted tail of every run file's path (``core.function``, ``lib.core.function``
+        for ``lib/core/function.py``; ``pkg`` for ``pkg/__init__.py``), with the one file that
+        has it (None: several do)."""
+        table: dict[str, str | None] = {}
+        for key, indexed in self.files.items():
+            if indexed.notebook:
+                continue
+            parts = os.path.splitext(key)[0].split(os.sep)
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            for start in range(len(parts) - 2, -1, -1):
+                tail = parts[start:]
+                if not all(p.isidentifier() for p in tail):
+                    break
+                dotted = ".".join(tail)
+                table[dotted] = None if dotted in table and table[dotted] != key else key
+        return table
 
     def definition(self, qualified: str, importer: IndexedFile,
                    depth: int = 0) -> _Definition | None:
@@ -345,6 +409,11 @@ class ProjectIndex:
                    depth: int) -> bool | None:
         if base == "?" or depth > _MAX_DEPTH:
             return None
+        if base.startswith(STAR + "."):
+            starred = self._star_bound(base[len(STAR) + 1:], file)
+            if starred is None:
+                return None
+            base = starred
         if base.startswith("builtins."):
             return False
         absolute = self.absolute(base, file)
@@ -382,6 +451,8 @@ class ProjectIndex:
                                      "a list or tuple")
             case Call(dotted=dotted):
                 return self._call_content(dotted, file, depth)
+            case Item(dotted=dotted, index=index, count=count):
+                return self._item_content(dotted, index, count, file, depth)
             case Param(function=function, index=index, name=name):
                 return self._param_content(file, function, index, name, depth)
             case Ref(dotted=dotted):
@@ -428,6 +499,18 @@ class ProjectIndex:
         if found.kind == "function":
             function = found.file.summary.functions[found.name]
             return self.content(function.returns, found.file, depth + 1)
+        return _UNKNOWN
+
+    def _item_content(self, dotted: str, index: int, count: int, file: IndexedFile,
+                      depth: int) -> _Content:
+        """One of the values a function of the run returns together (``return voc, pairs``),
+        unpacked by the caller into as many names."""
+        found = self.definition(dotted, file)
+        if found is None or found.kind != "function":
+            return _UNKNOWN
+        returns = found.file.summary.functions[found.name].returns
+        if isinstance(returns, Seq) and len(returns.items) == count:
+            return self.content(returns.items[index], found.file, depth + 1)
         return _UNKNOWN
 
     def _param_content(self, file: IndexedFile, function: str, index: int, name: str,

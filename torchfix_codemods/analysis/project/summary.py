@@ -50,6 +50,7 @@ from torchfix_codemods.analysis.project.values import (
     Dict,
     Flag,
     Flagged,
+    Item,
     Lit,
     Namespace,
     Numpy,
@@ -513,8 +514,10 @@ class _Summarizer:
                             scope.item_keys.setdefault(target.value.id, []).append(
                                 _string_key(target.slice))
                         plain = single and isinstance(target, ast.Name)
-                        for name in _target_names(target):
-                            scope.bind(name, node.value if plain else None)
+                        unpacked = _unpacked(target, node.value) if single else None
+                        for index, name in enumerate(_target_names(target)):
+                            scope.bind(name, node.value if plain else
+                                       unpacked[index] if unpacked else None)
                 if isinstance(node.value, ast.Call):
                     first = node.targets[0] if single else None
                     name = first.id if isinstance(first, ast.Name) else None
@@ -696,6 +699,8 @@ class _Summarizer:
         if isinstance(base, ast.Name) and base.id not in self.module.bindings and \
                 base.id not in self.summary.imports and hasattr(builtins, base.id):
             return f"builtins.{base.id}"
+        # `class BiLSTM_CRF(nn.Module)` with `nn` bound by `from utils import *` is
+        # `*.nn.Module` (``dotted``): the index resolves it through what that module binds.
         return "?"
 
     @staticmethod
@@ -925,8 +930,10 @@ class _Summarizer:
         if obj is None or where is None:
             return
         key = self.key(where, scope)
-        if via is not None and key is None:
-            return  # a helper call whose path names no file: nothing to match a load by
+        if via is not None and key is None and self._dict_keys(obj, scope) is None:
+            # A helper call whose path names no file and whose object is no dict of known
+            # keys: nothing to match a load by (a dict's keys match a load read by them).
+            return
         built = built_args = None
         name = obj.id if isinstance(obj, ast.Name) else None
         constructor = self._constructor(obj, scope)
@@ -1047,7 +1054,8 @@ class _Summarizer:
                 return self.key(expr.args[0], scope, depth + 1) if expr.args else None
             if dotted in ("pathlib.Path", "os.fspath", "str") and len(expr.args) == 1:
                 return self.key(expr.args[0], scope, depth + 1)
-            return None
+            formatted = _formatted_literal(expr)
+            return _file_key(formatted) if formatted is not None else None
         if isinstance(expr, ast.Name):
             if expr.id in scope.params and not scope.module_level:
                 param = self._param(expr.id, scope)
@@ -1058,7 +1066,12 @@ class _Summarizer:
                 return [*key, default] if default is not None else key
             bound = self._plain_binding(expr.id, scope)
             if bound is not None:
-                return self.key(bound[0], bound[1], depth + 1)
+                found = self.key(bound[0], bound[1], depth + 1)
+                if found is None and bound[1] is self.module:
+                    # `model_name = models_path + name`, bound once at module level: every
+                    # function of the file that reads the name reads the same path.
+                    return ["expr", expr.id]
+                return found
             values = scope.bindings.get(expr.id) if not scope.module_level else \
                 self.module.bindings.get(expr.id)
             paths = [v for v in values or () if not (isinstance(v, ast.Call) and self.dotted(
@@ -1138,6 +1151,19 @@ class _Summarizer:
             return UNKNOWN
         if isinstance(expr, ast.Call):
             return self._call_value(expr, scope, depth)
+        if isinstance(expr, _Unpacked):
+            return self._unpacked_value(expr, scope, depth)
+        return UNKNOWN
+
+    def _unpacked_value(self, expr: _Unpacked, scope: _Scope, depth: int) -> Value:
+        """One name of ``a, b = f(...)``: that element of what ``f`` returns (resolved by the
+        index for a function of the run)."""
+        index = expr.slice.value  # type: ignore[attr-defined]
+        returned = self.value(expr.value, scope, depth + 1)
+        if isinstance(returned, Seq):
+            return returned.items[index] if len(returned.items) == expr.count else UNKNOWN
+        if isinstance(returned, Call):
+            return Item(returned.dotted, index, expr.count)
         return UNKNOWN
 
     def _name_value(self, expr: ast.Name, scope: _Scope, depth: int) -> Value:
@@ -1575,6 +1601,52 @@ def _literal(expr: ast.expr) -> bool:
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return False
     return True
+
+
+class _Unpacked(ast.Subscript):
+    """``voc`` in ``voc, pairs = readVocs(...)``: element ``index`` of ``count`` values a
+    call returns (a binding of the summary's own, read by ``_value`` only)."""
+
+    count: int
+
+
+def _unpacked(target: ast.expr, value: ast.expr) -> list[ast.expr] | None:
+    """``a, b = f(...)``: each name's value as an element of what ``f`` returns (``a, b = x,
+    y``: ``x`` and ``y``); None for any other assignment (a starred or nested target, a
+    value that is neither a call nor a tuple of as many elements)."""
+    if not isinstance(target, (ast.Tuple, ast.List)) or \
+            not all(isinstance(e, ast.Name) for e in target.elts):
+        return None
+    if isinstance(value, (ast.Tuple, ast.List)):
+        # `name_values, perf = {...}, np.nanmean(scores)`: each name its own element.
+        plain = not any(isinstance(e, ast.Starred) for e in value.elts)
+        return list(value.elts) if plain and len(value.elts) == len(target.elts) else None
+    if not isinstance(value, ast.Call):
+        return None
+    elements: list[ast.expr] = []
+    for index in range(len(target.elts)):
+        element = _Unpacked(value=value, slice=ast.Constant(index), ctx=ast.Load())
+        element.count = len(target.elts)
+        elements.append(ast.copy_location(element, value))
+    return elements
+
+
+def _formatted_literal(call: ast.Call) -> str | None:
+    """``'{!s}.tar'.format('voc')``: a string template filled with literals only, as the
+    text it evaluates to (pytorch-chatbot names its ``voc.tar`` so); None for anything else."""
+    func = call.func
+    if not (isinstance(func, ast.Attribute) and func.attr == "format"
+            and isinstance(func.value, ast.Constant) and isinstance(func.value.value, str)):
+        return None
+    values = [*call.args, *(k.value for k in call.keywords)]
+    if any(k.arg is None for k in call.keywords) or not all(
+            isinstance(v, ast.Constant) and isinstance(v.value, (str, int)) for v in values):
+        return None
+    try:
+        return func.value.value.format(*(a.value for a in call.args),  # type: ignore[attr-defined]
+                                       **{k.arg: k.value.value for k in call.keywords})  # type: ignore[attr-defined,misc]
+    except (IndexError, KeyError, ValueError, AttributeError):
+        return None
 
 
 def _file_key(path: str) -> Key | None:

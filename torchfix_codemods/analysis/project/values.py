@@ -77,6 +77,16 @@ class Call:
 
 
 @dataclass(frozen=True)
+class Item:
+    """Element ``index`` of the ``count`` values that calling ``dotted`` returns, unpacked
+    (``voc, pairs = readVocs(...)`` with ``return voc, pairs`` in ``readVocs``)."""
+
+    dotted: str
+    index: int
+    count: int
+
+
+@dataclass(frozen=True)
 class Param:
     """A parameter of a module-level function or of a method (``Class.method``), resolved
     through the calls of it; ``index`` -1 is its ``**kwargs``."""
@@ -127,8 +137,8 @@ class Unknown:
     """Nothing the summary can tell."""
 
 
-Value = (Lit | Str | Tensor | StateDict | Numpy | Namespace | Dict | Seq | AnyOf | Call | Param
-         | Ref | Submodule | Version | Flag | Cmp | Flagged | Unknown)
+Value = (Lit | Str | Tensor | StateDict | Numpy | Namespace | Dict | Seq | AnyOf | Call | Item
+         | Param | Ref | Submodule | Version | Flag | Cmp | Flagged | Unknown)
 
 LIT = Lit()
 NUMPY = Numpy()
@@ -156,6 +166,8 @@ def encode(value: Value) -> list[Any]:
             return ["any", [encode(v) for v in options]]
         case Call(dotted):
             return ["call", dotted]
+        case Item(dotted, index, count):
+            return ["item", dotted, index, count]
         case Param(function, index, name):
             return ["param", function, index, name]
         case Ref(dotted):
@@ -192,6 +204,8 @@ def decode(data: list[Any]) -> Value:
         return AnyOf(tuple(decode(v) for v in data[1]))
     if kind == "call":
         return Call(data[1])
+    if kind == "item":
+        return Item(data[1], int(data[2]), int(data[3]))
     if kind == "param":
         return Param(data[1], int(data[2]), data[3])
     if kind == "ref":

@@ -316,6 +316,19 @@ class DataParallelToDDP(Rule):
     run) gets `torchrun --nproc_per_node=N <the training script that imports
     models.py>`: it is not what a user launches.
 
+    A migration is whole only when the rule sees every side effect of the
+    epoch loop, so it is reported, not applied, when the loop (or a function of
+    the file it runs) calls the project's own code that the analysis cannot
+    resolve (microsoft/human-pose-estimation.pytorch's `train.py` imports
+    `train`, `validate` and `save_checkpoint` from `lib/`, which `import
+    _init_paths` puts on `sys.path`: they write checkpoints, a results json and
+    debug images, and would on every process), or hands a DataLoader the
+    migration does not shard to a function of another file of the run
+    (`validate(config, valid_loader, ...)`: every process would run the whole
+    validation and write its results). Builtins and libraries (`enumerate`,
+    `tqdm`) do not count; an evaluation loader this file's own functions read
+    (pytorch-cifar's `test(epoch)`) stays migrated, its writes on rank 0.
+
     Report only, with the launch line and the checklist, when the file already
     has a DDP or process-group path, when models are wrapped in different
     functions, when the wrap is inside a `while` loop, an `else` branch, a

@@ -53,6 +53,7 @@ from torchfix_codemods.rules.data_parallel.templates import (
     HELPERS,
     LAUNCH,
 )
+from torchfix_codemods.rules.data_parallel.visibility import check_side_effects_visible
 from torchfix_codemods.rules.data_parallel.writers import quiet_writers
 
 
@@ -136,6 +137,8 @@ class _Migration(LoaderSteps):
         training: Scope | None = None
         if data:
             loader_name, loop = self._shard_training_loader()
+            check_side_effects_visible(self.names, self.context.project, self.context.module,
+                                       loop, self.loaders, self.loader)
             self._set_epoch_each_epoch(loop, loader_name)
             training = self.names.scope_of(loop)
         self._output_helpers_on_rank_zero()
