@@ -176,6 +176,13 @@ class TorchLoadWithoutWeightsOnly(Rule):
             unsafe=True,
         ),
         Example("import torch\nmodel = torch.load('whole.pt')\nmodel.eval()\n"),
+        # moved, then called: a whole pickled model (pix2pix's test script)
+        Example("import torch\nnet_g = torch.load('netG.pth').to('cpu')\n"
+                "out = net_g(torch.ones(1, 3, 8, 8))\n"),
+        # moved, then read as a tensor: still only a promise, unsafe
+        Example("import torch\nx = torch.load('x.pt').to('cpu')\nprint(x.shape)\n",
+                "import torch\nx = torch.load('x.pt', weights_only=True).to('cpu')\n"
+                "print(x.shape)\n", unsafe=True),
         # The run writes the file (trusted) and it holds a numpy array: weights_only=False.
         Example("import torch\nimport numpy as np\ntorch.save(np.ones(3), 'a.pt')\n"
                 "a = torch.load('a.pt')\n",

@@ -128,9 +128,17 @@ def object_part(names: NameIndex, use: LoadUse) -> str | None:
     ``checkpoint["optimizer"].step()`` (an optimizer object), ``args = checkpoint["args"]``
     read as ``args.lr`` (an ``argparse.Namespace``), or the whole loaded object read as
     ``vocab.tgt`` (a pickled instance of the program's own class: no tensor, dict, list or
-    number ``weights_only=True`` loads has such an attribute). None when nothing is used
-    that way."""
+    number ``weights_only=True`` loads has such an attribute), or the whole loaded object
+    moved (``.to(device)``, ``.cuda()``) and then called. None when nothing is used that
+    way."""
     for item in use.uses or ():
+        if item.kind == "method" and item.attr in _FOLLOWED_METHODS and item.call is not None:
+            # `net_g = torch.load(path).to(device)`, then `net_g(x)` (mrzhu-cool/pix2pix-pytorch
+            # test.py): the moved object is what the program uses, and it is called.
+            verdict = _object_use(names, item.call, 1)
+            if verdict is not None:
+                return f"the loaded object, moved with `.{item.attr}()`, is {verdict}"
+            continue
         if item.kind == "attribute" and item.attr is not None and \
                 item.attr not in _TENSOR_ATTRIBUTES and not item.attr.startswith("_"):
             return (f"the loaded object is read as an object with attributes (`.{item.attr}`: "
