@@ -33,7 +33,7 @@ from libcst.metadata import CodePosition, CodeRange
 from torchfix_codemods import attribution, legacy_syntax
 from torchfix_codemods.analysis.core.names import NameIndex
 from torchfix_codemods.analysis.core.positions import positions_of
-from torchfix_codemods.analysis.core.walk import children
+from torchfix_codemods.analysis.core.walk import children, children_memoized
 from torchfix_codemods.analysis.facts.compat import guard_of
 from torchfix_codemods.analysis.project import NO_PROJECT, ProjectFacts
 from torchfix_codemods.analysis.project.stars import EVERY_NAME
@@ -357,6 +357,20 @@ def _syntax_finding(path: str, line: int, column: int, message: str) -> Finding:
 
 
 def _analyse(
+    unit: SourceUnit,
+    module: cst.Module,
+    rules: Sequence[type[Rule]],
+    options: FileOptions,
+    project: ProjectFacts,
+    silenced: dict[int, frozenset[str]],
+) -> _Analysis:
+    # The name index, the rules' walk and the analyses they call walk this one tree about
+    # four times over: each node's children are computed once (issue 23).
+    with children_memoized():
+        return _analyse_tree(unit, module, rules, options, project, silenced)
+
+
+def _analyse_tree(
     unit: SourceUnit,
     module: cst.Module,
     rules: Sequence[type[Rule]],

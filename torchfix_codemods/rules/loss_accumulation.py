@@ -77,7 +77,8 @@ class AccumulateLossTensor(Rule):
                "accumulate `.item()` or `.detach()`")
     safety = Safety.SAFE
     triggers = ("+=", "append")
-    needs = Needs.any_of("+=", ".append")
+    needs = Needs.any_of("+=", ".append") \
+        & Needs.any_of(".backward")  # `_has_other_backward`: it reports only beside one
     valid = (
         "import torch.nn.functional as F\ndef train(model, loader, opt):\n    total = 0\n"
         "    for x, y in loader:\n        loss = F.mse_loss(model(x), y)\n        total += loss\n"

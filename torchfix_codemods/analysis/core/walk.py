@@ -11,6 +11,7 @@ from its ``_visit_and_replace_children``), i.e. source order.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import inspect
 import re
@@ -72,10 +73,40 @@ def _meaningful(value_type: type) -> bool:
     return known
 
 
-def children(node: cst.CSTNode) -> list[cst.CSTNode]:
+_MEMO: dict[int, tuple[cst.CSTNode, tuple[cst.CSTNode, ...]]] | None = None
+"""While :func:`children_memoized` is active: ``id(node)`` -> (the node, its children). A
+file's analyses walk the same tree several times (the rules' shared walk, the name index,
+the inference, training and value analyses: about 4.5 ``children`` calls per node on real
+files); nodes are immutable, so a node's children are computed once. Each entry holds its
+node, so no id is reused while the memo lives."""
+
+
+@contextlib.contextmanager
+def children_memoized() -> Iterator[None]:
+    """Compute each node's :func:`children` once inside this block (one file's analysis).
+
+    Re-entrant: an inner block shares the outer one's memo, which lives until the outermost
+    block ends."""
+    global _MEMO
+    if _MEMO is not None:
+        yield
+        return
+    _MEMO = {}
+    try:
+        yield
+    finally:
+        _MEMO = None
+
+
+def children(node: cst.CSTNode) -> tuple[cst.CSTNode, ...]:
     """Meaningful children of ``node`` in source order (layout nodes left out)."""
     # The hottest function of a cold run (a million calls on 400 files): the per-type
     # tables are read inline instead of through _field_order/_meaningful.
+    memo = _MEMO
+    if memo is not None:
+        known_children = memo.get(id(node))
+        if known_children is not None:
+            return known_children[1]
     node_type = type(node)
     order = _ORDER.get(node_type)
     if order is None:
@@ -98,7 +129,10 @@ def children(node: cst.CSTNode) -> list[cst.CSTNode]:
                 known = _meaningful(value_type)
             if known:
                 append(value)
-    return result
+    found = tuple(result)
+    if memo is not None:
+        memo[id(node)] = (node, found)
+    return found
 
 
 def walk(
@@ -124,13 +158,30 @@ def walk(
             stack.extend([(child, node, False) for child in reversed(children(node))])
 
 
+def preorder(root: cst.CSTNode) -> list[cst.CSTNode]:
+    """``root`` and every meaningful node under it, in source order: the nodes a LibCST
+    visitor's ``on_visit`` sees, in the same order, less the layout nodes, at a fraction of
+    the cost (the visitor framework rebuilds every node's children)."""
+    found: list[cst.CSTNode] = []
+    stack: list[cst.CSTNode] = [root]
+    pop, extend, append = stack.pop, stack.extend, found.append
+    while stack:
+        node = pop()
+        append(node)
+        extend(reversed(children(node)))
+    return found
+
+
 _SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+_SCOPE_TYPES = frozenset(_SCOPES)
+"""The same classes, tested by ``type()``: none has a subclass, and ``isinstance`` misses
+against LibCST's abstract base classes are slow."""
 
 
 def walk_local(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """Every node under ``node`` that runs as part of it (nested defs, classes, lambdas excluded)."""
     for child in children(node):
-        if isinstance(child, _SCOPES):
+        if type(child) in _SCOPE_TYPES:
             continue
         yield child
         yield from walk_local(child)

@@ -20,7 +20,7 @@ from torchfix_codemods.analysis.core.calls import argument
 from torchfix_codemods.analysis.core.evaluation import Evaluation, module_evaluation
 from torchfix_codemods.analysis.core.memo import Slot
 from torchfix_codemods.analysis.core.names import Binding, NameIndex, dotted_name, paired_value
-from torchfix_codemods.analysis.core.walk import walk, walk_local
+from torchfix_codemods.analysis.core.walk import preorder, walk, walk_local
 from torchfix_codemods.analysis.vocabulary.tensor_methods import DEVICE_METHODS
 from torchfix_codemods.analysis.vocabulary.torch_api import (
     ITERABLE_MODULE_CONTAINERS,
@@ -957,15 +957,10 @@ def _class_mode(names: NameIndex, cls: cst.ClassDef) -> bool | None:
 
 
 def _class_nodes(cls: cst.ClassDef) -> list[cst.CSTNode]:
-    found: list[cst.CSTNode] = []
-
-    class _Collect(cst.CSTVisitor):
-        def on_visit(self, node: cst.CSTNode) -> bool:
-            found.append(node)
-            return True
-
-    cls.body.visit(_Collect())
-    return found
+    """The nodes of the class's body in source order; layout nodes (whitespace, commas)
+    left out: every reader asks for attributes and calls (issue 23: LibCST's visitor cost
+    a tenth of a cold run's rules' walk here)."""
+    return preorder(cls.body)
 
 
 def _self_values(cls: cst.ClassDef) -> list[cst.BaseExpression | None]:
