@@ -29,6 +29,7 @@ from torchfix_codemods.analysis.core.callees import (
     class_of_instance,
     local_function,
     methods_of,
+    own_method,
     returned_items,
 )
 from torchfix_codemods.analysis.core.evaluation import Evaluation
@@ -59,6 +60,7 @@ from torchfix_codemods.analysis.vocabulary.tensor_methods import (
     ELEMENTWISE_ARITHMETIC,
     ELEMENTWISE_UNARY,
     FRESH_LIKE_METHODS,
+    LEGACY_CONSTRUCTORS,
     LIKE_FACTORIES,
     METADATA_READS,
     NUMBER_METHODS,
@@ -68,6 +70,8 @@ from torchfix_codemods.analysis.vocabulary.tensor_methods import (
     WHOLE_REDUCTIONS,
 )
 from torchfix_codemods.analysis.vocabulary.torch_api import (
+    FILLED_FACTORIES,
+    LITERAL_TENSOR_FUNCTIONS,
     NOT_TENSOR_FUNCTIONS,
     NOT_TENSOR_PACKAGES,
     PACKED_SEQUENCE,
@@ -205,6 +209,20 @@ _THROUGH_DATA: Slot[bool] = Slot("tensors.through_data")
 """Set while the receiver of a ``.data[0]`` is asked about: ``.data`` is a tensor's (an array's
 is a buffer, a DataFrame has none), so a whole reduction whose operand another file does not
 type is a tensor's there."""
+
+
+_ONE_ELEMENT_OK: Slot[bool] = Slot("tensors.one_element_ok")
+"""Set in the last, unsafe tier of a ``.data[0]`` receiver: a binding to a one-element tensor
+literal (``Variable(torch.FloatTensor([0]))``, mask-rcnn's "no ROI" branch of a loss helper)
+may stand beside 0-dim ones; ``.item()`` is the number on both, and ``[0]`` raises on the
+0-dim one."""
+_ONE_ELEMENT_LITERAL = "a one-element tensor literal"
+
+
+def _first(reasons: list[str]) -> str:
+    """The first reason that is not only a one-element literal: what makes a value 0-dim."""
+    return next((reason for reason in reasons if _ONE_ELEMENT_LITERAL not in reason),
+                reasons[0])
 
 
 _TOO_MANY_STEPS = _unknown("too many steps to follow")
@@ -744,6 +762,10 @@ def scalar_reason(names: NameIndex, expr: cst.BaseExpression, depth: int = 0) ->
                     continue
                 if binding.kind not in ("assign", "annassign", "walrus") or binding.value is None:
                     return None
+                if names.memo.get(_ONE_ELEMENT_OK) and _one_element_literal(
+                        names, binding.value):
+                    reasons.append(_ONE_ELEMENT_LITERAL)
+                    continue
                 reason = scalar_reason(names, binding.value, depth + 1)
                 if reason is None:
                     return None
@@ -754,14 +776,18 @@ def scalar_reason(names: NameIndex, expr: cst.BaseExpression, depth: int = 0) ->
                 if summed and all(summed):
                     return f"a sum from 0 of {summed[0]}"
                 return None
-            return reasons[0] if reasons else None
+            return _first(reasons) if reasons else None
         finally:
             resolving.discard(key)
     if isinstance(expr, cst.BinaryOperation):
-        left = scalar_reason(names, expr.left, depth + 1)
-        right = scalar_reason(names, expr.right, depth + 1)
+        # An operand that is itself an operation costs no step: `a + b + c + d + e` (five
+        # helper losses) is one sum, and the syntax tree bounds that recursion anyway.
+        left = scalar_reason(names, expr.left, depth + (
+            0 if isinstance(expr.left, cst.BinaryOperation) else 1))
+        right = scalar_reason(names, expr.right, depth + (
+            0 if isinstance(expr.right, cst.BinaryOperation) else 1))
         if left and right:
-            return left
+            return _first([left, right])
         if left and _plain_number(names, expr.right):
             return left
         if right and _plain_number(names, expr.left):
@@ -924,7 +950,7 @@ def zero_dim_index_reason(names: NameIndex, node: cst.Subscript) -> tuple[str, b
     receiver = node.value
     if isinstance(receiver, cst.Attribute) and receiver.attr.value == "data":
         receiver = receiver.value
-    through_data = receiver is not node.value
+    through_data = receiver is not node.value or _read_through_data(node.value)
     if through_data:
         names.memo[_THROUGH_DATA] = True
     try:
@@ -933,7 +959,7 @@ def zero_dim_index_reason(names: NameIndex, node: cst.Subscript) -> tuple[str, b
         names.memo.pop(_THROUGH_DATA)
     if reason is not None:
         return reason, True
-    if receiver is not node.value:  # `.data[0]`, the 0.3 idiom
+    if through_data:  # `.data[0]`, `.data.cpu()[0]`: the 0.3 idiom
         named = loss_named_reason(names, receiver)
         if named is not None:
             return named, False
@@ -946,7 +972,31 @@ def zero_dim_index_reason(names: NameIndex, node: cst.Subscript) -> tuple[str, b
             names.memo.pop(_THROUGH_DATA)
         if scaled is not None:
             return f"{scaled}, scaled by values the file does not type", False
+        names.memo[_UNTYPED_NUMBERS] = True
+        names.memo[_THROUGH_DATA] = True
+        names.memo[_ONE_ELEMENT_OK] = True
+        try:
+            mixed = scalar_reason(names, receiver)
+        finally:
+            names.memo.pop(_UNTYPED_NUMBERS)
+            names.memo.pop(_THROUGH_DATA)
+            names.memo.pop(_ONE_ELEMENT_OK)
+        if mixed is not None and _ONE_ELEMENT_LITERAL not in mixed:
+            return f"{mixed}; some paths give a one-element tensor, where `.item()` is the " \
+                "same number", False
     return None
+
+
+def _read_through_data(expr: cst.BaseExpression) -> bool:
+    """``expr`` is a tensor's ``.data`` moved by same-shape methods (``loss.data.cpu()``)."""
+    for _ in range(_MAX_DEPTH):
+        if isinstance(expr, cst.Attribute) and expr.attr.value == "data":
+            return True
+        if not (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute)
+                and expr.func.attr.value in _SAME_SHAPE):
+            return False
+        expr = expr.func.value
+    return False
 
 
 def one_element_index_reason(names: NameIndex, node: cst.Subscript) -> str | None:
@@ -1025,9 +1075,18 @@ def _scalar_call(names: NameIndex, call: cst.Call, depth: int) -> str | None:
         return returned.reason
     func = call.func
     if isinstance(func, cst.Attribute) and func.attr.value in _REDUCTIONS and not call.args:
-        if provenance(names, func.value).is_tensor:
+        known = provenance(names, func.value)
+        if known.is_tensor:
             return f"`.{func.attr.value}()` of a whole tensor"
-        return whole_reduction_reason(names, call)
+        whole = whole_reduction_reason(names, call)
+        if whole is None and names.memo.get(_UNTYPED_NUMBERS) and \
+                names.memo.get(_THROUGH_DATA) and not known.is_not_tensor \
+                and _imports_torch(names):
+            # `d_loss = d_fake.mean() - d_real.mean() + gp`, then `d_loss.data[0]`: a
+            # critic's output the file cannot type, reduced whole; for a tensor 0-dim, for
+            # an array a numpy scalar, and `[0]` raises on both (unsafe tier only).
+            return f"`.{func.attr.value}()` of a whole value read through `.data`"
+        return whole
     module = module_reason(names, func)
     if module is not None and module.is_loss and _loss_reduces(names, func):
         return f"output of a loss module ({module.reason})"
@@ -1035,7 +1094,7 @@ def _scalar_call(names: NameIndex, call: cst.Call, depth: int) -> str | None:
         returned = _forward_returns_scalar(names, module.built_from, depth)
         if returned is not None:
             return f"output of `{module.built_from}`, whose `forward` returns {returned}"
-    function = local_function(names, call)
+    function = local_function(names, call) or own_method(names, call)
     if function is not None:
         returned = _returned_scalar(names, function, depth)
         if returned is not None:
@@ -1052,7 +1111,7 @@ def _unpacked_scalar(names: NameIndex, binding: Binding, name: cst.Name,
             not isinstance(node.value, cst.Call):
         return None
     position = unpack_position(node.targets[0].target, name)
-    function = local_function(names, node.value)
+    function = local_function(names, node.value) or own_method(names, node.value)
     if position is None or function is None or depth > _MAX_DEPTH:
         return None
     reasons = []
@@ -1062,16 +1121,54 @@ def _unpacked_scalar(names: NameIndex, binding: Binding, name: cst.Name,
         if not isinstance(returned, cst.Return):
             continue
         value = returned.value
-        if not isinstance(value, cst.Tuple) or position >= len(value.elements) or \
+        if not isinstance(value, (cst.Tuple, cst.List)) or position >= len(value.elements) or \
                 any(isinstance(e, cst.StarredElement) for e in value.elements):
-            return None
+            return None  # a list literal unpacks like a tuple: mask-rcnn's `compute_losses`
         reason = scalar_reason(names, value.elements[position].value, depth + 1)
         if reason is None:
             return None
         reasons.append(reason)
     if not reasons:
         return None
-    return f"item {position} of the tuple `{function.name.value}()` returns ({reasons[0]})"
+    return f"item {position} of what `{function.name.value}()` returns ({_first(reasons)})"
+
+
+def _imports_torch(names: NameIndex) -> bool:
+    from torchfix_codemods.analysis.facts.frameworks import imports_torch
+
+    return imports_torch(names)
+
+
+def _one_element_literal(names: NameIndex, expr: cst.BaseExpression) -> bool:
+    """``expr`` builds a tensor of one element from a literal: ``torch.FloatTensor([0])``,
+    ``torch.tensor([0.])``, ``torch.zeros(1)``, through ``Variable(...)`` and device moves
+    (mask-rcnn's ``loss = Variable(torch.FloatTensor([0]), requires_grad=False)``)."""
+    for _ in range(_MAX_DEPTH):
+        if not isinstance(expr, cst.Call):
+            return False
+        if isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _SAME_SHAPE \
+                and expr.func.attr.value != "type":
+            expr = expr.func.value
+            continue
+        qualified = names.qualified_name(expr.func) or ""
+        positional = [arg for arg in expr.args if arg.keyword is None]
+        if qualified in VARIABLE_CLASSES and positional and not positional[0].star:
+            expr = positional[0].value
+            continue
+        if len(positional) != 1 or positional[0].star or not qualified.startswith("torch."):
+            return False
+        value = positional[0].value
+        if qualified in FILLED_FACTORIES:
+            return isinstance(value, cst.Integer) and value.value == "1"
+        if qualified in LITERAL_TENSOR_FUNCTIONS or (
+                qualified.startswith("torch.") and
+                qualified.split(".")[-1] in LEGACY_CONSTRUCTORS):
+            return isinstance(value, (cst.List, cst.Tuple)) and len(value.elements) == 1 \
+                and isinstance(value.elements[0], cst.Element) and isinstance(
+                    value.elements[0].value, (cst.Integer, cst.Float, cst.UnaryOperation))
+        return False
+    return False
+
 
 
 def _forward_returns_scalar(names: NameIndex, class_name: str, depth: int) -> str | None:
@@ -1100,7 +1197,7 @@ def _returned_scalar(names: NameIndex, function: cst.FunctionDef, depth: int) ->
             if reason is None:
                 return None
             reasons.append(reason)
-    return reasons[0] if reasons else None
+    return _first(reasons) if reasons else None
 
 
 def _loss_reduces(names: NameIndex, func: cst.BaseExpression) -> bool:
@@ -1197,6 +1294,8 @@ def _plain_number(names: NameIndex, expr: cst.BaseExpression) -> bool:
         # number in practice and a broadcasting tensor in principle; only the unsafe
         # tier asks this. A bare `weights` argument is as likely a vector: never.
         return True
+    if names.memo.get(_UNTYPED_NUMBERS) and _number_attribute(names, expr):
+        return True
     if isinstance(expr, cst.Call):
         if isinstance(expr.func, cst.Name) and expr.func.value in ("len", "float", "int"):
             return True
@@ -1207,6 +1306,36 @@ def _plain_number(names: NameIndex, expr: cst.BaseExpression) -> bool:
             and expr.value.attr.value == "shape":
         return True
     return False
+
+
+def _number_attribute(names: NameIndex, expr: cst.BaseExpression) -> bool:
+    """``self.gp_weight`` where every ``self.gp_weight = ...`` of the class is a number
+    literal or a parameter whose default is one (wgan-gp's ``gp_weight=10``): a
+    hyper-parameter, a number in practice (a caller may pass a tensor: unsafe tier only)."""
+    if not (isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name)
+            and expr.value.value == "self"):
+        return False
+    owner = names.enclosing(expr, cst.ClassDef)
+    values = _self_assignments(owner, expr.attr.value) if owner is not None else []
+    if not values:
+        return False
+    for value in values:
+        if isinstance(value, cst.UnaryOperation):
+            value = value.expression
+        if isinstance(value, (cst.Integer, cst.Float)):
+            continue
+        if not isinstance(value, cst.Name):
+            return False
+        bindings = names.bindings_of(value)
+        if len(bindings) != 1 or bindings[0].kind != "param" or not isinstance(
+                bindings[0].node, cst.Param):
+            return False
+        default = bindings[0].node.default
+        if isinstance(default, cst.UnaryOperation):
+            default = default.expression
+        if not isinstance(default, (cst.Integer, cst.Float)):
+            return False
+    return True
 
 
 # ----------------------------------------------------------- how .data is used
