@@ -722,9 +722,13 @@ _REDUCTIONS = WHOLE_REDUCTIONS
 
 def scalar_reason(names: NameIndex, expr: cst.BaseExpression, depth: int = 0) -> str | None:
     """Why ``expr`` is a 0-dim tensor (a reduced loss), or None without evidence."""
-    if depth > _MAX_DEPTH or foreign_framework(names) is not None:
+    if depth > _MAX_DEPTH:
         return None
     if isinstance(expr, cst.Call):
+        if foreign_framework(names) is not None:
+            # TensorFlow beside torch (pointer_summarizer's eval.py logs with `tf`): only a
+            # call torch's own names make is read, `loss = torch.mean(batch_avg_loss)`.
+            return _torch_scalar_call(names, expr, torch_only=True)
         return _scalar_call(names, expr, depth)
     if isinstance(expr, cst.Name):
         # Only the bindings that reach the read (`loss = crit(...)` in the loop, read there,
@@ -1062,11 +1066,9 @@ def _scalar_call(names: NameIndex, call: cst.Call, depth: int) -> str | None:
         return None
     qualified = names.qualified_name(call.func)
     if qualified is not None:
-        last = qualified.split(".")[-1]
-        if qualified.startswith("torch.nn.functional.") and last in _LOSS_FUNCTIONS:
-            return f"result of `{qualified}` (a reduced loss)"
-        if qualified.count(".") == 1 and last in _REDUCTIONS and len(call.args) == 1:
-            return f"result of `{qualified}` over a whole tensor"
+        torch_call = _torch_scalar_call(names, call, torch_only=False)
+        if torch_call is not None:
+            return torch_call
         returned = names.project.scalar_return(qualified)
         if returned is None or not (returned.tensor or names.memo.get(_THROUGH_DATA)):
             return None
@@ -1099,6 +1101,25 @@ def _scalar_call(names: NameIndex, call: cst.Call, depth: int) -> str | None:
         returned = _returned_scalar(names, function, depth)
         if returned is not None:
             return f"`{function.name.value}()` returns {returned}"
+    return None
+
+
+def _torch_scalar_call(names: NameIndex, call: cst.Call, *, torch_only: bool) -> str | None:
+    """Why a call of a library's reduction is 0-dim: a reducing ``F.*_loss``, or
+    ``torch.sum(x)`` / ``torch.mean(x)`` with no dimension (``np.mean(x)`` too unless
+    ``torch_only``: a numpy scalar, whose ``[0]`` raises as well)."""
+    if any(arg.keyword is not None and arg.keyword.value in ("dim", "axis", "keepdim")
+           for arg in call.args) or not _reducing_arguments(call):
+        return None
+    qualified = names.qualified_name(call.func)
+    if qualified is None:
+        return None
+    last = qualified.split(".")[-1]
+    if qualified.startswith("torch.nn.functional.") and last in _LOSS_FUNCTIONS:
+        return f"result of `{qualified}` (a reduced loss)"
+    if (qualified.startswith("torch.") or not torch_only) and qualified.count(".") == 1 \
+            and last in _REDUCTIONS and len(call.args) == 1:
+        return f"result of `{qualified}` over a whole tensor"
     return None
 
 
