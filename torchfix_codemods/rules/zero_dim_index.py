@@ -89,6 +89,11 @@ class IndexZeroDim(Rule):
     `reduction='none'` returns a vector, whose `.data[0]` is its first element
     and whose `.item()` raises.
 
+    A loss function taken as a parameter (`loss = loss_fn_kd(output, labels, ...)`) is one
+    where every call of the function in this file passes a function whose every `return` is
+    0-dim, of this file or of another file of the run, or a parameter of the caller passed
+    on the same way; as safe as that function's evidence.
+
     Also unsafe: a value unpacked from a list or tuple a helper returns, or returned by the
     method of the class the call is in (`self._gradient_penalty(...)`, unless a subclass of
     this file overrides it), where a helper returns a reduced loss on one branch and a

@@ -27,6 +27,7 @@ import libcst as cst
 
 from torchfix_codemods.analysis.core.callees import (
     class_of_instance,
+    defined_function,
     local_function,
     methods_of,
     own_method,
@@ -1069,12 +1070,7 @@ def _scalar_call(names: NameIndex, call: cst.Call, depth: int) -> str | None:
         torch_call = _torch_scalar_call(names, call, torch_only=False)
         if torch_call is not None:
             return torch_call
-        returned = names.project.scalar_return(qualified)
-        if returned is None or not (returned.tensor or names.memo.get(_THROUGH_DATA)):
-            return None
-        if not returned.proven and not names.memo.get(_UNTYPED_NUMBERS):
-            return None
-        return returned.reason
+        return _project_scalar(names, qualified)
     func = call.func
     if isinstance(func, cst.Attribute) and func.attr.value in _REDUCTIONS and not call.args:
         known = provenance(names, func.value)
@@ -1101,6 +1097,64 @@ def _scalar_call(names: NameIndex, call: cst.Call, depth: int) -> str | None:
         returned = _returned_scalar(names, function, depth)
         if returned is not None:
             return f"`{function.name.value}()` returns {returned}"
+    if isinstance(func, cst.Name):
+        passed = _passed_function_scalar(names, func, depth + 1)
+        if passed is not None:
+            return f"`{func.value}` is, at every call, a function that returns {passed}"
+    return None
+
+
+def _project_scalar(names: NameIndex, qualified: str) -> str | None:
+    """Why a function of another file of the run returns a 0-dim value (the project index's
+    ``scalar-returns``), at the tier the asker accepts."""
+    returned = names.project.scalar_return(qualified)
+    if returned is None or not (returned.tensor or names.memo.get(_THROUGH_DATA)):
+        return None
+    if not returned.proven and not names.memo.get(_UNTYPED_NUMBERS):
+        return None
+    return returned.reason
+
+
+def _passed_function_scalar(names: NameIndex, func: cst.Name, depth: int) -> str | None:
+    """``loss = loss_fn_kd(output, labels, ...)`` with ``loss_fn_kd`` a parameter: every call
+    of the function in this file passes a function whose every ``return`` is 0-dim (a
+    function of this file, one of another file of the run, or a parameter of the caller
+    passed on the same way: knowledge-distillation's ``train_kd``, handed ``net.loss_fn_kd``
+    by ``main`` through ``train_and_evaluate_kd``)."""
+    bindings = names.bindings_of(func)
+    if depth > _MAX_DEPTH or len(bindings) != 1 or bindings[0].kind != "param":
+        return None
+    passed = passed_in_file(names, bindings[0])
+    if not passed:
+        return None
+    reasons = [_function_value_scalar(names, value, depth + 1) for value in passed]
+    return reasons[0] if reasons and all(reasons) else None
+
+
+def _function_value_scalar(names: NameIndex, value: cst.BaseExpression,
+                           depth: int) -> str | None:
+    """Why the function ``value`` names (not calls) returns a 0-dim value."""
+    if depth > _MAX_DEPTH:
+        return None
+    if isinstance(value, cst.Name):
+        bindings = names.bindings_of(value)
+        if not bindings:
+            return None
+        if len(bindings) == 1 and bindings[0].kind == "param":
+            return _passed_function_scalar(names, value, depth + 1)
+        function = defined_function(names, value)
+        if function is not None:
+            return _returned_scalar(names, function, depth + 1)
+        if all(binding.kind == "assign" and binding.value is not None
+               for binding in bindings):
+            # `loss_fn_kd = net.loss_fn_kd` on each branch of `main`
+            reasons = [_function_value_scalar(names, binding.value, depth + 1)
+                       for binding in bindings if binding.value is not None]
+            return reasons[0] if all(reasons) else None
+    if isinstance(value, (cst.Name, cst.Attribute)):
+        qualified = names.qualified_name(value)
+        if qualified is not None:
+            return _project_scalar(names, qualified)
     return None
 
 

@@ -60,10 +60,11 @@ class _Function:
     """One module-level function: its parameters and its names bound by plain assignment."""
 
     def __init__(self, node: ast.FunctionDef, torch_names: set[str],
-                 functional: set[str]) -> None:
+                 functional: set[str], nn_names: set[str]) -> None:
         self.node = node
         self.torch_names = torch_names
         self.functional = functional
+        self.nn_names = nn_names
         args = node.args
         self.params = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
         self.bindings: dict[str, list[ast.expr | None]] = {}
@@ -102,6 +103,10 @@ class _Function:
         if not isinstance(expr, ast.Call):
             return None
         func = expr.func
+        if isinstance(func, ast.Call) and self._loss_class(func.func) and _reducing(func):
+            # `nn.KLDivLoss()(log_p, q)`: a loss module built and called on the spot
+            # (knowledge-distillation's `loss_fn_kd`)
+            return "a reducing loss module's output", True, True
         if isinstance(func, ast.Attribute) and func.attr in _SAME_SHAPE:
             inner = self.scalar(func.value, depth + 1)
             return (inner[0], inner[1], True) if inner and func.attr != "to" else inner
@@ -122,6 +127,18 @@ class _Function:
                 return None
             return f"`.{func.attr}()` over a whole value", True, tensor
         return None
+
+    def _loss_class(self, func: ast.expr) -> bool:
+        """``nn.MSELoss`` / ``torch.nn.MSELoss``: a loss class of torch (not
+        ``AdaptiveLogSoftmaxWithLoss``, whose output is a pair)."""
+        if not isinstance(func, ast.Attribute) or not func.attr.endswith("Loss") or \
+                "Adaptive" in func.attr:
+            return False
+        owner = func.value
+        if isinstance(owner, ast.Name):
+            return owner.id in self.nn_names
+        return isinstance(owner, ast.Attribute) and owner.attr == "nn" and isinstance(
+            owner.value, ast.Name) and owner.value.id in self.torch_names
 
     def _arithmetic(self, expr: ast.BinOp, depth: int) -> tuple[str, bool, bool] | None:
         left = self.scalar(expr.left, depth + 1)
@@ -243,11 +260,13 @@ def _names(target: ast.expr) -> list[str]:
     return []
 
 
-def _imports(tree: ast.Module) -> tuple[set[str], set[str], bool]:
-    """The names ``torch`` and ``torch.nn.functional`` are bound to at module level, and
-    whether the file imports a package whose values look like arrays (pandas, TensorFlow)."""
+def _imports(tree: ast.Module) -> tuple[set[str], set[str], set[str], bool]:
+    """The names ``torch``, ``torch.nn.functional`` and ``torch.nn`` are bound to at module
+    level, and whether the file imports a package whose values look like arrays (pandas,
+    TensorFlow)."""
     torch_names: set[str] = set()
     functional: set[str] = set()
+    nn_names: set[str] = set()
     foreign = False
     for node in statements(tree):  # an import is a statement: no need to enter expressions
         if isinstance(node, ast.Import):
@@ -257,26 +276,30 @@ def _imports(tree: ast.Module) -> tuple[set[str], set[str], bool]:
                     torch_names.add(alias.asname or "torch")
                 elif alias.name == "torch.nn.functional" and alias.asname:
                     functional.add(alias.asname)
+                elif alias.name == "torch.nn" and alias.asname:
+                    nn_names.add(alias.asname)
         elif isinstance(node, ast.ImportFrom) and node.module:
             foreign = foreign or node.module.split(".")[0] in _FOREIGN
             for alias in node.names:
                 if node.module == "torch.nn" and alias.name == "functional":
                     functional.add(alias.asname or "functional")
-    return torch_names, functional, foreign
+                elif node.module == "torch" and alias.name == "nn":
+                    nn_names.add(alias.asname or "nn")
+    return torch_names, functional, nn_names, foreign
 
 
 def summarize(tree: ast.Module) -> dict[str, list[object]]:
     """Per module-level function whose every ``return`` is 0-dim: ``[reason, proven,
     tensor]`` (JSON data). Nothing for a file that does not import torch, or imports pandas
     or a foreign tensor framework."""
-    torch_names, functional, foreign = _imports(tree)
+    torch_names, functional, nn_names, foreign = _imports(tree)
     if not torch_names or foreign:
         return {}
     found: dict[str, list[object]] = {}
     for node in tree.body:
         if not isinstance(node, ast.FunctionDef) or node.decorator_list:
             continue
-        function = _Function(node, torch_names, functional)
+        function = _Function(node, torch_names, functional, nn_names)
         answers = []
         for child in _own_nodes(node):
             if isinstance(child, (ast.Yield, ast.YieldFrom, ast.Await)):
