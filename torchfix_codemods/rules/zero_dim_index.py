@@ -89,6 +89,9 @@ class IndexZeroDim(Rule):
     `reduction='none'` returns a vector, whose `.data[0]` is its first element
     and whose `.item()` raises.
 
+    An attribute of an object of a class of another file of the run is 0-dim where every
+    assignment of it in the class's methods is 0-dim or `None` (`net.bbox_loss`, set in
+    `forward`), and so is a property of the class returning such attributes (`net.loss`).
     A loss function taken as a parameter (`loss = loss_fn_kd(output, labels, ...)`) is one
     where every call of the function in this file passes a function whose every `return` is
     0-dim, of this file or of another file of the run, or a parameter of the caller passed

@@ -21,7 +21,7 @@ place and to something else (or to something unknown) in another is unknown.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import libcst as cst
 
@@ -86,6 +86,9 @@ from torchfix_codemods.analysis.vocabulary.torch_classes import (
     RECURRENT_PARAMETER_PREFIX,
     is_module_parameter,
 )
+
+if TYPE_CHECKING:
+    from torchfix_codemods.analysis.project.scalar_returns import ScalarReturn
 
 Kind = Literal["tensor", "not-tensor", "unknown"]
 _MAX_DEPTH = 10
@@ -800,10 +803,29 @@ def scalar_reason(names: NameIndex, expr: cst.BaseExpression, depth: int = 0) ->
         return None
     if isinstance(expr, cst.Attribute) and expr.attr.value == "data":
         return scalar_reason(names, expr.value, depth + 1)
+    if isinstance(expr, cst.Attribute):
+        return _instance_attribute_scalar(names, expr)
     if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator,
                                                           (cst.Minus, cst.Plus)):
         return scalar_reason(names, expr.expression, depth + 1)
     return None
+
+
+def _instance_attribute_scalar(names: NameIndex, expr: cst.Attribute) -> str | None:
+    """``net.bbox_loss`` / ``net.loss`` where ``net`` is bound once, to an instance of a class
+    of another file of the run that sets that attribute to a 0-dim value in its methods, or
+    whose property of that name returns one (yolo2's ``Darknet19``; the project index,
+    ``scalar-returns``)."""
+    if not isinstance(expr.value, cst.Name) or expr.value.value == "self":
+        return None
+    bindings = names.bindings_of(expr.value)
+    if len(bindings) != 1 or bindings[0].kind != "assign" or \
+            not isinstance(bindings[0].value, cst.Call):
+        return None
+    qualified = names.qualified_name(bindings[0].value.func)
+    if qualified is None:
+        return None
+    return _tiered(names, names.project.scalar_attribute(qualified, expr.attr.value))
 
 
 _SAME_SHAPE = CONVERSIONS | COPIES
@@ -1107,7 +1129,12 @@ def _scalar_call(names: NameIndex, call: cst.Call, depth: int) -> str | None:
 def _project_scalar(names: NameIndex, qualified: str) -> str | None:
     """Why a function of another file of the run returns a 0-dim value (the project index's
     ``scalar-returns``), at the tier the asker accepts."""
-    returned = names.project.scalar_return(qualified)
+    return _tiered(names, names.project.scalar_return(qualified))
+
+
+def _tiered(names: NameIndex, returned: ScalarReturn | None) -> str | None:
+    """The reason of a fact of the project index, when it is at the tier the asker
+    accepts (a tensor, or a `.data` read says so; proven, or untyped numbers allowed)."""
     if returned is None or not (returned.tensor or names.memo.get(_THROUGH_DATA)):
         return None
     if not returned.proven and not names.memo.get(_UNTYPED_NUMBERS):

@@ -65,6 +65,8 @@ class _Function:
         self.torch_names = torch_names
         self.functional = functional
         self.nn_names = nn_names
+        self.own_attributes: dict[str, tuple[str, bool, bool]] = {}
+        """``self.<name>`` values known 0-dim in the class this is a method of."""
         args = node.args
         self.params = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
         self.bindings: dict[str, list[ast.expr | None]] = {}
@@ -98,6 +100,9 @@ class _Function:
             return self.scalar(expr.operand, depth + 1)
         if isinstance(expr, ast.Attribute) and expr.attr == "data":
             return self.scalar(expr.value, depth + 1)
+        if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and \
+                expr.value.id == "self":
+            return self.own_attributes.get(expr.attr)
         if isinstance(expr, ast.BinOp):
             return self._arithmetic(expr, depth)
         if not isinstance(expr, ast.Call):
@@ -173,6 +178,10 @@ class _Function:
             func = expr.func
             if isinstance(func, ast.Name) and func.id in _NUMBER_BUILTINS:
                 return True
+            if isinstance(func, ast.Name) and func.id == "sum" and len(expr.args) == 1 and \
+                    isinstance(expr.args[0], (ast.GeneratorExp, ast.ListComp)):
+                # `sum(len(boxes) for boxes in gt_boxes)`: a sum of numbers is one
+                return self.number(expr.args[0].elt, depth + 1, divisor)
             if isinstance(func, ast.Attribute) and func.attr == "size" and len(expr.args) == 1:
                 return True
             return None
@@ -311,7 +320,69 @@ def summarize(tree: ast.Module) -> dict[str, list[object]]:
             reason = answers[0][0]  # type: ignore[index]
             found[node.name] = [reason, all(a[1] for a in answers),  # type: ignore[index]
                                 all(a[2] for a in answers)]  # type: ignore[index]
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            for attribute, answer in _class_attributes(node, torch_names, functional,
+                                                       nn_names).items():
+                found[f"{node.name}.{attribute}"] = list(answer)
     return found
+
+
+def _class_attributes(node: ast.ClassDef, torch_names: set[str], functional: set[str],
+                      nn_names: set[str]) -> dict[str, tuple[str, bool, bool]]:
+    """Attributes of the class ``node`` that hold a 0-dim value once set: every
+    ``self.<name> = value`` of its methods is 0-dim or ``None`` (the placeholder of
+    ``__init__``), at least one is 0-dim (yolo2's ``self.bbox_loss = nn.MSELoss(...)(...) /
+    num_boxes`` in ``forward``); and its properties whose every ``return`` is 0-dim from
+    those (``def loss(self): return self.bbox_loss + self.iou_loss + self.cls_loss``)."""
+    methods = [child for child in node.body if isinstance(child, ast.FunctionDef)]
+    values: dict[str, list[tuple[str, bool, bool] | None]] = {}
+    for method in methods:
+        function = _Function(method, torch_names, functional, nn_names)
+        for child in _own_nodes(method):
+            targets = child.targets if isinstance(child, ast.Assign) else \
+                [child.target] if isinstance(child, (ast.AugAssign, ast.AnnAssign)) else []
+            for target in targets:
+                for element in (target.elts if isinstance(target, (ast.Tuple, ast.List))
+                                else [target]):
+                    if not (isinstance(element, ast.Attribute) and
+                            isinstance(element.value, ast.Name) and element.value.id == "self"):
+                        continue
+                    value = child.value if isinstance(child, ast.Assign) and \
+                        element is target and len(child.targets) == 1 else None
+                    if isinstance(value, ast.Constant) and value.value is None:
+                        continue
+                    answer = function.scalar(value) if value is not None and \
+                        isinstance(child, ast.Assign) else None
+                    values.setdefault(element.attr, []).append(answer)
+    found = {name: answers[0] for name, answers in values.items()
+             if answers and all(answers)}  # type: ignore[misc]
+    for method in methods:
+        if method.name in found or method.name in values or not any(
+                isinstance(d, ast.Name) and d.id == "property" for d in method.decorator_list):
+            continue
+        function = _Function(method, torch_names, functional, nn_names)
+        function.own_attributes = {k: v for k, v in found.items() if v is not None}
+        returns = [child for child in _own_nodes(method) if isinstance(child, ast.Return)]
+        answers = [function.scalar(r.value) if r.value is not None else None for r in returns]
+        if answers and all(answers):
+            found[method.name] = answers[0]
+    return {name: answer for name, answer in found.items() if answer is not None}
+
+
+def scalar_attribute(index: ProjectIndex, file: IndexedFile, qualified: str,
+                     attribute: str) -> ScalarReturn | None:
+    """Why ``attribute`` of an object of the class ``qualified`` (another file's, as ``file``
+    names it) holds a 0-dim value once set; None when it is not known to."""
+    found = index.definition(qualified, file)
+    if found is None or found.kind != "class":
+        return None
+    data = found.file.summary.facts.get(NAME, {}).get(f"{found.name}.{attribute}")
+    if data is None:
+        return None
+    reason, proven, tensor = data
+    return ScalarReturn(f"`.{attribute}` of a `{found.qualified}` holds {reason} "
+                        f"({found.file.display})", bool(proven), bool(tensor))
 
 
 def scalar_return(index: ProjectIndex, file: IndexedFile, qualified: str) -> ScalarReturn | None:
@@ -328,4 +399,5 @@ def scalar_return(index: ProjectIndex, file: IndexedFile, qualified: str) -> Sca
                         bool(proven), bool(tensor))
 
 
-register(Fact(NAME, summarize, {"scalar_return": Question(scalar_return)}))
+register(Fact(NAME, summarize, {"scalar_return": Question(scalar_return),
+                                "scalar_attribute": Question(scalar_attribute)}))
