@@ -729,7 +729,7 @@ def scalar_reason(names: NameIndex, expr: cst.BaseExpression, depth: int = 0) ->
     if depth > _MAX_DEPTH:
         return None
     if isinstance(expr, cst.Call):
-        if foreign_framework(names) is not None:
+        if foreign_framework_at(names, expr) is not None:
             # TensorFlow beside torch (pointer_summarizer's eval.py logs with `tf`): only a
             # call torch's own names make is read, `loss = torch.mean(batch_avg_loss)`.
             return _torch_scalar_call(names, expr, torch_only=True)
