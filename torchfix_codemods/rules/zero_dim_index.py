@@ -106,7 +106,7 @@ class IndexZeroDim(Rule):
     type, read through `.data` (`d_loss = d_fake.mean() - d_real.mean() + gp`, then
     `d_loss.data[0]`: 0-dim for a tensor, a numpy scalar for an array, and `[0]` raises on
     both), scaled by numbers or by `self.weight` where every `self.weight = ...` of the class
-    is a parameter with a numeric default.
+    is a parameter with a numeric default or an option (`self.gamma = config.gamma`).
 
     Also unsafe, and reported with its own message: `action = q.max(1)[1].data[0]`
     where `q` is a model's output for a batch of one (`state.unsqueeze(0)`, through

@@ -1412,8 +1412,9 @@ def _plain_number(names: NameIndex, expr: cst.BaseExpression) -> bool:
 
 def _number_attribute(names: NameIndex, expr: cst.BaseExpression) -> bool:
     """``self.gp_weight`` where every ``self.gp_weight = ...`` of the class is a number
-    literal or a parameter whose default is one (wgan-gp's ``gp_weight=10``): a
-    hyper-parameter, a number in practice (a caller may pass a tensor: unsafe tier only)."""
+    literal, a parameter whose default is one (wgan-gp's ``gp_weight=10``) or an option
+    read from a parameter (BEGAN's ``self.gamma = config.gamma``): a hyper-parameter, a
+    number in practice (a caller may pass a tensor: unsafe tier only)."""
     if not (isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name)
             and expr.value.value == "self"):
         return False
@@ -1426,6 +1427,10 @@ def _number_attribute(names: NameIndex, expr: cst.BaseExpression) -> bool:
             value = value.expression
         if isinstance(value, (cst.Integer, cst.Float)):
             continue
+        if isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and any(
+                binding.kind == "param" for binding in names.bindings_of(value.value)) \
+                and value.value.value != "self":
+            continue  # `self.gamma = config.gamma`: an option, like `args.content_weight`
         if not isinstance(value, cst.Name):
             return False
         bindings = names.bindings_of(value)
