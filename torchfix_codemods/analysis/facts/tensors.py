@@ -45,7 +45,11 @@ from torchfix_codemods.analysis.core.names import (
     unpack_position,
 )
 from torchfix_codemods.analysis.core.walk import walk_local
-from torchfix_codemods.analysis.facts.frameworks import foreign_framework, foreign_framework_at
+from torchfix_codemods.analysis.facts.frameworks import (
+    foreign_framework,
+    foreign_framework_at,
+    imports_package,
+)
 from torchfix_codemods.analysis.facts.modules import (
     ModuleEvidence,
     module_classes,
@@ -1101,7 +1105,7 @@ def _scalar_call(names: NameIndex, call: cst.Call, depth: int) -> str | None:
         whole = whole_reduction_reason(names, call)
         if whole is None and names.memo.get(_UNTYPED_NUMBERS) and \
                 names.memo.get(_THROUGH_DATA) and not known.is_not_tensor \
-                and _imports_torch(names):
+                and _imports_torch(names) and not imports_package(names, "pandas"):
             # `d_loss = d_fake.mean() - d_real.mean() + gp`, then `d_loss.data[0]`: a
             # critic's output the file cannot type, reduced whole; for a tensor 0-dim, for
             # an array a numpy scalar, and `[0]` raises on both (unsafe tier only).
