@@ -79,3 +79,21 @@ print("loss.mul(2.0):", outcome(lambda: loss.mul(2.0)))
 print("loss.mul(3-vector) (not kept):", outcome(lambda: loss.mul(torch.ones(3))))
 print("loss.clone().add_(3-vector) (in place):",
       outcome(lambda: loss.detach().clone().add_(torch.ones(3))))
+
+# Mixed helpers (mask-rcnn's loss helpers: a reduced loss, or a one-element literal when
+# there is no ROI), untyped whole means read through `.data` (wgan-gp's critic losses).
+one = torch.autograd.Variable(torch.FloatTensor([0]), requires_grad=False)
+reduced = nn.functional.cross_entropy(out, y)
+print("Variable(torch.FloatTensor([0])):", outcome(lambda: one),
+      "| .data.cpu()[0]:", outcome(lambda: one.data.cpu()[0]),
+      "| .item():", outcome(lambda: one.item()))
+print("reduced + Variable(torch.FloatTensor([0])):", outcome(lambda: reduced + one),
+      "| .data.cpu()[0]:", outcome(lambda: (reduced + one).data.cpu()[0]),
+      "| .item():", outcome(lambda: (reduced + one).item()))
+critic = nn.Linear(5, 1)
+d_loss = critic(out).mean() - critic(out.flip(0)).mean() + 10 * ((out.norm(2, dim=1) - 1) ** 2).mean()
+print("critic(x).mean() - critic(z).mean() + 10 * gp.mean():", outcome(lambda: d_loss),
+      "| .data[0]:", outcome(lambda: d_loss.data[0]), "| .item():", outcome(lambda: d_loss.item()))
+print("numpy array .mean().data[0] (a numpy scalar's buffer):",
+      outcome(lambda: np.ones(3).mean().data[0]),
+      "| .item():", outcome(lambda: np.ones(3).mean().item()))

@@ -89,6 +89,25 @@ class IndexZeroDim(Rule):
     `reduction='none'` returns a vector, whose `.data[0]` is its first element
     and whose `.item()` raises.
 
+    An attribute of an object of a class of another file of the run is 0-dim where every
+    assignment of it in the class's methods is 0-dim or `None` (`net.bbox_loss`, set in
+    `forward`), and so is a property of the class returning such attributes (`net.loss`).
+    A loss function taken as a parameter (`loss = loss_fn_kd(output, labels, ...)`) is one
+    where every call of the function in this file passes a function whose every `return` is
+    0-dim, of this file or of another file of the run, or a parameter of the caller passed
+    on the same way; as safe as that function's evidence.
+
+    Also unsafe: a value unpacked from a list or tuple a helper returns, or returned by the
+    method of the class the call is in (`self._gradient_penalty(...)`, unless a subclass of
+    this file overrides it), where a helper returns a reduced loss on one branch and a
+    one-element literal on another (`Variable(torch.FloatTensor([0]))`, mask-rcnn's "no ROI"
+    branch): `[0]` raises on the first, and `.item()` is the same number on both, but a
+    tensor becomes a float there. And a whole `.mean()`/`.sum()` of a value the file cannot
+    type, read through `.data` (`d_loss = d_fake.mean() - d_real.mean() + gp`, then
+    `d_loss.data[0]`: 0-dim for a tensor, a numpy scalar for an array, and `[0]` raises on
+    both), scaled by numbers or by `self.weight` where every `self.weight = ...` of the class
+    is a parameter with a numeric default or an option (`self.gamma = config.gamma`).
+
     Also unsafe, and reported with its own message: `action = q.max(1)[1].data[0]`
     where `q` is a model's output for a batch of one (`state.unsqueeze(0)`, through
     `Variable(...)`): this does not raise, but before torch 0.4 it was a Python

@@ -43,6 +43,50 @@ def local_function(names: NameIndex, call: cst.Call) -> cst.FunctionDef | None:
     return defined_function(names, call.func)
 
 
+def own_method(names: NameIndex, call: cst.Call) -> cst.FunctionDef | None:
+    """The method ``self.m(...)`` runs, called from a method of a class of this file that
+    defines ``m`` itself: wgan-gp's ``self._gradient_penalty(real, fake)``. None when a class
+    of this file naming it as a base overrides ``m`` (which one runs depends on the
+    instance), when ``m`` is inherited, or when the class also assigns ``self.m``."""
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+            and func.value.value == "self"):
+        return None
+    caller = names.enclosing(func, cst.FunctionDef)
+    owner = names.enclosing(func, cst.ClassDef)
+    if caller is None or owner is None or not isinstance(owner.body, cst.IndentedBlock) \
+            or not any(s is caller for s in owner.body.body):
+        return None
+    params = caller.params.params
+    if not params or params[0].name.value != "self" or caller.decorators:
+        return None
+    method = methods_of(owner).get(func.attr.value)
+    if method is None or method.decorators:
+        return None
+    for cls in _classes(names):
+        if cls is not owner and func.attr.value in methods_of(cls) and any(
+                isinstance(base.value, cst.Name) and base.value.value == owner.name.value
+                for base in cls.bases):
+            return None
+    for statement in owner.body.body:
+        if isinstance(statement, cst.FunctionDef):
+            for node in walk_local(statement.body):
+                if isinstance(node, cst.Attribute) and node.attr.value == func.attr.value \
+                        and isinstance(node.value, cst.Name) and node.value.value == "self" \
+                        and not isinstance(names.parent(node), cst.Call):
+                    return None  # `self.m = ...`, or `self.m` handed on: not plainly a call
+    return method
+
+
+def _classes(names: NameIndex) -> list[cst.ClassDef]:
+    """Every class statement at the module's top level."""
+    scope = names.module_scope
+    if scope is None:
+        return []
+    return [binding.node for bindings in scope.bindings.values() for binding in bindings
+            if binding.kind == "class" and isinstance(binding.node, cst.ClassDef)]
+
+
 def local_class(names: NameIndex, expr: cst.BaseExpression) -> cst.ClassDef | None:
     """The class of this file that the name ``expr`` is bound to alone."""
     found = _defined(names, expr, "class")

@@ -45,6 +45,12 @@ def imports_torch(names: NameIndex) -> bool:
     return found
 
 
+def imports_package(names: NameIndex, package: str) -> bool:
+    """Does the file import the top-level ``package`` (anywhere in it)?"""
+    return any((binding.qualified or "").lstrip(".").split(".")[0] == package
+               for binding in _imports(names))
+
+
 def foreign_framework(names: NameIndex) -> str | None:
     """``"TensorFlow"`` when the file imports it (or Keras, JAX, Paddle...), else None.
 

@@ -21,14 +21,16 @@ place and to something else (or to something unknown) in another is unknown.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import libcst as cst
 
 from torchfix_codemods.analysis.core.callees import (
     class_of_instance,
+    defined_function,
     local_function,
     methods_of,
+    own_method,
     returned_items,
 )
 from torchfix_codemods.analysis.core.evaluation import Evaluation
@@ -43,7 +45,11 @@ from torchfix_codemods.analysis.core.names import (
     unpack_position,
 )
 from torchfix_codemods.analysis.core.walk import walk_local
-from torchfix_codemods.analysis.facts.frameworks import foreign_framework, foreign_framework_at
+from torchfix_codemods.analysis.facts.frameworks import (
+    foreign_framework,
+    foreign_framework_at,
+    imports_package,
+)
 from torchfix_codemods.analysis.facts.modules import (
     ModuleEvidence,
     module_classes,
@@ -59,6 +65,7 @@ from torchfix_codemods.analysis.vocabulary.tensor_methods import (
     ELEMENTWISE_ARITHMETIC,
     ELEMENTWISE_UNARY,
     FRESH_LIKE_METHODS,
+    LEGACY_CONSTRUCTORS,
     LIKE_FACTORIES,
     METADATA_READS,
     NUMBER_METHODS,
@@ -68,6 +75,8 @@ from torchfix_codemods.analysis.vocabulary.tensor_methods import (
     WHOLE_REDUCTIONS,
 )
 from torchfix_codemods.analysis.vocabulary.torch_api import (
+    FILLED_FACTORIES,
+    LITERAL_TENSOR_FUNCTIONS,
     NOT_TENSOR_FUNCTIONS,
     NOT_TENSOR_PACKAGES,
     PACKED_SEQUENCE,
@@ -81,6 +90,9 @@ from torchfix_codemods.analysis.vocabulary.torch_classes import (
     RECURRENT_PARAMETER_PREFIX,
     is_module_parameter,
 )
+
+if TYPE_CHECKING:
+    from torchfix_codemods.analysis.project.scalar_returns import ScalarReturn
 
 Kind = Literal["tensor", "not-tensor", "unknown"]
 _MAX_DEPTH = 10
@@ -205,6 +217,20 @@ _THROUGH_DATA: Slot[bool] = Slot("tensors.through_data")
 """Set while the receiver of a ``.data[0]`` is asked about: ``.data`` is a tensor's (an array's
 is a buffer, a DataFrame has none), so a whole reduction whose operand another file does not
 type is a tensor's there."""
+
+
+_ONE_ELEMENT_OK: Slot[bool] = Slot("tensors.one_element_ok")
+"""Set in the last, unsafe tier of a ``.data[0]`` receiver: a binding to a one-element tensor
+literal (``Variable(torch.FloatTensor([0]))``, mask-rcnn's "no ROI" branch of a loss helper)
+may stand beside 0-dim ones; ``.item()`` is the number on both, and ``[0]`` raises on the
+0-dim one."""
+_ONE_ELEMENT_LITERAL = "a one-element tensor literal"
+
+
+def _first(reasons: list[str]) -> str:
+    """The first reason that is not only a one-element literal: what makes a value 0-dim."""
+    return next((reason for reason in reasons if _ONE_ELEMENT_LITERAL not in reason),
+                reasons[0])
 
 
 _TOO_MANY_STEPS = _unknown("too many steps to follow")
@@ -704,9 +730,13 @@ _REDUCTIONS = WHOLE_REDUCTIONS
 
 def scalar_reason(names: NameIndex, expr: cst.BaseExpression, depth: int = 0) -> str | None:
     """Why ``expr`` is a 0-dim tensor (a reduced loss), or None without evidence."""
-    if depth > _MAX_DEPTH or foreign_framework(names) is not None:
+    if depth > _MAX_DEPTH:
         return None
     if isinstance(expr, cst.Call):
+        if foreign_framework_at(names, expr) is not None:
+            # TensorFlow beside torch (pointer_summarizer's eval.py logs with `tf`): only a
+            # call torch's own names make is read, `loss = torch.mean(batch_avg_loss)`.
+            return _torch_scalar_call(names, expr, torch_only=True)
         return _scalar_call(names, expr, depth)
     if isinstance(expr, cst.Name):
         # Only the bindings that reach the read (`loss = crit(...)` in the loop, read there,
@@ -744,6 +774,10 @@ def scalar_reason(names: NameIndex, expr: cst.BaseExpression, depth: int = 0) ->
                     continue
                 if binding.kind not in ("assign", "annassign", "walrus") or binding.value is None:
                     return None
+                if names.memo.get(_ONE_ELEMENT_OK) and _one_element_literal(
+                        names, binding.value):
+                    reasons.append(_ONE_ELEMENT_LITERAL)
+                    continue
                 reason = scalar_reason(names, binding.value, depth + 1)
                 if reason is None:
                     return None
@@ -754,14 +788,18 @@ def scalar_reason(names: NameIndex, expr: cst.BaseExpression, depth: int = 0) ->
                 if summed and all(summed):
                     return f"a sum from 0 of {summed[0]}"
                 return None
-            return reasons[0] if reasons else None
+            return _first(reasons) if reasons else None
         finally:
             resolving.discard(key)
     if isinstance(expr, cst.BinaryOperation):
-        left = scalar_reason(names, expr.left, depth + 1)
-        right = scalar_reason(names, expr.right, depth + 1)
+        # An operand that is itself an operation costs no step: `a + b + c + d + e` (five
+        # helper losses) is one sum, and the syntax tree bounds that recursion anyway.
+        left = scalar_reason(names, expr.left, depth + (
+            0 if isinstance(expr.left, cst.BinaryOperation) else 1))
+        right = scalar_reason(names, expr.right, depth + (
+            0 if isinstance(expr.right, cst.BinaryOperation) else 1))
         if left and right:
-            return left
+            return _first([left, right])
         if left and _plain_number(names, expr.right):
             return left
         if right and _plain_number(names, expr.left):
@@ -769,10 +807,29 @@ def scalar_reason(names: NameIndex, expr: cst.BaseExpression, depth: int = 0) ->
         return None
     if isinstance(expr, cst.Attribute) and expr.attr.value == "data":
         return scalar_reason(names, expr.value, depth + 1)
+    if isinstance(expr, cst.Attribute):
+        return _instance_attribute_scalar(names, expr)
     if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator,
                                                           (cst.Minus, cst.Plus)):
         return scalar_reason(names, expr.expression, depth + 1)
     return None
+
+
+def _instance_attribute_scalar(names: NameIndex, expr: cst.Attribute) -> str | None:
+    """``net.bbox_loss`` / ``net.loss`` where ``net`` is bound once, to an instance of a class
+    of another file of the run that sets that attribute to a 0-dim value in its methods, or
+    whose property of that name returns one (yolo2's ``Darknet19``; the project index,
+    ``scalar-returns``)."""
+    if not isinstance(expr.value, cst.Name) or expr.value.value == "self":
+        return None
+    bindings = names.bindings_of(expr.value)
+    if len(bindings) != 1 or bindings[0].kind != "assign" or \
+            not isinstance(bindings[0].value, cst.Call):
+        return None
+    qualified = names.qualified_name(bindings[0].value.func)
+    if qualified is None:
+        return None
+    return _tiered(names, names.project.scalar_attribute(qualified, expr.attr.value))
 
 
 _SAME_SHAPE = CONVERSIONS | COPIES
@@ -924,7 +981,7 @@ def zero_dim_index_reason(names: NameIndex, node: cst.Subscript) -> tuple[str, b
     receiver = node.value
     if isinstance(receiver, cst.Attribute) and receiver.attr.value == "data":
         receiver = receiver.value
-    through_data = receiver is not node.value
+    through_data = receiver is not node.value or _read_through_data(node.value)
     if through_data:
         names.memo[_THROUGH_DATA] = True
     try:
@@ -933,7 +990,7 @@ def zero_dim_index_reason(names: NameIndex, node: cst.Subscript) -> tuple[str, b
         names.memo.pop(_THROUGH_DATA)
     if reason is not None:
         return reason, True
-    if receiver is not node.value:  # `.data[0]`, the 0.3 idiom
+    if through_data:  # `.data[0]`, `.data.cpu()[0]`: the 0.3 idiom
         named = loss_named_reason(names, receiver)
         if named is not None:
             return named, False
@@ -946,7 +1003,31 @@ def zero_dim_index_reason(names: NameIndex, node: cst.Subscript) -> tuple[str, b
             names.memo.pop(_THROUGH_DATA)
         if scaled is not None:
             return f"{scaled}, scaled by values the file does not type", False
+        names.memo[_UNTYPED_NUMBERS] = True
+        names.memo[_THROUGH_DATA] = True
+        names.memo[_ONE_ELEMENT_OK] = True
+        try:
+            mixed = scalar_reason(names, receiver)
+        finally:
+            names.memo.pop(_UNTYPED_NUMBERS)
+            names.memo.pop(_THROUGH_DATA)
+            names.memo.pop(_ONE_ELEMENT_OK)
+        if mixed is not None and _ONE_ELEMENT_LITERAL not in mixed:
+            return f"{mixed}; some paths give a one-element tensor, where `.item()` is the " \
+                "same number", False
     return None
+
+
+def _read_through_data(expr: cst.BaseExpression) -> bool:
+    """``expr`` is a tensor's ``.data`` moved by same-shape methods (``loss.data.cpu()``)."""
+    for _ in range(_MAX_DEPTH):
+        if isinstance(expr, cst.Attribute) and expr.attr.value == "data":
+            return True
+        if not (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute)
+                and expr.func.attr.value in _SAME_SHAPE):
+            return False
+        expr = expr.func.value
+    return False
 
 
 def one_element_index_reason(names: NameIndex, node: cst.Subscript) -> str | None:
@@ -1012,22 +1093,24 @@ def _scalar_call(names: NameIndex, call: cst.Call, depth: int) -> str | None:
         return None
     qualified = names.qualified_name(call.func)
     if qualified is not None:
-        last = qualified.split(".")[-1]
-        if qualified.startswith("torch.nn.functional.") and last in _LOSS_FUNCTIONS:
-            return f"result of `{qualified}` (a reduced loss)"
-        if qualified.count(".") == 1 and last in _REDUCTIONS and len(call.args) == 1:
-            return f"result of `{qualified}` over a whole tensor"
-        returned = names.project.scalar_return(qualified)
-        if returned is None or not (returned.tensor or names.memo.get(_THROUGH_DATA)):
-            return None
-        if not returned.proven and not names.memo.get(_UNTYPED_NUMBERS):
-            return None
-        return returned.reason
+        torch_call = _torch_scalar_call(names, call, torch_only=False)
+        if torch_call is not None:
+            return torch_call
+        return _project_scalar(names, qualified)
     func = call.func
     if isinstance(func, cst.Attribute) and func.attr.value in _REDUCTIONS and not call.args:
-        if provenance(names, func.value).is_tensor:
+        known = provenance(names, func.value)
+        if known.is_tensor:
             return f"`.{func.attr.value}()` of a whole tensor"
-        return whole_reduction_reason(names, call)
+        whole = whole_reduction_reason(names, call)
+        if whole is None and names.memo.get(_UNTYPED_NUMBERS) and \
+                names.memo.get(_THROUGH_DATA) and not known.is_not_tensor \
+                and _imports_torch(names) and not imports_package(names, "pandas"):
+            # `d_loss = d_fake.mean() - d_real.mean() + gp`, then `d_loss.data[0]`: a
+            # critic's output the file cannot type, reduced whole; for a tensor 0-dim, for
+            # an array a numpy scalar, and `[0]` raises on both (unsafe tier only).
+            return f"`.{func.attr.value}()` of a whole value read through `.data`"
+        return whole
     module = module_reason(names, func)
     if module is not None and module.is_loss and _loss_reduces(names, func):
         return f"output of a loss module ({module.reason})"
@@ -1035,11 +1118,93 @@ def _scalar_call(names: NameIndex, call: cst.Call, depth: int) -> str | None:
         returned = _forward_returns_scalar(names, module.built_from, depth)
         if returned is not None:
             return f"output of `{module.built_from}`, whose `forward` returns {returned}"
-    function = local_function(names, call)
+    function = local_function(names, call) or own_method(names, call)
     if function is not None:
         returned = _returned_scalar(names, function, depth)
         if returned is not None:
             return f"`{function.name.value}()` returns {returned}"
+    if isinstance(func, cst.Name):
+        passed = _passed_function_scalar(names, func, depth + 1)
+        if passed is not None:
+            return f"`{func.value}` is, at every call, a function that returns {passed}"
+    return None
+
+
+def _project_scalar(names: NameIndex, qualified: str) -> str | None:
+    """Why a function of another file of the run returns a 0-dim value (the project index's
+    ``scalar-returns``), at the tier the asker accepts."""
+    return _tiered(names, names.project.scalar_return(qualified))
+
+
+def _tiered(names: NameIndex, returned: ScalarReturn | None) -> str | None:
+    """The reason of a fact of the project index, when it is at the tier the asker
+    accepts (a tensor, or a `.data` read says so; proven, or untyped numbers allowed)."""
+    if returned is None or not (returned.tensor or names.memo.get(_THROUGH_DATA)):
+        return None
+    if not returned.proven and not names.memo.get(_UNTYPED_NUMBERS):
+        return None
+    return returned.reason
+
+
+def _passed_function_scalar(names: NameIndex, func: cst.Name, depth: int) -> str | None:
+    """``loss = loss_fn_kd(output, labels, ...)`` with ``loss_fn_kd`` a parameter: every call
+    of the function in this file passes a function whose every ``return`` is 0-dim (a
+    function of this file, one of another file of the run, or a parameter of the caller
+    passed on the same way: knowledge-distillation's ``train_kd``, handed ``net.loss_fn_kd``
+    by ``main`` through ``train_and_evaluate_kd``)."""
+    bindings = names.bindings_of(func)
+    if depth > _MAX_DEPTH or len(bindings) != 1 or bindings[0].kind != "param":
+        return None
+    passed = passed_in_file(names, bindings[0])
+    if not passed:
+        return None
+    reasons = [_function_value_scalar(names, value, depth + 1) for value in passed]
+    return reasons[0] if reasons and all(reasons) else None
+
+
+def _function_value_scalar(names: NameIndex, value: cst.BaseExpression,
+                           depth: int) -> str | None:
+    """Why the function ``value`` names (not calls) returns a 0-dim value."""
+    if depth > _MAX_DEPTH:
+        return None
+    if isinstance(value, cst.Name):
+        bindings = names.bindings_of(value)
+        if not bindings:
+            return None
+        if len(bindings) == 1 and bindings[0].kind == "param":
+            return _passed_function_scalar(names, value, depth + 1)
+        function = defined_function(names, value)
+        if function is not None:
+            return _returned_scalar(names, function, depth + 1)
+        if all(binding.kind == "assign" and binding.value is not None
+               for binding in bindings):
+            # `loss_fn_kd = net.loss_fn_kd` on each branch of `main`
+            reasons = [_function_value_scalar(names, binding.value, depth + 1)
+                       for binding in bindings if binding.value is not None]
+            return reasons[0] if all(reasons) else None
+    if isinstance(value, (cst.Name, cst.Attribute)):
+        qualified = names.qualified_name(value)
+        if qualified is not None:
+            return _project_scalar(names, qualified)
+    return None
+
+
+def _torch_scalar_call(names: NameIndex, call: cst.Call, *, torch_only: bool) -> str | None:
+    """Why a call of a library's reduction is 0-dim: a reducing ``F.*_loss``, or
+    ``torch.sum(x)`` / ``torch.mean(x)`` with no dimension (``np.mean(x)`` too unless
+    ``torch_only``: a numpy scalar, whose ``[0]`` raises as well)."""
+    if any(arg.keyword is not None and arg.keyword.value in ("dim", "axis", "keepdim")
+           for arg in call.args) or not _reducing_arguments(call):
+        return None
+    qualified = names.qualified_name(call.func)
+    if qualified is None:
+        return None
+    last = qualified.split(".")[-1]
+    if qualified.startswith("torch.nn.functional.") and last in _LOSS_FUNCTIONS:
+        return f"result of `{qualified}` (a reduced loss)"
+    if (qualified.startswith("torch.") or not torch_only) and qualified.count(".") == 1 \
+            and last in _REDUCTIONS and len(call.args) == 1:
+        return f"result of `{qualified}` over a whole tensor"
     return None
 
 
@@ -1052,7 +1217,7 @@ def _unpacked_scalar(names: NameIndex, binding: Binding, name: cst.Name,
             not isinstance(node.value, cst.Call):
         return None
     position = unpack_position(node.targets[0].target, name)
-    function = local_function(names, node.value)
+    function = local_function(names, node.value) or own_method(names, node.value)
     if position is None or function is None or depth > _MAX_DEPTH:
         return None
     reasons = []
@@ -1062,16 +1227,54 @@ def _unpacked_scalar(names: NameIndex, binding: Binding, name: cst.Name,
         if not isinstance(returned, cst.Return):
             continue
         value = returned.value
-        if not isinstance(value, cst.Tuple) or position >= len(value.elements) or \
+        if not isinstance(value, (cst.Tuple, cst.List)) or position >= len(value.elements) or \
                 any(isinstance(e, cst.StarredElement) for e in value.elements):
-            return None
+            return None  # a list literal unpacks like a tuple: mask-rcnn's `compute_losses`
         reason = scalar_reason(names, value.elements[position].value, depth + 1)
         if reason is None:
             return None
         reasons.append(reason)
     if not reasons:
         return None
-    return f"item {position} of the tuple `{function.name.value}()` returns ({reasons[0]})"
+    return f"item {position} of what `{function.name.value}()` returns ({_first(reasons)})"
+
+
+def _imports_torch(names: NameIndex) -> bool:
+    from torchfix_codemods.analysis.facts.frameworks import imports_torch
+
+    return imports_torch(names)
+
+
+def _one_element_literal(names: NameIndex, expr: cst.BaseExpression) -> bool:
+    """``expr`` builds a tensor of one element from a literal: ``torch.FloatTensor([0])``,
+    ``torch.tensor([0.])``, ``torch.zeros(1)``, through ``Variable(...)`` and device moves
+    (mask-rcnn's ``loss = Variable(torch.FloatTensor([0]), requires_grad=False)``)."""
+    for _ in range(_MAX_DEPTH):
+        if not isinstance(expr, cst.Call):
+            return False
+        if isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _SAME_SHAPE \
+                and expr.func.attr.value != "type":
+            expr = expr.func.value
+            continue
+        qualified = names.qualified_name(expr.func) or ""
+        positional = [arg for arg in expr.args if arg.keyword is None]
+        if qualified in VARIABLE_CLASSES and positional and not positional[0].star:
+            expr = positional[0].value
+            continue
+        if len(positional) != 1 or positional[0].star or not qualified.startswith("torch."):
+            return False
+        value = positional[0].value
+        if qualified in FILLED_FACTORIES:
+            return isinstance(value, cst.Integer) and value.value == "1"
+        if qualified in LITERAL_TENSOR_FUNCTIONS or (
+                qualified.startswith("torch.") and
+                qualified.split(".")[-1] in LEGACY_CONSTRUCTORS):
+            return isinstance(value, (cst.List, cst.Tuple)) and len(value.elements) == 1 \
+                and isinstance(value.elements[0], cst.Element) and isinstance(
+                    value.elements[0].value, (cst.Integer, cst.Float, cst.UnaryOperation))
+        return False
+    return False
+
 
 
 def _forward_returns_scalar(names: NameIndex, class_name: str, depth: int) -> str | None:
@@ -1100,7 +1303,7 @@ def _returned_scalar(names: NameIndex, function: cst.FunctionDef, depth: int) ->
             if reason is None:
                 return None
             reasons.append(reason)
-    return reasons[0] if reasons else None
+    return _first(reasons) if reasons else None
 
 
 def _loss_reduces(names: NameIndex, func: cst.BaseExpression) -> bool:
@@ -1197,6 +1400,8 @@ def _plain_number(names: NameIndex, expr: cst.BaseExpression) -> bool:
         # number in practice and a broadcasting tensor in principle; only the unsafe
         # tier asks this. A bare `weights` argument is as likely a vector: never.
         return True
+    if names.memo.get(_UNTYPED_NUMBERS) and _number_attribute(names, expr):
+        return True
     if isinstance(expr, cst.Call):
         if isinstance(expr.func, cst.Name) and expr.func.value in ("len", "float", "int"):
             return True
@@ -1207,6 +1412,41 @@ def _plain_number(names: NameIndex, expr: cst.BaseExpression) -> bool:
             and expr.value.attr.value == "shape":
         return True
     return False
+
+
+def _number_attribute(names: NameIndex, expr: cst.BaseExpression) -> bool:
+    """``self.gp_weight`` where every ``self.gp_weight = ...`` of the class is a number
+    literal, a parameter whose default is one (wgan-gp's ``gp_weight=10``) or an option
+    read from a parameter (BEGAN's ``self.gamma = config.gamma``): a hyper-parameter, a
+    number in practice (a caller may pass a tensor: unsafe tier only)."""
+    if not (isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name)
+            and expr.value.value == "self"):
+        return False
+    owner = names.enclosing(expr, cst.ClassDef)
+    values = _self_assignments(owner, expr.attr.value) if owner is not None else []
+    if not values:
+        return False
+    for value in values:
+        if isinstance(value, cst.UnaryOperation):
+            value = value.expression
+        if isinstance(value, (cst.Integer, cst.Float)):
+            continue
+        if isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and any(
+                binding.kind == "param" for binding in names.bindings_of(value.value)) \
+                and value.value.value != "self":
+            continue  # `self.gamma = config.gamma`: an option, like `args.content_weight`
+        if not isinstance(value, cst.Name):
+            return False
+        bindings = names.bindings_of(value)
+        if len(bindings) != 1 or bindings[0].kind != "param" or not isinstance(
+                bindings[0].node, cst.Param):
+            return False
+        default = bindings[0].node.default
+        if isinstance(default, cst.UnaryOperation):
+            default = default.expression
+        if not isinstance(default, (cst.Integer, cst.Float)):
+            return False
+    return True
 
 
 # ----------------------------------------------------------- how .data is used

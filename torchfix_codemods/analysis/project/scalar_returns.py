@@ -60,10 +60,13 @@ class _Function:
     """One module-level function: its parameters and its names bound by plain assignment."""
 
     def __init__(self, node: ast.FunctionDef, torch_names: set[str],
-                 functional: set[str]) -> None:
+                 functional: set[str], nn_names: set[str]) -> None:
         self.node = node
         self.torch_names = torch_names
         self.functional = functional
+        self.nn_names = nn_names
+        self.own_attributes: dict[str, tuple[str, bool, bool]] = {}
+        """``self.<name>`` values known 0-dim in the class this is a method of."""
         args = node.args
         self.params = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
         self.bindings: dict[str, list[ast.expr | None]] = {}
@@ -97,11 +100,18 @@ class _Function:
             return self.scalar(expr.operand, depth + 1)
         if isinstance(expr, ast.Attribute) and expr.attr == "data":
             return self.scalar(expr.value, depth + 1)
+        if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and \
+                expr.value.id == "self":
+            return self.own_attributes.get(expr.attr)
         if isinstance(expr, ast.BinOp):
             return self._arithmetic(expr, depth)
         if not isinstance(expr, ast.Call):
             return None
         func = expr.func
+        if isinstance(func, ast.Call) and self._loss_class(func.func) and _reducing(func):
+            # `nn.KLDivLoss()(log_p, q)`: a loss module built and called on the spot
+            # (knowledge-distillation's `loss_fn_kd`)
+            return "a reducing loss module's output", True, True
         if isinstance(func, ast.Attribute) and func.attr in _SAME_SHAPE:
             inner = self.scalar(func.value, depth + 1)
             return (inner[0], inner[1], True) if inner and func.attr != "to" else inner
@@ -122,6 +132,18 @@ class _Function:
                 return None
             return f"`.{func.attr}()` over a whole value", True, tensor
         return None
+
+    def _loss_class(self, func: ast.expr) -> bool:
+        """``nn.MSELoss`` / ``torch.nn.MSELoss``: a loss class of torch (not
+        ``AdaptiveLogSoftmaxWithLoss``, whose output is a pair)."""
+        if not isinstance(func, ast.Attribute) or not func.attr.endswith("Loss") or \
+                "Adaptive" in func.attr:
+            return False
+        owner = func.value
+        if isinstance(owner, ast.Name):
+            return owner.id in self.nn_names
+        return isinstance(owner, ast.Attribute) and owner.attr == "nn" and isinstance(
+            owner.value, ast.Name) and owner.value.id in self.torch_names
 
     def _arithmetic(self, expr: ast.BinOp, depth: int) -> tuple[str, bool, bool] | None:
         left = self.scalar(expr.left, depth + 1)
@@ -156,6 +178,10 @@ class _Function:
             func = expr.func
             if isinstance(func, ast.Name) and func.id in _NUMBER_BUILTINS:
                 return True
+            if isinstance(func, ast.Name) and func.id == "sum" and len(expr.args) == 1 and \
+                    isinstance(expr.args[0], (ast.GeneratorExp, ast.ListComp)):
+                # `sum(len(boxes) for boxes in gt_boxes)`: a sum of numbers is one
+                return self.number(expr.args[0].elt, depth + 1, divisor)
             if isinstance(func, ast.Attribute) and func.attr == "size" and len(expr.args) == 1:
                 return True
             return None
@@ -243,11 +269,13 @@ def _names(target: ast.expr) -> list[str]:
     return []
 
 
-def _imports(tree: ast.Module) -> tuple[set[str], set[str], bool]:
-    """The names ``torch`` and ``torch.nn.functional`` are bound to at module level, and
-    whether the file imports a package whose values look like arrays (pandas, TensorFlow)."""
+def _imports(tree: ast.Module) -> tuple[set[str], set[str], set[str], bool]:
+    """The names ``torch``, ``torch.nn.functional`` and ``torch.nn`` are bound to at module
+    level, and whether the file imports a package whose values look like arrays (pandas,
+    TensorFlow)."""
     torch_names: set[str] = set()
     functional: set[str] = set()
+    nn_names: set[str] = set()
     foreign = False
     for node in statements(tree):  # an import is a statement: no need to enter expressions
         if isinstance(node, ast.Import):
@@ -257,26 +285,30 @@ def _imports(tree: ast.Module) -> tuple[set[str], set[str], bool]:
                     torch_names.add(alias.asname or "torch")
                 elif alias.name == "torch.nn.functional" and alias.asname:
                     functional.add(alias.asname)
+                elif alias.name == "torch.nn" and alias.asname:
+                    nn_names.add(alias.asname)
         elif isinstance(node, ast.ImportFrom) and node.module:
             foreign = foreign or node.module.split(".")[0] in _FOREIGN
             for alias in node.names:
                 if node.module == "torch.nn" and alias.name == "functional":
                     functional.add(alias.asname or "functional")
-    return torch_names, functional, foreign
+                elif node.module == "torch" and alias.name == "nn":
+                    nn_names.add(alias.asname or "nn")
+    return torch_names, functional, nn_names, foreign
 
 
 def summarize(tree: ast.Module) -> dict[str, list[object]]:
     """Per module-level function whose every ``return`` is 0-dim: ``[reason, proven,
     tensor]`` (JSON data). Nothing for a file that does not import torch, or imports pandas
     or a foreign tensor framework."""
-    torch_names, functional, foreign = _imports(tree)
+    torch_names, functional, nn_names, foreign = _imports(tree)
     if not torch_names or foreign:
         return {}
     found: dict[str, list[object]] = {}
     for node in tree.body:
         if not isinstance(node, ast.FunctionDef) or node.decorator_list:
             continue
-        function = _Function(node, torch_names, functional)
+        function = _Function(node, torch_names, functional, nn_names)
         answers = []
         for child in _own_nodes(node):
             if isinstance(child, (ast.Yield, ast.YieldFrom, ast.Await)):
@@ -288,7 +320,69 @@ def summarize(tree: ast.Module) -> dict[str, list[object]]:
             reason = answers[0][0]  # type: ignore[index]
             found[node.name] = [reason, all(a[1] for a in answers),  # type: ignore[index]
                                 all(a[2] for a in answers)]  # type: ignore[index]
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            for attribute, answer in _class_attributes(node, torch_names, functional,
+                                                       nn_names).items():
+                found[f"{node.name}.{attribute}"] = list(answer)
     return found
+
+
+def _class_attributes(node: ast.ClassDef, torch_names: set[str], functional: set[str],
+                      nn_names: set[str]) -> dict[str, tuple[str, bool, bool]]:
+    """Attributes of the class ``node`` that hold a 0-dim value once set: every
+    ``self.<name> = value`` of its methods is 0-dim or ``None`` (the placeholder of
+    ``__init__``), at least one is 0-dim (yolo2's ``self.bbox_loss = nn.MSELoss(...)(...) /
+    num_boxes`` in ``forward``); and its properties whose every ``return`` is 0-dim from
+    those (``def loss(self): return self.bbox_loss + self.iou_loss + self.cls_loss``)."""
+    methods = [child for child in node.body if isinstance(child, ast.FunctionDef)]
+    values: dict[str, list[tuple[str, bool, bool] | None]] = {}
+    for method in methods:
+        function = _Function(method, torch_names, functional, nn_names)
+        for child in _own_nodes(method):
+            targets = child.targets if isinstance(child, ast.Assign) else \
+                [child.target] if isinstance(child, (ast.AugAssign, ast.AnnAssign)) else []
+            for target in targets:
+                for element in (target.elts if isinstance(target, (ast.Tuple, ast.List))
+                                else [target]):
+                    if not (isinstance(element, ast.Attribute) and
+                            isinstance(element.value, ast.Name) and element.value.id == "self"):
+                        continue
+                    value = child.value if isinstance(child, ast.Assign) and \
+                        element is target and len(child.targets) == 1 else None
+                    if isinstance(value, ast.Constant) and value.value is None:
+                        continue
+                    answer = function.scalar(value) if value is not None and \
+                        isinstance(child, ast.Assign) else None
+                    values.setdefault(element.attr, []).append(answer)
+    found = {name: answers[0] for name, answers in values.items()
+             if answers and all(answers)}  # type: ignore[misc]
+    for method in methods:
+        if method.name in found or method.name in values or not any(
+                isinstance(d, ast.Name) and d.id == "property" for d in method.decorator_list):
+            continue
+        function = _Function(method, torch_names, functional, nn_names)
+        function.own_attributes = {k: v for k, v in found.items() if v is not None}
+        returns = [child for child in _own_nodes(method) if isinstance(child, ast.Return)]
+        answers = [function.scalar(r.value) if r.value is not None else None for r in returns]
+        if answers and all(answers):
+            found[method.name] = answers[0]
+    return {name: answer for name, answer in found.items() if answer is not None}
+
+
+def scalar_attribute(index: ProjectIndex, file: IndexedFile, qualified: str,
+                     attribute: str) -> ScalarReturn | None:
+    """Why ``attribute`` of an object of the class ``qualified`` (another file's, as ``file``
+    names it) holds a 0-dim value once set; None when it is not known to."""
+    found = index.definition(qualified, file)
+    if found is None or found.kind != "class":
+        return None
+    data = found.file.summary.facts.get(NAME, {}).get(f"{found.name}.{attribute}")
+    if data is None:
+        return None
+    reason, proven, tensor = data
+    return ScalarReturn(f"`.{attribute}` of a `{found.qualified}` holds {reason} "
+                        f"({found.file.display})", bool(proven), bool(tensor))
 
 
 def scalar_return(index: ProjectIndex, file: IndexedFile, qualified: str) -> ScalarReturn | None:
@@ -305,4 +399,5 @@ def scalar_return(index: ProjectIndex, file: IndexedFile, qualified: str) -> Sca
                         bool(proven), bool(tensor))
 
 
-register(Fact(NAME, summarize, {"scalar_return": Question(scalar_return)}))
+register(Fact(NAME, summarize, {"scalar_return": Question(scalar_return),
+                                "scalar_attribute": Question(scalar_attribute)}))

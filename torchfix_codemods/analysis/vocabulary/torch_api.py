@@ -72,6 +72,10 @@ SHAPE_FACTORIES = frozenset({"torch.randn", "torch.rand", "torch.zeros", "torch.
                              "torch.empty", "torch.full"})
 """Factories whose positional arguments are the shape."""
 DATA_CONVERSIONS = frozenset({"torch.as_tensor", "torch.asarray"})
+FILLED_FACTORIES = frozenset({"torch.zeros", "torch.ones"})
+"""Factories of a filled tensor whose only argument may be its size: ``torch.zeros(1)``."""
+LITERAL_TENSOR_FUNCTIONS = frozenset({"torch.tensor", "torch.as_tensor"})
+"""Functions building a tensor from a (nested) list literal: ``torch.tensor([0.])``."""
 """A tensor of existing data: a tensor argument keeps its device, dtype and grad."""
 CONCATENATIONS = frozenset({"torch.cat", "torch.stack", "torch.concat", "torch.vstack",
                             "torch.hstack", "torch.concatenate"})
