@@ -10,7 +10,8 @@ finding, where a reviewer sees why a fix was judged safe.
 Evidence for *tensor*: results of ``torch.*`` functions and tensor methods,
 outputs of ``nn.Module`` instances and losses, loop variables over
 ``.parameters()``, ``.weight``/``.bias`` of modules, ``.grad`` of tensors,
-``nn.Parameter``, parameters annotated ``torch.Tensor``, ``isinstance`` guards.
+``nn.Parameter``, parameters annotated ``torch.Tensor`` or passed a tensor by every call
+of their function in the file (none from another file), ``isinstance`` guards.
 Evidence for *not a tensor*: numpy and pandas values, argparse namespaces,
 datasets, module paths, ``PackedSequence``, and every value that sees an import
 of TensorFlow, Keras, JAX or Paddle (at module level, or in a function or class
@@ -246,7 +247,7 @@ class _Analyzer:
                 return ModuleEvidence(f"loop variable over `.{iterator.func.attr.value}()`")
         if binding.kind == "param":
             function = self.names.enclosing(binding.node, cst.FunctionDef)
-            if function is not None and passed_to_apply(self.names, function.name.value):
+            if function is not None and passed_to_apply(self.names, function):
                 return ModuleEvidence(f"parameter of `{function.name.value}`, passed to `.apply()`")
         return None
 
@@ -573,7 +574,7 @@ class _Analyzer:
         if kind in ("def", "class"):
             return _not(f"`{name.value}` is a {kind}")
         if kind == "param":
-            return self._param(binding, name)
+            return self._param(binding, name, depth)
         if kind in ("assign", "annassign", "walrus"):
             if binding.annotation is not None:
                 annotated = self._annotation(binding.annotation)
@@ -595,7 +596,7 @@ class _Analyzer:
             return self._loop_variable(binding, name, depth)
         return _unknown(f"`{name.value}` is bound by a `{kind}` statement")
 
-    def _param(self, binding: Binding, name: cst.Name) -> Provenance:
+    def _param(self, binding: Binding, name: cst.Name, depth: int) -> Provenance:
         if name.value == "self":
             owner = self.names.enclosing(binding.node, cst.ClassDef)
             if owner is not None:
@@ -607,7 +608,27 @@ class _Analyzer:
             annotated = self._annotation(binding.annotation)
             if annotated is not None:
                 return annotated
+        passed = self._passed_tensor(binding, depth)
+        if passed is not None:
+            return passed
         return _unknown(f"parameter `{name.value}` has no type evidence")
+
+    def _passed_tensor(self, binding: Binding, depth: int) -> Provenance | None:
+        """Every call of the parameter's function passes a tensor there: the calls in this
+        file (:func:`passed_in_file`: a function used only by calling it, a method only
+        through ``self``), when no other file of the run calls it
+        (``init_wt_normal(self.embedding.weight)``; ``_pgd_whitebox(model, X, y)`` after
+        ``X = Variable(data, requires_grad=True)``)."""
+        function = self.names.enclosing(binding.node, cst.FunctionDef)
+        values = passed_in_file(self.names, binding)
+        if function is None or not values or \
+                self.names.project.caller_files(function.name.value):
+            return None
+        results = [self.of(value, depth + 1) for value in values]
+        if not all(result.is_tensor for result in results):
+            return None
+        return _tensor(f"every call of `{function.name.value}` in this file passes a tensor "
+                       f"({results[0].reason})")
 
     def _annotation(self, annotation: cst.BaseExpression) -> Provenance | None:
         qualified = self.names.qualified_name(annotation) or ""
