@@ -16,7 +16,9 @@ Evidence for *not a tensor*: numpy and pandas values, argparse namespaces,
 datasets, module paths, ``PackedSequence``, and every value that sees an import
 of TensorFlow, Keras, JAX or Paddle (at module level, or in a function or class
 it is in). A name bound to a tensor in one
-place and to something else (or to something unknown) in another is unknown.
+place and to something else (or to something unknown) in another is unknown, except where
+an attribute no Python number (or None) has is read: ``x = 0`` before the loop that binds a
+tensor cannot be what such a read sees.
 """
 
 from __future__ import annotations
@@ -505,8 +507,16 @@ class _Analyzer:
         if isinstance(parent, cst.Attribute) and parent.value is name and \
                 not parent.attr.value.startswith("__"):
             # `predict = None` before a loop that binds it: `predict.data` raises on None, so
-            # a read that succeeds sees one of the other bindings.
-            bindings = [b for b in bindings if not _binds_none(b)] or bindings
+            # a read that succeeds sees one of the other bindings; so does `w_dist.data` after
+            # `w_dist = 0`, an attribute no Python number has.
+            attr = parent.attr.value
+            numbers = attr not in _NUMBER_ATTRIBUTES and any(_binds_number(b) for b in bindings)
+            bindings = [b for b in bindings if not _binds_none(b) and not (
+                attr not in _NUMBER_ATTRIBUTES and _binds_number(b))] or bindings
+            if numbers:
+                accumulated = self._accumulated(name, bindings, depth)
+                if accumulated is not None:
+                    return accumulated
         key = tuple(id(binding) for binding in bindings)
         if key in self.resolving:
             return _unknown(f"`{name.value}` is defined in terms of itself")
@@ -526,6 +536,20 @@ class _Analyzer:
             return _unknown(f"`{name.value}` is bound to a tensor in one place and to "
                             "something else in another")
         return next((r for r in results if r.kind == "unknown"), results[0])
+
+    def _accumulated(self, name: cst.Name, bindings: list[Binding],
+                     depth: int) -> Provenance | None:
+        """``total = 0``, then only ``total += loss`` with tensors or literal numbers: a read
+        of an attribute no number has succeeds only after a tensor was added, and a number
+        plus a tensor is a tensor."""
+        if not bindings or any(b.kind != "augassign" or b.value is None for b in bindings):
+            return None
+        found = [self.of(b.value, depth + 1) for b in bindings if b.value is not None]
+        tensors = [f for f in found if f.is_tensor]
+        if not tensors or not all(f.is_tensor or f.literal for f in found):
+            return None
+        return _tensor(f"`{name.value}` starts as a number and has tensors added to it "
+                       f"({tensors[0].reason})")
 
     def _unpacked(self, binding: Binding, name: cst.Name, depth: int) -> Provenance:
         """``out, attention = model(x)`` where ``model`` is an instance of a module class of
@@ -675,6 +699,19 @@ class _Analyzer:
             if source.is_not_tensor:
                 return _not(f"loop variable over {source.reason}")
         return _unknown(f"`{name.value}` is a loop variable over something not known")
+
+
+_NUMBER_ATTRIBUTES = frozenset(dir(0)) | frozenset(dir(0.0))
+"""What a Python ``int``, ``bool`` or ``float`` has as attributes (``.real``, ``.imag``, ...):
+any other attribute read raises ``AttributeError`` on a number."""
+
+
+def _binds_number(binding: Binding) -> bool:
+    """``x = 0``, ``x = -1.5``: a literal number."""
+    value = binding.value
+    if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, (cst.Minus, cst.Plus)):
+        value = value.expression
+    return binding.kind == "assign" and isinstance(value, (cst.Integer, cst.Float))
 
 
 def _binds_none(binding: Binding) -> bool:
