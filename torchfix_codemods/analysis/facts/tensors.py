@@ -556,6 +556,15 @@ class _Analyzer:
         this file whose ``forward`` returns a tuple on every path: the item at ``out``'s
         position is whatever ``forward`` puts there (a tensor, where every return's item is)."""
         unknown = _unknown(f"`{name.value}` is unpacked from a tuple")
+        items = returned_items(self.names, binding)
+        if items is not None:
+            # `input_param, optimizer = get_input_param_optimizer(img)`: a function of this
+            # file whose every `return` puts a tensor at that position.
+            found = [self.of(item, depth + 1) for item in items]
+            if all(item.is_tensor for item in found):
+                return _tensor(f"an item of the tuple a function of this file returns "
+                               f"({found[0].reason})")
+            return unknown
         node = binding.node
         if not isinstance(node, cst.Assign) or len(node.targets) != 1 or \
                 not isinstance(node.value, cst.Call):
