@@ -299,7 +299,9 @@ class DataInplace(Rule):
     there counts too), or of a function or method every call of which in this
     file passes a module; or a parameter every call of which in this file passes
     a tensor (`init_wt_normal(self.embedding.weight)`), when no other file of
-    the run calls the function.
+    the run calls the function; or a name unpacked from the tuple a function of
+    this file returns, where every `return` puts a tensor at its position
+    (`input_param, optimizer = get_input_param_optimizer(img)`).
 
     ## Why is this bad?
     `.data` hides the write from autograd: where a live graph saved the tensor
