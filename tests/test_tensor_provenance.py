@@ -411,3 +411,46 @@ def test_a_number_before_the_loop_is_not_what_an_attribute_read_sees() -> None:
     assert not found["probe_arr"].is_tensor
     # `.real` is an attribute of numbers too: the number binding still counts there.
     assert not found["probe_real"].is_tensor
+
+
+
+@pytest.mark.parametrize("first", ["probe_param", "probe_direct"])
+def test_answers_do_not_depend_on_which_question_comes_first(first: str) -> None:
+    # code-of-learn-deep-learning-with-pytorch char_rnn.ipynb: `pick_top_n(out.data)`, with
+    # `out` from a model whose forward is a chain of views. Asking about the helper's
+    # parameter first must not leave `out` unknown for the later, direct question (answers
+    # are remembered per expression for the module), nor the other way round.
+    source = (
+        "import torch\nimport torch.nn as nn\n"
+        "class Net(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.project = nn.Linear(4, 4)\n"
+        "    def forward(self, x, hs=None):\n"
+        "        out = self.project(x)\n"
+        "        out = out.view(2, 2, -1)\n"
+        "        out = out.permute(1, 0, 2)\n"
+        "        out = out.contiguous()\n"
+        "        return out.view(-1, 4), hs\n"
+        "def pick_top_n(preds):\n"
+        "    probe_param = preds\n"
+        "model = Net()\n"
+        "for i in range(3):\n"
+        "    out, state = model(torch.ones(4, 4))\n"
+        "    probe_direct = out\n"
+        "    pick_top_n(out.data)\n")
+    module = cst.parse_module(source)
+    names = NameIndex.build(module)
+    targets: dict[str, cst.BaseExpression] = {}
+
+    class Visit(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            target = node.targets[0].target
+            if isinstance(target, cst.Name) and target.value.startswith("probe_"):
+                targets[target.value] = node.value
+
+    module.visit(Visit())
+    second = "probe_direct" if first == "probe_param" else "probe_param"
+    answers = {key: provenance(names, targets[key]) for key in (first, second)}
+    assert answers["probe_direct"].is_tensor, answers
+    assert answers["probe_param"].is_tensor, answers

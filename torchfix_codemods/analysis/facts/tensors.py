@@ -87,6 +87,12 @@ from torchfix_codemods.analysis.vocabulary.torch_classes import (
 
 Kind = Literal["tensor", "not-tensor", "unknown"]
 _MAX_DEPTH = 10
+_MAX_HOPS = 3
+_HOP_START = -2
+"""The depth a value passed to a parameter (or returned) is asked about from: two steps of
+budget beyond a direct question, which a rule asks of the receiver the value wraps (`out`
+of `helper(out.data)`, `x` of `f(x.cpu())`), so the shared answers about what that receiver
+is built from (its module, its class) are not cut shorter than the direct question cuts."""
 _KINDS: dict[Answer, Kind] = {"yes": "tensor", "no": "not-tensor", "unknown": "unknown"}
 
 
@@ -216,10 +222,13 @@ _TOO_MANY_STEPS = _unknown("too many steps to follow")
 class _Analyzer:
     """One question's worth of recursion, with a guard against cyclic bindings."""
 
-    def __init__(self, names: NameIndex) -> None:
+    def __init__(self, names: NameIndex, *, hops: int = 0) -> None:
         self.names = names
         self.resolving: set[tuple[int, ...]] = set()
-        self.evaluation = Evaluation(names.memo.setdefault(_MEMO, {}), _MAX_DEPTH,
+        self.hops = hops
+        """How many calls or returns are being followed back (see :meth:`_fresh`)."""
+        memo: dict[int, Provenance] = names.memo.setdefault(_MEMO, {}) if not hops else {}
+        self.evaluation = Evaluation(memo, _MAX_DEPTH,
                                      cycle=_TOO_MANY_STEPS, too_deep=_TOO_MANY_STEPS)
 
     # ------------------------------------------------------------- modules
@@ -537,6 +546,19 @@ class _Analyzer:
                             "something else in another")
         return next((r for r in results if r.kind == "unknown"), results[0])
 
+    def _fresh(self, values: list[cst.BaseExpression]) -> list[Provenance] | None:
+        """What ``values`` (what calls pass to a parameter, what a function returns) are, each
+        with the whole depth budget and answers kept apart from the module's: answers are
+        remembered per expression for the module, so one cut short by a longer chain of
+        questions would stay wrong for every later, direct question about it (a notebook's
+        `out.data` lost its finding when a helper's parameter, passed `out.data`, was asked
+        about first). At most ``_MAX_HOPS`` such steps are followed back in one question,
+        which bounds the recursion."""
+        if self.hops >= _MAX_HOPS:
+            return None
+        inner = _Analyzer(self.names, hops=self.hops + 1)
+        return [inner.of(value, _HOP_START) for value in values]
+
     def _accumulated(self, name: cst.Name, bindings: list[Binding],
                      depth: int) -> Provenance | None:
         """``total = 0``, then only ``total += loss`` with tensors or literal numbers: a read
@@ -560,8 +582,8 @@ class _Analyzer:
         if items is not None:
             # `input_param, optimizer = get_input_param_optimizer(img)`: a function of this
             # file whose every `return` puts a tensor at that position.
-            found = [self.of(item, depth + 1) for item in items]
-            if all(item.is_tensor for item in found):
+            found = self._fresh(items)
+            if found is not None and all(item.is_tensor for item in found):
                 return _tensor(f"an item of the tuple a function of this file returns "
                                f"({found[0].reason})")
             return unknown
@@ -657,8 +679,8 @@ class _Analyzer:
         if function is None or not values or \
                 self.names.project.caller_files(function.name.value):
             return None
-        results = [self.of(value, depth + 1) for value in values]
-        if not all(result.is_tensor for result in results):
+        results = self._fresh(values)
+        if results is None or not all(result.is_tensor for result in results):
             return None
         return _tensor(f"every call of `{function.name.value}` in this file passes a tensor "
                        f"({results[0].reason})")
