@@ -70,7 +70,7 @@ from torchfix_codemods.analysis.core.statements import statement_line
 from torchfix_codemods.analysis.core.syntax import literal_bool
 from torchfix_codemods.analysis.core.walk import children, walk_local
 from torchfix_codemods.analysis.facts.grad_mode import calls_of_function, grad_mode_at
-from torchfix_codemods.analysis.facts.modules import self_assignments
+from torchfix_codemods.analysis.facts.modules import passed_in_file, self_assignments
 from torchfix_codemods.analysis.facts.tensors import CONTAINER_LITERAL, module_reason, provenance
 from torchfix_codemods.analysis.vocabulary.tensor_methods import (
     COMPLEX_CASTS,
@@ -1068,7 +1068,9 @@ class _Values:
                                    for p in function.params.params):
             return _UNKNOWN_FACTS
         calls = calls_of_function(self.names, function)
-        if not calls or self.hops >= _MAX_HOPS:
+        if not calls:
+            return self._method_parameter(binding, function)
+        if self.hops >= _MAX_HOPS:
             return _UNKNOWN_FACTS
         # What the calls pass is asked with its own budget and answers, as if asked directly:
         # answers are remembered per expression for the module, and one cut short by this
@@ -1083,6 +1085,26 @@ class _Values:
                                       call.args[:call.args.index(bound[0])]):
                 return _UNKNOWN_FACTS  # (a `*args` after it binds later parameters only)
             passed.append(inner.of(bound[0].value, _HOP_START))
+        grad = _any((facts.requires_grad for facts in passed), _UNKNOWN_FACTS.requires_grad)
+        if not grad.is_no or any(facts.leaf for facts in passed):
+            return _UNKNOWN_FACTS
+        return TensorFacts(_no(f"every call of `{function.name.value}` in this file passes a "
+                               f"value without grad ({grad.reason})"),
+                           _unknown("a parameter"), _unknown("a parameter"))
+
+    def _method_parameter(self, binding: Binding, function: cst.FunctionDef) -> TensorFacts:
+        """A parameter of a method every call of which, through ``self`` in its class, passes
+        a value that requires no grad (wgan-gp's ``self._gradient_penalty(data, ...)`` with
+        ``data`` a loader batch): the calls tensor provenance follows there
+        (:func:`.modules.passed_in_file`), so a `.data` it proves a tensor is also known to
+        hide nothing."""
+        values = passed_in_file(self.names, binding) \
+            if isinstance(self.names.parent(self.names.parent(function) or function),
+                          cst.ClassDef) else None
+        if not values or self.hops >= _MAX_HOPS:
+            return _UNKNOWN_FACTS
+        inner = _Values(self.names, self.decorators, hops=self.hops + 1)
+        passed = [inner.of(value, _HOP_START) for value in values]
         grad = _any((facts.requires_grad for facts in passed), _UNKNOWN_FACTS.requires_grad)
         if not grad.is_no or any(facts.leaf for facts in passed):
             return _UNKNOWN_FACTS
