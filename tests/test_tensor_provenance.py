@@ -352,3 +352,105 @@ def test_a_list_filled_with_outputs_is_not_a_plain_value(start: str) -> None:
               "dist_an = torch.cat(dist_an)\nprec = dist_an.data.mean()\n")
     found = [f for f in findings(source, ["TFC102"]) if f.line == source.count("\n")]
     assert len(found) == 1 and found[0].fix is not None
+
+
+def _probes(source: str) -> dict[str, Provenance]:
+    """What the analysis says of every ``probe_<name> = <expression>`` in ``source``."""
+    module = cst.parse_module(source)
+    names = NameIndex.build(module)
+    found: dict[str, Provenance] = {}
+
+    class Visit(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            target = node.targets[0].target
+            if isinstance(target, cst.Name) and target.value.startswith("probe_"):
+                found[target.value] = provenance(names, node.value)
+
+    module.visit(Visit())
+    return found
+
+
+def test_parameters_of_nested_applied_functions_and_of_functions_passed_tensors() -> None:
+    # pix2pix's init_weights, pointer_summarizer's init_wt_normal, TRADES' _pgd_whitebox
+    found = _probes(
+        "import numpy as np\nimport torch\nimport torch.nn as nn\n"
+        "def init_weights(net):\n"
+        "    def init_func(m):\n"
+        "        probe_applied = m.weight\n"
+        "    net.apply(init_func)\n"
+        "def init_wt(wt):\n    probe_passed = wt\n"
+        "def mixed(x):\n    probe_mixed = x\n"
+        "def as_value(y):\n    probe_value = y\n"
+        "emb = nn.Embedding(3, 2)\n"
+        "init_wt(emb.weight)\n"
+        "mixed(torch.ones(2))\nmixed(np.ones(2))\n"
+        "as_value(torch.ones(2))\nf = as_value\n")
+    assert found["probe_applied"].is_tensor
+    assert "parameter of `init_func`, passed to `.apply()`" in found["probe_applied"].reason
+    assert found["probe_passed"].is_tensor
+    assert "every call of `init_wt` in this file passes a tensor" in found["probe_passed"].reason
+    assert found["probe_mixed"].kind == "unknown"
+    assert found["probe_value"].kind == "unknown"
+
+
+def test_a_number_before_the_loop_is_not_what_an_attribute_read_sees() -> None:
+    # pytorch-wgan: `Wasserstein_D = 0`, then the loop binds it to a tensor.
+    found = _probes(
+        "import numpy as np\nimport torch\n"
+        "w = 0\nacc = 0\narr = 0\nmean = 0\n"
+        "for i in range(3):\n"
+        "    w = torch.ones(2, requires_grad=True) * i\n"
+        "    acc += torch.ones(2).sum()\n"
+        "    arr = np.ones(2)\n"
+        "    mean = torch.ones(2)\n"
+        "probe_w = w.data\nprobe_acc = acc.data\nprobe_arr = arr.data\n"
+        "probe_real = mean.real\n")
+    assert found["probe_w"].is_tensor
+    assert found["probe_acc"].is_tensor
+    assert "starts as a number and has tensors added" in found["probe_acc"].reason
+    assert not found["probe_arr"].is_tensor
+    # `.real` is an attribute of numbers too: the number binding still counts there.
+    assert not found["probe_real"].is_tensor
+
+
+
+@pytest.mark.parametrize("first", ["probe_param", "probe_direct"])
+def test_answers_do_not_depend_on_which_question_comes_first(first: str) -> None:
+    # code-of-learn-deep-learning-with-pytorch char_rnn.ipynb: `pick_top_n(out.data)`, with
+    # `out` from a model whose forward is a chain of views. Asking about the helper's
+    # parameter first must not leave `out` unknown for the later, direct question (answers
+    # are remembered per expression for the module), nor the other way round.
+    source = (
+        "import torch\nimport torch.nn as nn\n"
+        "class Net(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.project = nn.Linear(4, 4)\n"
+        "    def forward(self, x, hs=None):\n"
+        "        out = self.project(x)\n"
+        "        out = out.view(2, 2, -1)\n"
+        "        out = out.permute(1, 0, 2)\n"
+        "        out = out.contiguous()\n"
+        "        return out.view(-1, 4), hs\n"
+        "def pick_top_n(preds):\n"
+        "    probe_param = preds\n"
+        "model = Net()\n"
+        "for i in range(3):\n"
+        "    out, state = model(torch.ones(4, 4))\n"
+        "    probe_direct = out\n"
+        "    pick_top_n(out.data)\n")
+    module = cst.parse_module(source)
+    names = NameIndex.build(module)
+    targets: dict[str, cst.BaseExpression] = {}
+
+    class Visit(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            target = node.targets[0].target
+            if isinstance(target, cst.Name) and target.value.startswith("probe_"):
+                targets[target.value] = node.value
+
+    module.visit(Visit())
+    second = "probe_direct" if first == "probe_param" else "probe_param"
+    answers = {key: provenance(names, targets[key]) for key in (first, second)}
+    assert answers["probe_direct"].is_tensor, answers
+    assert answers["probe_param"].is_tensor, answers

@@ -562,3 +562,29 @@ def test_the_torch_behaviour_no_history_relies_on() -> None:
     plain = torch.nn.CrossEntropyLoss()(torch.randn(2, 3), torch.tensor([0, 1]))
     assert not plain.requires_grad and plain.grad_fn is None
     assert torch.nn.CrossEntropyLoss()(w.view(1, 3), torch.tensor([0])).requires_grad
+
+
+def test_a_method_parameter_passed_a_batch_at_every_call_has_no_history() -> None:
+    # EmilienDupont/wgan-gp training.py: `self._gradient_penalty(data)` with `data` a loader
+    # batch wrapped in `Variable`: tensor provenance follows that call, so the value facts
+    # must too, or `real_data.data` would be rewritten as if it hid history.
+    from pathlib import Path
+
+    import libcst as cst
+
+    from torchfix_codemods.analysis.core.names import NameIndex
+    from torchfix_codemods.analysis.facts.values import no_history
+
+    path = Path(__file__).parent / "fixtures" / "TFC102" / "trap_method_parameter_passed_a_batch.py"
+    module = cst.parse_module(path.read_text())
+    names = NameIndex.build(module)
+    reads: list[cst.BaseExpression] = []
+
+    class Visit(cst.CSTVisitor):
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            if node.attr.value == "data" and isinstance(node.value, cst.Name):
+                reads.append(node.value)
+
+    module.visit(Visit())
+    reason = no_history(names, reads[0])
+    assert reason is not None and "every call of `_gradient_penalty`" in reason

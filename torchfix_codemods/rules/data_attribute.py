@@ -65,7 +65,10 @@ class DataRead(Rule):
     counter can then make a backward raise where `.data` gave wrong gradients.
     Outputs of submodules reached through an instance (`rnd_model.predictor(x)`
     where this file's `RNDModel.__init__` assigns `self.predictor` a module) and
-    parameters of layers passed to functions (see TFC103) count as tensors.
+    parameters of layers passed to functions (see TFC103) count as tensors, and
+    so does a function's parameter when every call of the function in this file
+    passes a tensor and no other file of the run calls it (a function also used
+    as a value, `map(f, xs)`, is not followed).
     Never fixed or reported when the receiver is not known to be a tensor:
     `args.data`, a dataset's `.data`, numpy's `arr.data` (a memoryview),
     `PackedSequence.data`, `torch.utils.data`. Where `.detach()` is already
@@ -292,8 +295,13 @@ class DataInplace(Rule):
     where the layer is built from a `torch.nn` class, a loop variable over an
     `nn.ModuleList`/`nn.Sequential` or over `.modules()`, or the parameter `m`
     of an init function handed to `model.apply(...)` (in this file or, through
-    the project index, in another), or of a function or method every call of
-    which in this file passes a module.
+    the project index, in another; a function defined inside another and applied
+    there counts too), or of a function or method every call of which in this
+    file passes a module; or a parameter every call of which in this file passes
+    a tensor (`init_wt_normal(self.embedding.weight)`), when no other file of
+    the run calls the function; or a name unpacked from the tuple a function of
+    this file returns, where every `return` puts a tensor at its position
+    (`input_param, optimizer = get_input_param_optimizer(img)`).
 
     ## Why is this bad?
     `.data` hides the write from autograd: where a live graph saved the tensor

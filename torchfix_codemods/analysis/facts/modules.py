@@ -607,11 +607,15 @@ def _switched_and_called(names: NameIndex, binding: Binding, name: str) -> Modul
     return None
 
 
-def passed_to_apply(names: NameIndex, function: str) -> bool:
-    """Whether ``something.apply(function)`` occurs in this file (``nn.Module.apply`` calls
-    it with every submodule)."""
-    assert names.module_scope is not None
-    for load in names.loads_in(names.module_scope, function):
+def passed_to_apply(names: NameIndex, function: cst.FunctionDef) -> bool:
+    """Whether ``something.apply(function)`` occurs where ``function``'s name is visible: in
+    the module for a module-level function, in the enclosing function for one defined inside
+    another (``def init_weights(net): def init_func(m): ...; net.apply(init_func)``).
+    ``nn.Module.apply`` calls it with every submodule."""
+    found = names.lookup(function.name.value, names.scope_of(function.name))
+    if found is None or not any(binding.node is function for binding in found[1]):
+        return False
+    for load in names.loads_in(found[0], function.name.value):
         arg = names.parent(load)
         call = names.parent(arg) if isinstance(arg, cst.Arg) else None
         if (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
@@ -646,7 +650,7 @@ def parameter_evidence(names: NameIndex, binding: Binding,
     index = own.index(binding.name)
     name = function.name.value
     module_level = isinstance(names.parent(function), cst.Module)
-    if module_level and index == 0 and passed_to_apply(names, name):
+    if not method and index == 0 and passed_to_apply(names, function):
         return ModuleEvidence(f"parameter of `{name}`, passed to `.apply()`")
     passed = names.project.module_arguments(name) if module_level else None
     if passed is not None and binding.name in passed:

@@ -10,12 +10,15 @@ finding, where a reviewer sees why a fix was judged safe.
 Evidence for *tensor*: results of ``torch.*`` functions and tensor methods,
 outputs of ``nn.Module`` instances and losses, loop variables over
 ``.parameters()``, ``.weight``/``.bias`` of modules, ``.grad`` of tensors,
-``nn.Parameter``, parameters annotated ``torch.Tensor``, ``isinstance`` guards.
+``nn.Parameter``, parameters annotated ``torch.Tensor`` or passed a tensor by every call
+of their function in the file (none from another file), ``isinstance`` guards.
 Evidence for *not a tensor*: numpy and pandas values, argparse namespaces,
 datasets, module paths, ``PackedSequence``, and every value that sees an import
 of TensorFlow, Keras, JAX or Paddle (at module level, or in a function or class
 it is in). A name bound to a tensor in one
-place and to something else (or to something unknown) in another is unknown.
+place and to something else (or to something unknown) in another is unknown, except where
+an attribute no Python number (or None) has is read: ``x = 0`` before the loop that binds a
+tensor cannot be what such a read sees.
 """
 
 from __future__ import annotations
@@ -96,6 +99,12 @@ if TYPE_CHECKING:
 
 Kind = Literal["tensor", "not-tensor", "unknown"]
 _MAX_DEPTH = 10
+_MAX_HOPS = 3
+_HOP_START = -2
+"""The depth a value passed to a parameter (or returned) is asked about from: two steps of
+budget beyond a direct question, which a rule asks of the receiver the value wraps (`out`
+of `helper(out.data)`, `x` of `f(x.cpu())`), so the shared answers about what that receiver
+is built from (its module, its class) are not cut shorter than the direct question cuts."""
 _KINDS: dict[Answer, Kind] = {"yes": "tensor", "no": "not-tensor", "unknown": "unknown"}
 
 
@@ -239,10 +248,13 @@ _TOO_MANY_STEPS = _unknown("too many steps to follow")
 class _Analyzer:
     """One question's worth of recursion, with a guard against cyclic bindings."""
 
-    def __init__(self, names: NameIndex) -> None:
+    def __init__(self, names: NameIndex, *, hops: int = 0) -> None:
         self.names = names
         self.resolving: set[tuple[int, ...]] = set()
-        self.evaluation = Evaluation(names.memo.setdefault(_MEMO, {}), _MAX_DEPTH,
+        self.hops = hops
+        """How many calls or returns are being followed back (see :meth:`_fresh`)."""
+        memo: dict[int, Provenance] = names.memo.setdefault(_MEMO, {}) if not hops else {}
+        self.evaluation = Evaluation(memo, _MAX_DEPTH,
                                      cycle=_TOO_MANY_STEPS, too_deep=_TOO_MANY_STEPS)
 
     # ------------------------------------------------------------- modules
@@ -272,7 +284,7 @@ class _Analyzer:
                 return ModuleEvidence(f"loop variable over `.{iterator.func.attr.value}()`")
         if binding.kind == "param":
             function = self.names.enclosing(binding.node, cst.FunctionDef)
-            if function is not None and passed_to_apply(self.names, function.name.value):
+            if function is not None and passed_to_apply(self.names, function):
                 return ModuleEvidence(f"parameter of `{function.name.value}`, passed to `.apply()`")
         return None
 
@@ -530,8 +542,16 @@ class _Analyzer:
         if isinstance(parent, cst.Attribute) and parent.value is name and \
                 not parent.attr.value.startswith("__"):
             # `predict = None` before a loop that binds it: `predict.data` raises on None, so
-            # a read that succeeds sees one of the other bindings.
-            bindings = [b for b in bindings if not _binds_none(b)] or bindings
+            # a read that succeeds sees one of the other bindings; so does `w_dist.data` after
+            # `w_dist = 0`, an attribute no Python number has.
+            attr = parent.attr.value
+            numbers = attr not in _NUMBER_ATTRIBUTES and any(_binds_number(b) for b in bindings)
+            bindings = [b for b in bindings if not _binds_none(b) and not (
+                attr not in _NUMBER_ATTRIBUTES and _binds_number(b))] or bindings
+            if numbers:
+                accumulated = self._accumulated(name, bindings, depth)
+                if accumulated is not None:
+                    return accumulated
         key = tuple(id(binding) for binding in bindings)
         if key in self.resolving:
             return _unknown(f"`{name.value}` is defined in terms of itself")
@@ -552,11 +572,47 @@ class _Analyzer:
                             "something else in another")
         return next((r for r in results if r.kind == "unknown"), results[0])
 
+    def _fresh(self, values: list[cst.BaseExpression]) -> list[Provenance] | None:
+        """What ``values`` (what calls pass to a parameter, what a function returns) are, each
+        with the whole depth budget and answers kept apart from the module's: answers are
+        remembered per expression for the module, so one cut short by a longer chain of
+        questions would stay wrong for every later, direct question about it (a notebook's
+        `out.data` lost its finding when a helper's parameter, passed `out.data`, was asked
+        about first). At most ``_MAX_HOPS`` such steps are followed back in one question,
+        which bounds the recursion."""
+        if self.hops >= _MAX_HOPS:
+            return None
+        inner = _Analyzer(self.names, hops=self.hops + 1)
+        return [inner.of(value, _HOP_START) for value in values]
+
+    def _accumulated(self, name: cst.Name, bindings: list[Binding],
+                     depth: int) -> Provenance | None:
+        """``total = 0``, then only ``total += loss`` with tensors or literal numbers: a read
+        of an attribute no number has succeeds only after a tensor was added, and a number
+        plus a tensor is a tensor."""
+        if not bindings or any(b.kind != "augassign" or b.value is None for b in bindings):
+            return None
+        found = [self.of(b.value, depth + 1) for b in bindings if b.value is not None]
+        tensors = [f for f in found if f.is_tensor]
+        if not tensors or not all(f.is_tensor or f.literal for f in found):
+            return None
+        return _tensor(f"`{name.value}` starts as a number and has tensors added to it "
+                       f"({tensors[0].reason})")
+
     def _unpacked(self, binding: Binding, name: cst.Name, depth: int) -> Provenance:
         """``out, attention = model(x)`` where ``model`` is an instance of a module class of
         this file whose ``forward`` returns a tuple on every path: the item at ``out``'s
         position is whatever ``forward`` puts there (a tensor, where every return's item is)."""
         unknown = _unknown(f"`{name.value}` is unpacked from a tuple")
+        items = returned_items(self.names, binding)
+        if items is not None:
+            # `input_param, optimizer = get_input_param_optimizer(img)`: a function of this
+            # file whose every `return` puts a tensor at that position.
+            found = self._fresh(items)
+            if found is not None and all(item.is_tensor for item in found):
+                return _tensor(f"an item of the tuple a function of this file returns "
+                               f"({found[0].reason})")
+            return unknown
         node = binding.node
         if not isinstance(node, cst.Assign) or len(node.targets) != 1 or \
                 not isinstance(node.value, cst.Call):
@@ -599,7 +655,7 @@ class _Analyzer:
         if kind in ("def", "class"):
             return _not(f"`{name.value}` is a {kind}")
         if kind == "param":
-            return self._param(binding, name)
+            return self._param(binding, name, depth)
         if kind in ("assign", "annassign", "walrus"):
             if binding.annotation is not None:
                 annotated = self._annotation(binding.annotation)
@@ -621,7 +677,7 @@ class _Analyzer:
             return self._loop_variable(binding, name, depth)
         return _unknown(f"`{name.value}` is bound by a `{kind}` statement")
 
-    def _param(self, binding: Binding, name: cst.Name) -> Provenance:
+    def _param(self, binding: Binding, name: cst.Name, depth: int) -> Provenance:
         if name.value == "self":
             owner = self.names.enclosing(binding.node, cst.ClassDef)
             if owner is not None:
@@ -633,7 +689,27 @@ class _Analyzer:
             annotated = self._annotation(binding.annotation)
             if annotated is not None:
                 return annotated
+        passed = self._passed_tensor(binding, depth)
+        if passed is not None:
+            return passed
         return _unknown(f"parameter `{name.value}` has no type evidence")
+
+    def _passed_tensor(self, binding: Binding, depth: int) -> Provenance | None:
+        """Every call of the parameter's function passes a tensor there: the calls in this
+        file (:func:`passed_in_file`: a function used only by calling it, a method only
+        through ``self``), when no other file of the run calls it
+        (``init_wt_normal(self.embedding.weight)``; ``_pgd_whitebox(model, X, y)`` after
+        ``X = Variable(data, requires_grad=True)``)."""
+        function = self.names.enclosing(binding.node, cst.FunctionDef)
+        values = passed_in_file(self.names, binding)
+        if function is None or not values or \
+                self.names.project.caller_files(function.name.value):
+            return None
+        results = self._fresh(values)
+        if results is None or not all(result.is_tensor for result in results):
+            return None
+        return _tensor(f"every call of `{function.name.value}` in this file passes a tensor "
+                       f"({results[0].reason})")
 
     def _annotation(self, annotation: cst.BaseExpression) -> Provenance | None:
         qualified = self.names.qualified_name(annotation) or ""
@@ -680,6 +756,19 @@ class _Analyzer:
             if source.is_not_tensor:
                 return _not(f"loop variable over {source.reason}")
         return _unknown(f"`{name.value}` is a loop variable over something not known")
+
+
+_NUMBER_ATTRIBUTES = frozenset(dir(0)) | frozenset(dir(0.0))
+"""What a Python ``int``, ``bool`` or ``float`` has as attributes (``.real``, ``.imag``, ...):
+any other attribute read raises ``AttributeError`` on a number."""
+
+
+def _binds_number(binding: Binding) -> bool:
+    """``x = 0``, ``x = -1.5``: a literal number."""
+    value = binding.value
+    if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, (cst.Minus, cst.Plus)):
+        value = value.expression
+    return binding.kind == "assign" and isinstance(value, (cst.Integer, cst.Float))
 
 
 def _binds_none(binding: Binding) -> bool:

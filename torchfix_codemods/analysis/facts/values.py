@@ -70,7 +70,7 @@ from torchfix_codemods.analysis.core.statements import statement_line
 from torchfix_codemods.analysis.core.syntax import literal_bool
 from torchfix_codemods.analysis.core.walk import children, walk_local
 from torchfix_codemods.analysis.facts.grad_mode import calls_of_function, grad_mode_at
-from torchfix_codemods.analysis.facts.modules import self_assignments
+from torchfix_codemods.analysis.facts.modules import passed_in_file, self_assignments
 from torchfix_codemods.analysis.facts.tensors import CONTAINER_LITERAL, module_reason, provenance
 from torchfix_codemods.analysis.vocabulary.tensor_methods import (
     COMPLEX_CASTS,
@@ -95,6 +95,10 @@ from torchfix_codemods.analysis.vocabulary.torch_classes import (
 )
 
 _MAX_DEPTH = 12
+_MAX_HOPS = 3
+_HOP_START = -2
+"""Where a value a call passes to a parameter is asked from: with two steps of budget beyond
+a direct question about it (as ``_Analyzer._fresh`` in :mod:`.tensors`)."""
 
 
 @dataclass(frozen=True)
@@ -497,11 +501,15 @@ def _places_nothing_package(module: str | None) -> bool:
 class _Values:
     """One question's worth of recursion, with answers shared per module."""
 
-    def __init__(self, names: NameIndex, decorators: tuple[str, ...]) -> None:
+    def __init__(self, names: NameIndex, decorators: tuple[str, ...], *, hops: int = 0) -> None:
         self.names = names
         self.decorators = decorators
-        self.evaluation = Evaluation(names.memo.setdefault(_MEMO.keyed(decorators), {}),
-                                     _MAX_DEPTH, cycle=_CYCLE_FACTS, too_deep=_UNKNOWN_FACTS)
+        self.hops = hops
+        """How many parameters are being followed back to their calls (see ``_parameter``)."""
+        memo: dict[int, TensorFacts] = \
+            names.memo.setdefault(_MEMO.keyed(decorators), {}) if not hops else {}
+        self.evaluation = Evaluation(memo, _MAX_DEPTH, cycle=_CYCLE_FACTS,
+                                     too_deep=_UNKNOWN_FACTS)
 
     def of(self, expr: cst.BaseExpression, depth: int) -> TensorFacts:
         return self.evaluation(expr, depth, self._of)
@@ -1061,7 +1069,14 @@ class _Values:
             return _UNKNOWN_FACTS
         calls = calls_of_function(self.names, function)
         if not calls:
+            return self._method_parameter(binding, function)
+        if self.hops >= _MAX_HOPS:
             return _UNKNOWN_FACTS
+        # What the calls pass is asked with its own budget and answers, as if asked directly:
+        # answers are remembered per expression for the module, and one cut short by this
+        # longer chain would stay wrong for every later question (a `length.data` read whose
+        # callers pass a `Variable` of a LongTensor was taken for a tensor with history).
+        inner = _Values(self.names, self.decorators, hops=self.hops + 1)
         passed = []
         for call in calls:
             bound = [arg for arg in call.args
@@ -1069,7 +1084,27 @@ class _Values:
             if len(bound) != 1 or any(arg.star == "*" for arg in
                                       call.args[:call.args.index(bound[0])]):
                 return _UNKNOWN_FACTS  # (a `*args` after it binds later parameters only)
-            passed.append(self.of(bound[0].value, depth + 1))
+            passed.append(inner.of(bound[0].value, _HOP_START))
+        grad = _any((facts.requires_grad for facts in passed), _UNKNOWN_FACTS.requires_grad)
+        if not grad.is_no or any(facts.leaf for facts in passed):
+            return _UNKNOWN_FACTS
+        return TensorFacts(_no(f"every call of `{function.name.value}` in this file passes a "
+                               f"value without grad ({grad.reason})"),
+                           _unknown("a parameter"), _unknown("a parameter"))
+
+    def _method_parameter(self, binding: Binding, function: cst.FunctionDef) -> TensorFacts:
+        """A parameter of a method every call of which, through ``self`` in its class, passes
+        a value that requires no grad (wgan-gp's ``self._gradient_penalty(data, ...)`` with
+        ``data`` a loader batch): the calls tensor provenance follows there
+        (:func:`.modules.passed_in_file`), so a `.data` it proves a tensor is also known to
+        hide nothing."""
+        values = passed_in_file(self.names, binding) \
+            if isinstance(self.names.parent(self.names.parent(function) or function),
+                          cst.ClassDef) else None
+        if not values or self.hops >= _MAX_HOPS:
+            return _UNKNOWN_FACTS
+        inner = _Values(self.names, self.decorators, hops=self.hops + 1)
+        passed = [inner.of(value, _HOP_START) for value in values]
         grad = _any((facts.requires_grad for facts in passed), _UNKNOWN_FACTS.requires_grad)
         if not grad.is_no or any(facts.leaf for facts in passed):
             return _UNKNOWN_FACTS
