@@ -671,6 +671,16 @@ def test_summaries_are_plain_json(tmp_path: Path) -> None:
     assert FileSummary.from_json(data) == summary
 
 
+def test_positional_tuples_survive_the_summary_cache() -> None:
+    """A returned tuple keeps its elements in their places through the JSON cache (the
+    `ordered` mark included), so `metrics[2]` reads the same third value on a warm run."""
+    summary = summarize(textwrap.dedent(FCN_UTILS))
+    returns = summary.functions["label_accuracy_score"].returns
+    assert returns.ordered and len(returns.items) == 4  # type: ignore[union-attr]
+    data = json.loads(json.dumps(summary.to_json()))
+    assert FileSummary.from_json(data) == summary
+
+
 def test_a_file_that_does_not_parse_has_an_empty_summary() -> None:
     summary = summarize("def broken(:\n")
     assert not summary.parsed and not summary.classes and not summary.saves
