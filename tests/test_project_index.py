@@ -671,6 +671,16 @@ def test_summaries_are_plain_json(tmp_path: Path) -> None:
     assert FileSummary.from_json(data) == summary
 
 
+def test_positional_tuples_survive_the_summary_cache() -> None:
+    """A returned tuple keeps its elements in their places through the JSON cache (the
+    `ordered` mark included), so `metrics[2]` reads the same third value on a warm run."""
+    summary = summarize(textwrap.dedent(FCN_UTILS))
+    returns = summary.functions["label_accuracy_score"].returns
+    assert returns.ordered and len(returns.items) == 4  # type: ignore[union-attr]
+    data = json.loads(json.dumps(summary.to_json()))
+    assert FileSummary.from_json(data) == summary
+
+
 def test_a_file_that_does_not_parse_has_an_empty_summary() -> None:
     summary = summarize("def broken(:\n")
     assert not summary.parsed and not summary.classes and not summary.saves
@@ -702,3 +712,133 @@ def test_building_the_index_imports_no_libcst() -> None:
             "'b.ipynb': b'{\"cells\": []}'})\nassert 'libcst' not in sys.modules, 'libcst'\n")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
+
+
+# Reduced from wkentaro/pytorch-fcn 4b988509bfd1a613d5e8482595a1c6654047d69b:
+# torchfcn/utils.py:12-35, torchfcn/trainer.py:20-161, examples/voc/train_fcn32s.py:107-114
+# (the scored paths leave out torchfcn/__init__.py, so `torchfcn` is a namespace package).
+FCN_UTILS = """\
+    import numpy as np
+
+    def label_accuracy_score(label_trues, label_preds, n_class):
+        hist = np.zeros((n_class, n_class))
+        acc = np.diag(hist).sum() / hist.sum()
+        acc_cls = np.diag(hist) / hist.sum(axis=1)
+        acc_cls = np.nanmean(acc_cls)
+        iu = np.diag(hist) / hist.sum(axis=1)
+        mean_iu = np.nanmean(iu)
+        fwavacc = (hist * iu).sum()
+        return acc, acc_cls, mean_iu, fwavacc
+"""
+FCN_TRAINER = """\
+    import os.path as osp
+    import torch
+    import torchfcn
+
+    class Trainer(object):
+        def __init__(self, model, optimizer, out):
+            self.model = model
+            self.optim = optimizer
+            self.out = out
+            self.epoch = 0
+            self.iteration = 0
+            self.best_mean_iu = 0
+
+        def validate(self):
+            label_trues, label_preds = [], []
+            metrics = torchfcn.utils.label_accuracy_score(label_trues, label_preds, 21)
+            mean_iu = metrics[2]
+            is_best = mean_iu > self.best_mean_iu
+            if is_best:
+                self.best_mean_iu = mean_iu
+            torch.save({
+                'epoch': self.epoch,
+                'iteration': self.iteration,
+                'arch': self.model.__class__.__name__,
+                'optim_state_dict': self.optim.state_dict(),
+                'model_state_dict': self.model.state_dict(),
+                'best_mean_iu': self.best_mean_iu,
+            }, osp.join(self.out, 'checkpoint.pth.tar'))
+"""
+FCN_SCRIPT = """\
+    import argparse
+    import torch
+    import torchfcn
+
+    def main():
+        parser = argparse.ArgumentParser()
+        parser.add_argument('--resume')
+        args = parser.parse_args()
+        model = torchfcn.models.FCN32s(n_class=21)
+        if args.resume:
+            checkpoint = torch.load(args.resume)
+            model.load_state_dict(checkpoint['model_state_dict'])
+            start_epoch = checkpoint['epoch']
+            start_iteration = checkpoint['iteration']
+"""
+
+
+def _fcn(tmp_path: Path, trainer: str = FCN_TRAINER, utils: str = FCN_UTILS,
+         package_init: bool = False) -> ProjectIndex:
+    files = {"torchfcn/utils.py": utils, "torchfcn/trainer.py": trainer,
+             "torchfcn/models/__init__.py": "from .fcn32s import FCN32s\n",
+             "torchfcn/models/fcn32s.py": "import torch.nn as nn\n\n"
+                                          "class FCN32s(nn.Module):\n    pass\n",
+             "examples/voc/train_fcn32s.py": FCN_SCRIPT}
+    if package_init:
+        files["torchfcn/__init__.py"] = "from . import models, utils\n" \
+                                        "from .trainer import Trainer\n"
+    return project(tmp_path, files)
+
+
+@pytest.mark.parametrize("package_init", [False, True])
+def test_a_checkpoint_attribute_holds_an_element_of_a_helper_tuple(
+        tmp_path: Path, package_init: bool) -> None:
+    """pytorch-fcn's Trainer saves `self.best_mean_iu`, assigned `0` in `__init__` and
+    `metrics[2]` in `validate`, where `metrics` is what another file's helper returns:
+    `np.nanmean(...)` in the third place. A script in `examples/voc/` that calls into the
+    `torchfcn` package reads the checkpoint by its keys: the content is not allow-listed."""
+    index = _fcn(tmp_path, package_init=package_init)
+    content = saved(index, tmp_path, "examples/voc/train_fcn32s.py", "args.resume", "main")
+    assert content is not None
+    assert content.allow_listed is False and content.what == "a numpy array"
+    assert content.matched_by == "keys" and content.where.endswith("trainer.py")
+
+
+def test_other_elements_of_the_helper_tuple_and_plain_attributes_are_not_numpy(
+        tmp_path: Path) -> None:
+    """The trap side: `metrics[3]` is an element the summary cannot tell (a product's
+    `.sum()`), and an attribute assigned only numbers and an epoch counter is a number."""
+    trainer = FCN_TRAINER.replace("mean_iu = metrics[2]", "mean_iu = metrics[3]")
+    content = saved(_fcn(tmp_path / "a", trainer), tmp_path / "a",
+                    "examples/voc/train_fcn32s.py", "args.resume", "main")
+    assert content is not None and content.allow_listed is None
+    numbers = FCN_TRAINER.replace("self.best_mean_iu = mean_iu", "self.best_mean_iu = 1.0") \
+        .replace("self.model.__class__.__name__", "'FCN32s'")
+    content = saved(_fcn(tmp_path / "b", numbers), tmp_path / "b",
+                    "examples/voc/train_fcn32s.py", "args.resume", "main")
+    assert content is not None and content.allow_listed is True
+
+
+def test_an_attribute_also_bumped_in_place_is_not_followed(tmp_path: Path) -> None:
+    """`self.x += ...` adds what the summary does not follow: the attribute is unknown,
+    neither proof of numbers (no `weights_only=True` promise) nor of numpy."""
+    bumped = FCN_TRAINER.replace("self.best_mean_iu = mean_iu", "self.best_mean_iu += 1") \
+        .replace("self.model.__class__.__name__", "'FCN32s'")
+    content = saved(_fcn(tmp_path, bumped), tmp_path, "examples/voc/train_fcn32s.py",
+                    "args.resume", "main")
+    assert content is not None and content.allow_listed is None
+
+
+def test_sibling_example_folders_of_one_package_stay_apart(tmp_path: Path) -> None:
+    """A script that calls into a package of the run is of that package's program, not of
+    another example folder that imports the same package."""
+    index = project(tmp_path, {
+        "pkg/__init__.py": "", "pkg/models.py": "class Net:\n    pass\n",
+        "examples/a/train.py": "import torch\nimport pkg.models\nnet = pkg.models.Net()\n"
+                               "torch.save({'net': 1, 'best': __import__('numpy').float64(1)},"
+                               " 'best.pt')\n",
+        "examples/b/eval.py": "import torch\nimport pkg.models\nnet = pkg.models.Net()\n"
+                              "ck = torch.load(path)\nx = ck['net']\n",
+    })
+    assert saved(index, tmp_path, "examples/b/eval.py", "path") is None

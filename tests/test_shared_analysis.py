@@ -61,6 +61,21 @@ def test_grad_is_off_only_under_contexts_that_turn_it_off(context: str, off: boo
     assert in_no_grad(names, call) is off
 
 
+@pytest.mark.parametrize(("header", "off"), [
+    ("from utils.utils import *\n", True),  # `torch` from a star import nothing resolves
+    ("", True),  # bound nowhere the file shows
+    ("from utils.utils import *\nimport mylib as torch\n", False),  # a `torch` of its own
+    ("from utils.utils import *\ntorch = make_backend()\n", False),
+])
+def test_torch_no_grad_of_a_torch_the_file_does_not_bind_is_torchs(header: str,
+                                                                   off: bool) -> None:
+    """DeNA/PyTorch_YOLOv3's cocoapi_evaluator.py reads `torch` through a star import the
+    index does not follow: `with torch.no_grad():` there is still torch's own context."""
+    module, names = _index(header + "with torch.no_grad():\n    p.data.add_(1)\n")
+    [call] = _calls(module, "add_")
+    assert in_no_grad(names, call) is off
+
+
 def test_a_write_under_torch_autograd_inference_mode_is_known_to_run_with_grad_off() -> None:
     # Measured on torch 2.13: under inference_mode both `w.data.add_(1)` and `w.add_(1)` run on
     # a leaf that requires grad, so the `.data` write there is not a mistake (no finding), while

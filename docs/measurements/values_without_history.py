@@ -67,3 +67,14 @@ module.ema.mul_(0.9).add_(module.proj(x).mean(dim=(0, 1)))
 claim("a buffer written in place from a module output carries history (grad_fn set): "
       "Variable(buffer) there is buffer.detach(), not the buffer",
       module.ema.grad_fn is not None and Variable(module.ema).grad_fn is None)
+
+# `.type(T)` with a type picked at run time (DeNA/PyTorch_YOLOv3's `imgs.type(dtype)` on a
+# DataLoader batch): a cast follows its source's grad, so a batch stays without history.
+batch = torch.randint(0, 255, (2, 3))
+cast = batch.type(torch.FloatTensor)
+claim("x.type(torch.FloatTensor) of a tensor without grad has no history (requires_grad False, "
+      "no grad_fn), and Variable(cast) equals cast",
+      not cast.requires_grad and cast.grad_fn is None and torch.equal(Variable(cast), cast))
+leaf = torch.ones(2, requires_grad=True)
+claim("x.type(torch.DoubleTensor) of a tensor that requires grad keeps the graph (grad_fn set)",
+      leaf.type(torch.DoubleTensor).grad_fn is not None)

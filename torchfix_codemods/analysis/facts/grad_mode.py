@@ -46,12 +46,31 @@ def _target(expr: cst.BaseExpression) -> cst.BaseExpression:
 
 def disables_grad(names: NameIndex, expr: cst.BaseExpression) -> bool:
     """``expr`` (a ``with`` item or a decorator) turns gradient tracking off."""
-    return names.qualified_name(_target(expr)) in DISABLES_GRAD
+    return _grad_api_name(names, _target(expr)) in DISABLES_GRAD
 
 
 def sets_grad_mode(names: NameIndex, expr: cst.BaseExpression) -> bool:
     """``expr`` (a ``with`` item, a decorator or a call) decides the grad mode itself."""
-    return names.qualified_name(_target(expr)) in SETS_GRAD_MODE
+    return _grad_api_name(names, _target(expr)) in SETS_GRAD_MODE
+
+
+def _grad_api_name(names: NameIndex, target: cst.BaseExpression) -> str | None:
+    """The qualified name of ``target``; or, where ``torch`` is bound by nothing the file
+    shows (a star import of a module the index does not follow, DeNA/PyTorch_YOLOv3's
+    ``from utils.utils import *``), ``torch.no_grad`` as written: only torch has grad-mode
+    contexts by those names, and a ``torch`` the file does not bind comes from elsewhere."""
+    qualified = names.qualified_name(target)
+    if qualified is not None:
+        return qualified
+    dotted = dotted_name(target)
+    if dotted is None or not dotted.startswith("torch."):
+        return None
+    root = target
+    while isinstance(root, cst.Attribute):
+        root = root.value
+    if not isinstance(root, cst.Name) or any(not b.star for b in names.bindings_of(root)):
+        return None
+    return dotted
 
 
 def in_no_grad(names: NameIndex, node: cst.CSTNode) -> bool:

@@ -33,7 +33,7 @@ from torchfix_codemods.analysis.core.callees import defined_function, methods_of
 from torchfix_codemods.analysis.core.memo import Slot
 from torchfix_codemods.analysis.core.names import NameIndex, dotted_name
 from torchfix_codemods.analysis.core.statements import enclosing_statement, starts_a_cell
-from torchfix_codemods.analysis.core.syntax import code_of, is_false, is_main_guard
+from torchfix_codemods.analysis.core.syntax import code_of, is_false, is_main_guard, literal_bool
 from torchfix_codemods.analysis.core.walk import children, names_in, preorder, walk_local
 from torchfix_codemods.analysis.facts.frameworks import imports_torch
 from torchfix_codemods.analysis.facts.grad_mode import grad_mode_at, sets_grad_mode
@@ -50,7 +50,11 @@ from torchfix_codemods.analysis.vocabulary.naming import (
     named_for_training,
     named_like_model,
 )
-from torchfix_codemods.analysis.vocabulary.torch_api import DIFFERENTIATING_FUNCTIONS, SETS_OWN_GRAD_MODE
+from torchfix_codemods.analysis.vocabulary.torch_api import (
+    DIFFERENTIATING_FUNCTIONS,
+    SETS_OWN_GRAD_MODE,
+    VARIABLE_CLASSES,
+)
 from torchfix_codemods.analysis.vocabulary.torch_classes import is_module_factory
 
 _DIFF_METHODS = frozenset({"backward", "requires_grad_", "retain_grad"})
@@ -820,6 +824,10 @@ class InferenceAnalysis:
                     if not uses or self._smoke_test(facts, uses) or \
                             not self._runs_what_it_evals(facts, uses):
                         continue
+                elif self._volatile_inputs(facts):
+                    uses = list(self.model_uses(facts))
+                    if not uses or self._smoke_test(facts, uses):
+                        continue
                 else:
                     uses = list(self.model_uses(facts))
                     if not uses or self._smoke_test(facts, uses) or not (
@@ -854,6 +862,20 @@ class InferenceAnalysis:
                 return site.node
         return None
 
+    def _volatile_inputs(self, facts: FunctionFacts) -> bool:
+        """The function wraps a value in ``Variable(..., volatile=True)``: the torch < 0.4
+        way of saying "inference, no graph" (ignored since 0.4, so the graph is recorded),
+        as plain an author's statement as ``m.eval()`` (pytorch-mask-rcnn's ``detect``,
+        knowledge-distillation's ``train_evaluate``, fast-neural-style's ``stylize``)."""
+        for site in facts.calls:
+            call = site.node
+            if isinstance(call, cst.Call) and not site.deferred and \
+                    self.names.qualified_name(call.func) in VARIABLE_CLASSES and any(
+                        arg.keyword is not None and arg.keyword.value == "volatile" and
+                        literal_bool(arg.value) is True for arg in call.args):
+                return True
+        return False
+
     def _decorated(self, facts: FunctionFacts) -> bool:
         """Any decorator but ``staticmethod``/``classmethod``: it may set the grad mode
         itself (yolov5's ``@smart_inference_mode()``), and a name gives no evidence."""
@@ -866,7 +888,7 @@ class InferenceAnalysis:
         if facts.cls is None or not self._model_method(facts):
             return self._excluded(facts)
         if not any(code_of(call.func.value) == "self" for call in facts.eval_calls
-                   if isinstance(call.func, cst.Attribute)):
+                   if isinstance(call.func, cst.Attribute)) and not self._volatile_inputs(facts):
             return True
         name = facts.name
         return name in ("forward", "__call__") or name.startswith(("on_", "test_")) or \

@@ -928,6 +928,12 @@ class _Values:
                        else self._operand(target, depth).integer)
             if integer is not None:
                 return self._derived(call, source, integer=integer)
+            if method == "type":
+                # A type the code picks at run time (`dtype = torch.cuda.FloatTensor if cuda
+                # else torch.FloatTensor`): dtype and device unknown, but the cast of a tensor
+                # without grad has none (measured, docs/measurements/values_without_history).
+                chosen = _unknown("the type `.type()` casts to")
+                return self._derived(call, source, accelerator=chosen, integer=chosen)
         if method in INTEGER_CASTS:
             return self._derived(call, source, integer=_yes(f"`.{method}()`"))
         if method in FLOAT_CASTS | COMPLEX_CASTS:
@@ -1252,7 +1258,21 @@ class _Values:
         return expr if isinstance(expr, cst.Call) else None
 
     def _loader_batch(self, expr: cst.BaseExpression, depth: int) -> TensorFacts | None:
-        """Batches of ``torch.utils.data.DataLoader(...)`` (or a name bound to one)."""
+        """Batches of ``torch.utils.data.DataLoader(...)`` (or a name bound to one; several
+        reaching bindings, each a loader: DeNA/PyTorch_YOLOv3 rebuilds its loader at a new
+        image size inside the training loop)."""
+        if isinstance(expr, cst.Name) and depth < _MAX_DEPTH:
+            bindings = reaching_bindings(self.names, expr)
+            if len(bindings) > 1:
+                batches = []
+                for binding in bindings:
+                    if binding.kind != "assign" or binding.value is None:
+                        return None
+                    batch = self._loader_batch(binding.value, depth + 1)
+                    if batch is None:
+                        return None
+                    batches.append(batch)
+                return _join(batches)
         construct = self._constructed(expr)
         if construct is None:
             return None

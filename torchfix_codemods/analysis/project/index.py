@@ -289,11 +289,21 @@ class ProjectIndex:
         found: dict[str, tuple[str, ...]] = {}
         for indexed in self.files.values():
             folders: set[str] = set()
-            for dotted in indexed.summary.imports.values():
-                parts = dotted.split(".") if dotted and not dotted.startswith(".") else []
+            # What it imports, and what it calls through an imported package
+            # (`torchfcn.models.FCN32s(...)` after `import torchfcn`, whose package
+            # `__init__.py` is not a file of the run).
+            names = [*indexed.summary.imports.values(), *indexed.summary.callees]
+            for dotted in names:
+                parts = dotted.split(".") if dotted and not dotted.startswith((".", "@")) else []
                 for cut in range(len(parts), 1, -1):
                     module = ".".join(parts[:cut])
                     if self.modules.get(module):
+                        # A package of the run under another import root (a script in
+                        # `examples/voc/` importing `torchfcn.models`): its folder is of
+                        # the script's program, not the whole root above it.
+                        owner = self.module_file(module, indexed, sys_path=False)
+                        if owner is not None and owner.root != indexed.root:
+                            folders.add(os.path.join(os.path.abspath(owner.root), parts[0]))
                         break
                     owner = self._on_sys_path(module)
                     if owner is not None:
@@ -509,7 +519,8 @@ class ProjectIndex:
         if found is None or found.kind != "function":
             return _UNKNOWN
         returns = found.file.summary.functions[found.name].returns
-        if isinstance(returns, Seq) and len(returns.items) == count:
+        if isinstance(returns, Seq) and (len(returns.items) == count or (
+                count == -1 and returns.ordered and index < len(returns.items))):
             return self.content(returns.items[index], found.file, depth + 1)
         return _UNKNOWN
 

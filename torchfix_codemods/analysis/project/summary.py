@@ -96,6 +96,10 @@ from torchfix_codemods.noqa import is_silenced, noqa_lines
 Key = list[Any]
 _MAX_MODE_DEPTH = 4
 _MAX_DEPTH = 6
+_MAX_ORDERED = 16
+"""Tuple and list literals up to this long keep each element in its place."""
+_MAX_ATTRIBUTE_VALUES = 6
+"""``self.x`` assigned more often than this in its class is not followed."""
 
 _CPU_FACTORIES = (TENSOR_FACTORIES - LIKE_FACTORIES) | {"from_numpy"}
 """``torch.<name>(...)``: a fresh tensor on the CPU unless ``device=`` is given, without grad
@@ -439,6 +443,9 @@ class _Summarizer:
         self._crowded: set[int] = set()
         self._read_keys: dict[int, list[str | None]] = {}
         self._functions: dict[int, _Scope] = {}
+        self._attributes: dict[tuple[str, str], list[tuple[ast.expr | None, _Scope]]] = {}
+        """``self.x = value`` in the methods of a module-level class, by (class, ``x``), with
+        the method's scope (None: not a plain assignment)."""
         self._calls: list[tuple[ast.Call, _Scope, str | None, ast.stmt | None]] = []
         self._methods = {id(item): f"{node.name}.{item.name}" for node in tree.body
                          if isinstance(node, ast.ClassDef) for item in node.body
@@ -513,6 +520,7 @@ class _Summarizer:
                             scope.items.setdefault(target.value.id, []).append(node.value)
                             scope.item_keys.setdefault(target.value.id, []).append(
                                 _string_key(target.slice))
+                        self._attribute_stores(target, node.value if single else None, scope)
                         plain = single and isinstance(target, ast.Name)
                         unpacked = _unpacked(target, node.value) if single else None
                         for index, name in enumerate(_target_names(target)):
@@ -543,12 +551,33 @@ class _Summarizer:
                 elif isinstance(value, ast.Call):
                     self._read_keys[id(value)] = [key]
             elif not quiet:
+                if isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+                    self._attribute_stores(node.target, node.value if isinstance(
+                        node, ast.AnnAssign) else None, scope)
+                elif isinstance(node, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)):
+                    for target in _targets_of(node):
+                        self._attribute_stores(target, None, scope)
                 _scan_binding(node, scope)
             stack.extend((child, scope, in_class, in_lambda) for child in _children(node))
         self.summary.imports = {k: v for k, v in imports.items() if v is not None}
         self._crowded = {line for line, count in lines.items() if count > 1}
         self._defined = {node.name for node in tree.body
                          if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))}
+
+    def _attribute_stores(self, target: ast.expr, value: ast.expr | None,
+                          scope: _Scope) -> None:
+        """Record ``self.x = value`` (and, as not plain, ``self.x`` in a tuple target or
+        ``self.x += ...``) in a method of a module-level class."""
+        if scope.method is None or not scope.params:
+            return
+        owner = scope.method.split(".", 1)[0]
+        if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and \
+                target.value.id == scope.params[0]:
+            self._attributes.setdefault((owner, target.attr), []).append((value, scope))
+        elif isinstance(target, (ast.Tuple, ast.List, ast.Starred)):
+            for element in (target.elts if not isinstance(target, ast.Starred)
+                            else [target.value]):
+                self._attribute_stores(element, None, scope)
 
     def _scan_call(self, call: ast.Call, scope: _Scope, in_lambda: bool,
                    target: str | None = None, statement: ast.stmt | None = None) -> None:
@@ -1111,6 +1140,11 @@ class _Summarizer:
             return LIT
         if isinstance(expr, ast.Dict):
             return Dict(_distinct(self.value(v, scope, depth + 1) for v in expr.values))
+        if isinstance(expr, (ast.List, ast.Tuple)) and len(expr.elts) <= _MAX_ORDERED and \
+                not any(isinstance(e, ast.Starred) for e in expr.elts):
+            # Each element in its place: `return acc, acc_cls, mean_iu, fwavacc` read back as
+            # `metrics[2]` is the third value, whatever the others are.
+            return Seq(tuple(self.value(e, scope, depth + 1) for e in expr.elts), True)
         if isinstance(expr, (ast.List, ast.Tuple, ast.Set)):
             return Seq(_distinct(self.value(e.value if isinstance(e, ast.Starred) else e,
                                             scope, depth + 1) for e in expr.elts))
@@ -1145,6 +1179,9 @@ class _Summarizer:
         if self._is_version(expr, scope):
             return VERSION
         if isinstance(expr, ast.Attribute):
+            own = self._own_attribute(expr, scope, depth)
+            if own is not None:
+                return own
             dotted = self.dotted(expr, scope)
             if dotted is not None and not dotted.startswith("@."):
                 return Ref(dotted)
@@ -1153,6 +1190,37 @@ class _Summarizer:
             return self._call_value(expr, scope, depth)
         if isinstance(expr, _Unpacked):
             return self._unpacked_value(expr, scope, depth)
+        if isinstance(expr, ast.Subscript):
+            return self._element(expr, scope, depth)
+        return UNKNOWN
+
+    def _own_attribute(self, expr: ast.Attribute, scope: _Scope, depth: int) -> Value | None:
+        """``self.best_mean_iu`` in a method: one of the values the class's methods assign to
+        that attribute (``self.best_mean_iu = 0`` in ``__init__``, ``= mean_iu`` in
+        ``validate``); unknown when one of them is not a plain assignment (``+=``, a tuple
+        target) or there are many. None: not an attribute of ``self``."""
+        if scope.method is None or not scope.params or \
+                not isinstance(expr.value, ast.Name) or expr.value.id != scope.params[0]:
+            return None
+        assigned = self._attributes.get((scope.method.split(".", 1)[0], expr.attr))
+        if not assigned or len(assigned) > _MAX_ATTRIBUTE_VALUES or \
+                any(value is None for value, _ in assigned):
+            return UNKNOWN
+        return AnyOf(_distinct(self.value(value, owner, depth + 1)  # type: ignore[arg-type]
+                               for value, owner in assigned))
+
+    def _element(self, expr: ast.Subscript, scope: _Scope, depth: int) -> Value:
+        """``metrics[2]``: that element of a tuple or list literal, or of what a function of
+        the run returns (resolved by the index)."""
+        index = expr.slice
+        if not isinstance(index, ast.Constant) or type(index.value) is not int or \
+                index.value < 0:
+            return UNKNOWN
+        inner = self.value(expr.value, scope, depth + 1)
+        if isinstance(inner, Seq) and inner.ordered:
+            return inner.items[index.value] if index.value < len(inner.items) else UNKNOWN
+        if isinstance(inner, Call):
+            return Item(inner.dotted, index.value, -1)
         return UNKNOWN
 
     def _unpacked_value(self, expr: _Unpacked, scope: _Scope, depth: int) -> Value:
@@ -1696,6 +1764,12 @@ def module_path_parts(path: str) -> tuple[list[str], str]:
 def _is_range(node: ast.expr) -> bool:
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
         node.func.id == "range"
+
+
+def _targets_of(node: ast.For | ast.AsyncFor | ast.With | ast.AsyncWith) -> list[ast.expr]:
+    if isinstance(node, (ast.For, ast.AsyncFor)):
+        return [node.target]
+    return [item.optional_vars for item in node.items if item.optional_vars is not None]
 
 
 def _scan_binding(node: ast.AST, scope: _Scope) -> None:

@@ -60,6 +60,9 @@ class Dict:
 @dataclass(frozen=True)
 class Seq:
     items: tuple[Value, ...]
+    ordered: bool = False
+    """``items`` are the elements in their places (a tuple or list literal without a
+    starred element), so ``seq[i]`` is ``items[i]``; else distinct values in any order."""
 
 
 @dataclass(frozen=True)
@@ -79,7 +82,8 @@ class Call:
 @dataclass(frozen=True)
 class Item:
     """Element ``index`` of the ``count`` values that calling ``dotted`` returns, unpacked
-    (``voc, pairs = readVocs(...)`` with ``return voc, pairs`` in ``readVocs``)."""
+    (``voc, pairs = readVocs(...)`` with ``return voc, pairs`` in ``readVocs``); ``count``
+    -1: read by a subscript (``metrics = f(...)`` then ``metrics[2]``), any length."""
 
     dotted: str
     index: int
@@ -160,8 +164,8 @@ def encode(value: Value) -> list[Any]:
             return ["sd", "scaler" if scaler else ""]
         case Dict(values):
             return ["dict", [encode(v) for v in values]]
-        case Seq(items):
-            return ["seq", [encode(v) for v in items]]
+        case Seq(items, ordered):
+            return ["seq", [encode(v) for v in items], *([1] if ordered else [])]
         case AnyOf(options):
             return ["any", [encode(v) for v in options]]
         case Call(dotted):
@@ -199,7 +203,7 @@ def decode(data: list[Any]) -> Value:
     if kind == "dict":
         return Dict(tuple(decode(v) for v in data[1]))
     if kind == "seq":
-        return Seq(tuple(decode(v) for v in data[1]))
+        return Seq(tuple(decode(v) for v in data[1]), len(data) > 2 and bool(data[2]))
     if kind == "any":
         return AnyOf(tuple(decode(v) for v in data[1]))
     if kind == "call":
