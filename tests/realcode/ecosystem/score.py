@@ -677,9 +677,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                     raise UsageError(f"cannot run ruff as `{options.ruff}` "
                                      "(pip install ruff, or pass --ruff)")
                 ruff_checked = True
-            scratch = options.cache / repo.slug / repo.commit / "scratch"
-            result = score_repo(repo, by_repo[repo.name], source, scratch, tool, ruff, codes,
-                                options.jobs, diff=reviews is not None)
+            # one scratch copy per scoring process: two scorers sharing a cache never fix
+            # the same copy at once (that read as crashes and non-idempotent files)
+            scratch = options.cache / repo.slug / repo.commit / f"scratch-{os.getpid()}"
+            try:
+                result = score_repo(repo, by_repo[repo.name], source, scratch, tool, ruff, codes,
+                                    options.jobs, diff=reviews is not None)
+            finally:
+                shutil.rmtree(scratch, ignore_errors=True)
             result.missing = missing
             results.append(result)
         # from the cache folder, as the tool runs do: a -c or -m run puts its cwd on sys.path first
