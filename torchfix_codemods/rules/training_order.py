@@ -19,7 +19,9 @@ from torchfix_codemods.analysis.core.names import dotted_name
 from torchfix_codemods.analysis.core.statements import (
     comes_before,
     contains,
+    exclusive,
     interferes,
+    leaves_its_branch,
     movable_statement,
     next_statement,
     nodes_between,
@@ -73,6 +75,8 @@ class _OrderRule(Rule):
             return "the call is not a statement of its own that can move"
         if contains(self.names, unit, target) or contains(self.names, target, unit):
             return "it shares a statement with the call it would move past"
+        if leaves_its_branch(self.names, unit, target, loop.body):
+            return "it would leave the branch that holds it"
         order = spans(self.names)
         if comes_before(self.names, unit, target):
             across = nodes_between(self.names, loop.body, order[id(unit)][1],
@@ -96,6 +100,12 @@ class _OrderRule(Rule):
 
 def _level(events: Sequence[Event]) -> list[Event]:
     return [event for event in events if not event.nested]
+
+
+def _same_run(rule: Rule, event: Event, others: Sequence[Event]) -> list[Event]:
+    """``others`` without the events in another branch of an ``if`` than ``event``: the
+    ``else`` of the branch holding ``event`` never runs in the same iteration."""
+    return [other for other in others if not exclusive(rule.names, event.call, other.call)]
 
 
 def _sibling_holding(rule: Rule, unit_block_owner: cst.CSTNode | None,
@@ -204,7 +214,8 @@ class ZeroGradBetweenBackwardAndStep(_OrderRule):
         steppers = {e.target for e in events if e.kind == "step"}
         for index, event in enumerate(events):
             if event.kind == "zero_grad" and (event.target is not None or len(steppers) == 1):
-                self._check(loop, events[:index], event, events[index + 1:])
+                self._check(loop, _same_run(self, event, events[:index]), event,
+                            _same_run(self, event, events[index + 1:]))
 
     def _check(self, loop: Loop, before: list[Event], zero: Event, after: list[Event]) -> None:
         since: list[Event] = []
@@ -291,7 +302,12 @@ class ClipBeforeBackward(_OrderRule):
     `scaler.unscale_(opt)` is called after the backward, else report only.
     Report only too when the clip's line does other work, or when the code it
     would move across reads the name its result is assigned to (`norm =
-    clip_grad_norm_(...)` logged before the backward).
+    clip_grad_norm_(...)` logged before the backward), and when the move
+    would take the clip out of the `if`/`else` branch that holds it (its
+    condition, or a name only that branch binds, such as apex's `amp`, would
+    no longer hold). A backward in the other branch of an `if` (`if fp16:
+    ...clip... else: loss.backward()`) never runs after the clip in the same
+    iteration: not a finding.
 
     ## References
     - [`torch.nn.utils.clip_grad_norm_`](https://docs.pytorch.org/docs/stable/generated/torch.nn.utils.clip_grad_norm_.html)
@@ -336,7 +352,7 @@ class ClipBeforeBackward(_OrderRule):
         events = _level(iteration_events(self.names, loop))
         for index, event in enumerate(events):
             if event.kind == "clip":
-                self._check(loop, event, events[index + 1:])
+                self._check(loop, event, _same_run(self, event, events[index + 1:]))
 
     def _check(self, loop: Loop, clip: Event, after: list[Event]) -> None:
         backwards: list[Event] = []
@@ -452,7 +468,8 @@ class SchedulerBeforeOptimizer(_OrderRule):
         events = iteration_events(self.names, loop, analysis)
         for index, event in enumerate(events):
             if event.kind == "scheduler_step" and not event.nested:
-                self._check(loop, event, events[:index], events[index + 1:])
+                self._check(loop, event, _same_run(self, event, events[:index]),
+                            _same_run(self, event, events[index + 1:]))
 
     def _check(self, loop: Loop, scheduler: Event, before: list[Event],
                after: list[Event]) -> None:

@@ -315,3 +315,38 @@ def consecutive_runs(names: NameIndex, items: Sequence[T],
         else:
             runs.append([item])
     return runs
+
+
+def exclusive(names: NameIndex, first: cst.CSTNode, second: cst.CSTNode) -> bool:
+    """``first`` and ``second`` lie in different branches of one ``if``/``else`` (or
+    conditional expression): one run of the code reaches at most one of them, so neither
+    comes "after" the other although one follows the other in the source."""
+    second_line = [second, *names.ancestors(second)]
+    where = {id(node): index for index, node in enumerate(second_line)}
+    previous = first
+    for ancestor in names.ancestors(first):
+        if id(ancestor) in where:
+            index = where[id(ancestor)]
+            if index == 0 or not isinstance(ancestor, (cst.If, cst.IfExp)):
+                return False
+            other = second_line[index - 1]
+            branches = (ancestor.body, ancestor.orelse)
+            return (any(previous is b for b in branches) and any(other is b for b in branches)
+                    and previous is not other)
+        previous = ancestor
+    return False
+
+
+def leaves_its_branch(names: NameIndex, unit: cst.CSTNode, target: cst.CSTNode,
+                      within: cst.CSTNode) -> bool:
+    """Moving ``unit`` next to ``target`` takes it out of a branch (an ``if``/``else``,
+    ``try``/``except`` or loop body inside ``within``) that ``target`` is not in: it would
+    then run where its condition, or the name that condition binds, does not hold."""
+    for ancestor in names.ancestors(unit):
+        if ancestor is within:
+            return False
+        if (isinstance(ancestor, cst.IndentedBlock)
+                and not isinstance(names.parent(ancestor), cst.With)
+                and not contains(names, ancestor, target)):
+            return True
+    return False
