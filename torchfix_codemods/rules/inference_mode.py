@@ -118,7 +118,9 @@ class MissingEval(Rule):
     `nn.Module` subclass, or one its class's `forward` calls), or a function a
     model's `forward` runs, whose mode is its caller's to set; a function
     whose result a caller's loss is built from and differentiated
-    (stable-baselines3's `evaluate_actions` in PPO). Nothing is reported
+    (stable-baselines3's `evaluate_actions` in PPO), also where the caller
+    returns that loss to a caller of its own that differentiates it (an A2C
+    agent's `compute_loss`, then `update`). Nothing is reported
     either when `eval()` would change nothing: the model's class is visible
     and builds no Dropout, BatchNorm, InstanceNorm, recurrent, transformer,
     attention or RReLU layer and never reads `.training` (pytorch/examples'
@@ -322,7 +324,8 @@ class MissingNoGrad(Rule):
     on the function's path differentiates (saliency maps, adversarial attacks,
     test-time adaptation: those are not inference), nor where a caller's
     differentiated loss is built from its result, directly or through
-    assignments. Nor on a module-level function whose every call in the file
+    assignments, or through a return to a caller that differentiates it
+    (up to three calls up). Nor on a module-level function whose every call in the file
     is made with autograd off and which is never passed around (udacity's
     `fc_model.validation`, called only from `train` inside
     `with torch.no_grad():`): there is no graph to stop. Nor on a function

@@ -1372,11 +1372,15 @@ class InferenceAnalysis:
             self.names.memo[_ORDER] = order
         return order.get(id(first), 0) < order.get(id(second), 0)
 
-    def _result_differentiated(self, call: cst.Call, caller: FunctionFacts | None) -> bool:
+    def _result_differentiated(self, call: cst.Call, caller: FunctionFacts | None,
+                               depth: int = 0) -> bool:
         """Does the call's result flow, through the caller's assignments, into a line that
         differentiates (``loss.backward()``)? stable-baselines3's PPO builds its loss from
         ``values, log_prob, entropy = policy.evaluate_actions(...)`` three assignments
-        before the backward: that call is training, not inference."""
+        before the backward: that call is training, not inference. A caller that returns
+        what it built from the result hands the question to its own callers (an A2C
+        agent's ``compute_loss`` returns the loss its ``update`` differentiates), up to
+        three calls up."""
         if caller is None:  # module-level code: a script's own training lines
             module_scope = self.names.module_scope
             assert module_scope is not None
@@ -1388,7 +1392,8 @@ class InferenceAnalysis:
         if any(other is statement for other in differentiated):
             return True
         tainted = _assigned_names(statement) if statement is not None else set()
-        if not tainted:
+        returned = statement is not None and _returns(statement)
+        if not tainted and not returned:
             return False
         flows = [(_assigned_names(node), {n.value for n in names_in(node)})
                  for node in walk_local(body)
@@ -1400,8 +1405,16 @@ class InferenceAnalysis:
                 if targets - tainted and reads & tainted:
                     tainted |= targets
                     changed = True
-        return any(other is not None and tainted & {n.value for n in names_in(other)}
-                   for other in differentiated)
+        if any(other is not None and tainted & {n.value for n in names_in(other)}
+               for other in differentiated):
+            return True
+        if caller is None or depth >= 2:
+            return False
+        returned = returned or any(
+            isinstance(node, cst.SimpleStatementLine) and _returns(node)
+            and tainted & {n.value for n in names_in(node)} for node in walk_local(body))
+        return returned and any(self._result_differentiated(outer, outer_caller, depth + 1)
+                                for outer, outer_caller in self.callers(caller))
 
     # ---------------------------------------------------------------- scripts
     def script_region(self, include_no_grad: bool = False) -> ScriptRegion | None:
@@ -1555,6 +1568,12 @@ def _is_function_value(names: NameIndex, value: cst.BaseExpression) -> bool:
         if not isinstance(bound, cst.Lambda):
             return False
     return True
+
+
+def _returns(statement: cst.CSTNode) -> bool:
+    """A simple statement line that returns a value."""
+    return isinstance(statement, cst.SimpleStatementLine) and any(
+        isinstance(small, cst.Return) and small.value is not None for small in statement.body)
 
 
 def _assigned_names(statement: cst.CSTNode) -> set[str]:
