@@ -48,7 +48,8 @@ class MissingZeroGrad(Rule):
     Unsafe (training changes on purpose). Nothing is reported when the step
     is conditional (`if (i + 1) % k == 0: optimizer.step()`: gradient
     accumulation on purpose) or when gradients are reset any other way in the
-    loop (`model.zero_grad()`, `p.grad = None`, a helper that does it).
+    loop (`model.zero_grad()`, `p.grad = None`, a helper function or the class's own
+    method, `self.reset_grad()`, that does it).
     Report only when the loop has several backward calls or optimizers, or
     the backward is not on a line of its own in a block. Nothing is reported
     for distributed autograd (RPC) loops: `dist_autograd.backward(context_id,

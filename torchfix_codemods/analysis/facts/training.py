@@ -31,7 +31,7 @@ from typing import Literal
 
 import libcst as cst
 
-from torchfix_codemods.analysis.core.callees import local_function
+from torchfix_codemods.analysis.core.callees import local_function, own_method
 from torchfix_codemods.analysis.core.loops import innermost_loop
 from torchfix_codemods.analysis.core.names import NameIndex, dotted_name
 from torchfix_codemods.analysis.core.statements import comes_before, contains
@@ -66,7 +66,8 @@ class LoopFacts:
     distributed_autograd: bool = False
     """Gradients go to a per-iteration distributed autograd context (see the module doc)."""
     maybe_resets: list[cst.CSTNode] = field(default_factory=list)
-    """Assignments, and local functions the loop calls, whose code may reset gradients."""
+    """Assignments, and local functions or own methods (``self.reset_grad()``) the loop
+    calls, whose code may reset gradients."""
 
     @property
     def optimizers(self) -> set[str]:
@@ -107,7 +108,7 @@ def loop_facts(names: NameIndex, loop: cst.For | cst.While) -> LoopFacts:
                 if any(isinstance(a, (cst.If, cst.IfExp)) and _inside(names, a, loop)
                        for a in names.ancestors(node)):
                     facts.conditional_step = True
-            called = local_function(names, node)
+            called = local_function(names, node) or own_method(names, node)
             if called is not None:
                 facts.maybe_resets.append(called)
         elif isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
