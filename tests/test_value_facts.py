@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import libcst as cst
 import pytest
-from support import FakeProject, probe
+from support import FakeProject, fixed_text, probe
 
 from torchfix_codemods.analysis.core.flow import reaching_bindings
 from torchfix_codemods.analysis.core.names import NameIndex
@@ -588,3 +588,30 @@ def test_a_method_parameter_passed_a_batch_at_every_call_has_no_history() -> Non
     module.visit(Visit())
     reason = no_history(names, reads[0])
     assert reason is not None and "every call of `_gradient_penalty`" in reason
+
+
+_LOADER_DICT = """\
+import torch
+from torch.autograd import Variable
+from torch.utils.data import DataLoader
+
+train_loader = DataLoader(train_set, batch_size=2)
+val_loader = DataLoader(val_set, batch_size=2)
+loaders = {"train": train_loader, "val": val_loader}
+{mutation}
+for inputs in loaders[phase]:
+    inputs = Variable(inputs)
+"""
+
+
+@pytest.mark.parametrize(("mutation", "expected"), [
+    ("", "    pass\n"),  # `inputs = inputs` is dropped: the loop body keeps a pass
+    ("loaders['val'] = features", "    inputs = inputs.detach()\n"),
+    ("loaders.update(extra)", "    inputs = inputs.detach()\n"),
+])
+def test_an_item_of_a_dict_literal_of_loaders_is_a_batch_without_history(
+        mutation: str, expected: str) -> None:
+    """``loaders[phase]`` over a dict literal of DataLoaders yields batches (no history:
+    the wrapper just goes), unless code stores something else into the dict."""
+    fixed = fixed_text(_LOADER_DICT.replace("{mutation}", mutation), ["TFC106"])
+    assert fixed.endswith(expected)

@@ -1260,7 +1260,14 @@ class _Values:
     def _loader_batch(self, expr: cst.BaseExpression, depth: int) -> TensorFacts | None:
         """Batches of ``torch.utils.data.DataLoader(...)`` (or a name bound to one; several
         reaching bindings, each a loader: DeNA/PyTorch_YOLOv3 rebuilds its loader at a new
-        image size inside the training loop)."""
+        image size inside the training loop), or an item of a dict literal of loaders
+        (``loaders[phase]`` with ``loaders = {'train': train_loader, 'val': val_loader}``)."""
+        if isinstance(expr, cst.Subscript) and depth < _MAX_DEPTH:
+            values = self._dict_literal_values(expr.value)
+            if not values:
+                return None
+            items = [self._loader_batch(value, depth + 1) for value in values]
+            return None if any(b is None for b in items) else _join(items)  # type: ignore[arg-type]
         if isinstance(expr, cst.Name) and depth < _MAX_DEPTH:
             bindings = reaching_bindings(self.names, expr)
             if len(bindings) > 1:
@@ -1292,6 +1299,31 @@ class _Values:
                 return None
         reason = "a DataLoader batch (collated on the CPU, without grad)"
         return TensorFacts(_no(reason), _no(reason), _unknown("the dataset's dtype"))
+
+    def _dict_literal_values(self, expr: cst.BaseExpression) -> list[cst.BaseExpression]:
+        """The values of the dict literal ``expr`` names, when that is its only binding and
+        no code of its scope stores into it (``d[k] = ...``, ``d.update(...)``); else []."""
+        if not isinstance(expr, cst.Name):
+            return []
+        found = self.names.lookup(expr.value, self.names.scope_of(expr))
+        if found is None:
+            return []
+        scope, bindings = found
+        if len(bindings) != 1 or bindings[0].kind != "assign" or \
+                not isinstance(bindings[0].value, cst.Dict):
+            return []
+        elements = bindings[0].value.elements
+        if not all(isinstance(e, cst.DictElement) for e in elements):
+            return []  # a `**other` spreads values not written here
+        for read in self.names.loads_in(scope, expr.value):
+            parent = self.names.parent(read)
+            if isinstance(parent, cst.Subscript) and parent.value is read and \
+                    isinstance(self.names.parent(parent), (cst.AssignTarget, cst.Del)):
+                return []
+            if isinstance(parent, cst.Attribute) and parent.value is read and \
+                    parent.attr.value in ("update", "setdefault", "__setitem__"):
+                return []
+        return [e.value for e in elements]
 
     def _tensor_dataset(self, dataset: cst.BaseExpression, depth: int) -> TensorFacts | None:
         """The tensors a ``TensorDataset(a, b)`` hands out (None for other datasets)."""
