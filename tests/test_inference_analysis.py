@@ -449,7 +449,16 @@ def test_a_model_from_another_file_is_judged_by_the_project_index() -> None:
     ("self.block = Noisy()", True),
     ("self.encoder = encoder", None),
     ("self.scale = 2.0; self.name = 'net'", False),
-    ("self.rnn = nn.LSTM(4, 4)", True),
+    # a recurrent layer reads `training` only for the dropout between stacked layers
+    # (docs/measurements/recurrent_modes.py): without one, eval() changes nothing
+    ("self.rnn = nn.LSTM(4, 4)", False),
+    ("self.rnn = nn.GRU(4, 4, num_layers=2, dropout=0.0)", False),
+    ("self.rnn = nn.LSTM(4, 4, 2, dropout=0.3)", True),
+    ("self.rnn = nn.RNN(4, 4, 2, 'tanh', True, False, 0.5)", True),
+    ("self.rnn = nn.LSTM(4, 4, **options)", True),
+    # a tuple target without `self.` assigns no submodule; with one, which value is unclear
+    ("self.rnn = nn.LSTM(4, 4); outputs, _ = self.rnn(x)", False),
+    ("self.rnn = nn.LSTM(4, 4); (self.h, c), o = self.rnn(x)", None),
     ("self.backbone = timm.create_model('resnet18')", None),
     ("self.fc = nn.utils.weight_norm(nn.Linear(2, 2))", False),
 ])

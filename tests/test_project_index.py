@@ -251,6 +251,18 @@ MODE_MODELS = """\
         def __init__(self, body):
             super().__init__()
             self.body = body
+
+
+    class Recurrent(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rnn = nn.LSTM(4, 8, 1, batch_first=True)
+
+
+    class StackedDropout(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rnn = nn.GRU(4, 8, 2, True, True, 0.3)
 """
 
 
@@ -269,6 +281,8 @@ def test_whether_eval_changes_a_class_of_another_file(tmp_path: Path) -> None:
     assert mode("Child") is True  # a base of the run
     assert mode("Functional") is True  # F.dropout and .training
     assert mode("Given") is None  # a module passed in: cannot tell
+    assert mode("Recurrent") is False  # no dropout between stacked layers
+    assert mode("StackedDropout") is True  # dropout passed by position
 
 
 # --- version flags ----------------------------------------------------------------------------

@@ -34,6 +34,7 @@ from torchfix_codemods.analysis.vocabulary.torch_classes import (
     MODE_DEPENDENT_LAYERS,
     MODE_FUNCTIONS,
     NN_MODULE,
+    RECURRENT_DROPOUT_POSITION,
     is_module_class,
     is_module_factory,
 )
@@ -912,6 +913,20 @@ def _class_changes_with_mode(names: NameIndex, cls: cst.BaseExpression) -> bool 
     return None if facts is None else facts.changes_with_mode
 
 
+def _recurrent_dropout(call: cst.Call, position: int) -> bool:
+    """A recurrent layer changes with mode only through its ``dropout`` between stacked
+    layers: False when the call passes none (or a literal zero), True otherwise."""
+    for index, arg in enumerate(call.args):
+        if arg.star:
+            return True  # `*args`/`**kwargs` may pass a dropout
+        if (arg.keyword is not None and arg.keyword.value == "dropout") or \
+                (arg.keyword is None and index == position):
+            value = arg.value
+            return not (isinstance(value, (cst.Integer, cst.Float))
+                        and float(value.value) == 0.0)
+    return False
+
+
 def changes_with_mode(names: NameIndex, cls: cst.ClassDef) -> bool | None:
     """Does switching an instance of ``cls`` between train and eval change its forward?
 
@@ -981,8 +996,10 @@ def _self_values(cls: cst.ClassDef) -> list[cst.BaseExpression | None]:
             for target in node.targets:
                 if self._is_self_attr(target.target):
                     values.append(node.value if len(node.targets) == 1 else None)
-                elif isinstance(target.target, (cst.Tuple, cst.List)):
-                    values.append(None)
+                elif isinstance(target.target, (cst.Tuple, cst.List)) and any(
+                        self._is_self_attr(n) for n in preorder(target.target)
+                        if isinstance(n, cst.BaseExpression)):
+                    values.append(None)  # `self.a, b = ...`: which value is unclear
 
         def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
             if self._is_self_attr(node.target):
@@ -1016,6 +1033,8 @@ def _value_changes_with_mode(names: NameIndex, value: cst.BaseExpression | None)
         if not qualified.startswith("torch.nn.") or not last[:1].isupper():
             facts = names.project.class_facts(qualified)
             return None if facts is None else facts.changes_with_mode
+        if last in RECURRENT_DROPOUT_POSITION:
+            return _recurrent_dropout(value, RECURRENT_DROPOUT_POSITION[last])
         if last in _MODE_DEPENDENT:
             return True
         if last in _CONTAINERS:

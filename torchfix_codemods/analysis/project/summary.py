@@ -80,6 +80,7 @@ from torchfix_codemods.analysis.vocabulary.torch_classes import (
     MODE_DEPENDENT_LAYERS,
     MODE_FUNCTIONS,
     PROCESS_GROUP_CALLS,
+    RECURRENT_DROPOUT_POSITION,
     is_dataloader_class,
 )
 from torchfix_codemods.analysis.vocabulary.version_checks import (
@@ -704,6 +705,9 @@ class _Summarizer:
             return {"?"}
         last = dotted.rsplit(".", 1)[-1]
         if dotted.startswith("torch.nn.") and last[:1].isupper():
+            if last in RECURRENT_DROPOUT_POSITION:
+                return {"yes"} if _recurrent_dropout(value, RECURRENT_DROPOUT_POSITION[last]) \
+                    else set()
             if last in MODE_DEPENDENT_LAYERS:
                 return {"yes"}
             if last in MODE_CONTAINERS:
@@ -1798,3 +1802,16 @@ def _scan_binding(node: ast.AST, scope: _Scope) -> None:
     elif isinstance(node, (ast.Global, ast.Nonlocal)):
         for name in node.names:
             scope.bind(name, None)
+
+
+def _recurrent_dropout(call: ast.Call, position: int) -> bool:
+    """A recurrent layer changes with mode only through its ``dropout`` between stacked
+    layers: False when the call passes none (or a literal zero), True otherwise."""
+    if any(isinstance(a, ast.Starred) for a in call.args) or \
+            any(k.arg is None for k in call.keywords):
+        return True  # `*args`/`**kwargs` may pass a dropout
+    passed = [k.value for k in call.keywords if k.arg == "dropout"]
+    if len(call.args) > position:
+        passed.append(call.args[position])
+    return any(not (isinstance(v, ast.Constant) and isinstance(v.value, (int, float))
+                    and not isinstance(v.value, bool) and v.value == 0) for v in passed)

@@ -47,6 +47,11 @@ MODE_DEPENDENT_LAYERS = frozenset({
 """``torch.nn`` layers whose forward depends on ``training``: dropout (also inside recurrent,
 transformer and attention layers), batch statistics (instance norm when it tracks running
 statistics), RReLU's random slopes."""
+RECURRENT_DROPOUT_POSITION = {"RNN": 6, "LSTM": 5, "GRU": 5}
+"""Where ``dropout`` sits among the positional parameters of torch's recurrent layers: the
+only thing they read ``training`` for (between stacked layers). Built without it, or with
+``dropout=0``, their forward is the same in both modes (measured on torch 2.13:
+docs/measurements/recurrent_modes.py)."""
 MODE_CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict"})
 MODE_FUNCTIONS = ("dropout", "batch_norm", "instance_norm", "rrelu")
 """``torch.nn.functional`` calls that take ``training=``/read batch statistics."""
