@@ -126,9 +126,10 @@ class MissingEval(Rule):
     RReLU layer, no recurrent layer with a `dropout` (an `nn.LSTM`/`GRU`/`RNN`
     reads `training` only for it: measured on torch 2.13, train and eval
     outputs are equal without it, differ with `dropout=0.5` and three layers),
-    and never reads `.training` (pytorch/examples' super-resolution `Net`), or it was made by `torch.jit.trace`, which
-    replays the mode it was traced in (measured on torch 2.13: a traced
-    Dropout still drops after `.eval()`). Nor when eval mode is already set on
+    and never reads `.training` (pytorch/examples' super-resolution `Net`),
+    or it was made by `torch.jit.trace`, which replays the mode it was
+    traced in (measured on torch 2.13: a traced Dropout still drops after
+    `.eval()`). Nor when eval mode is already set on
     every path to the function: it calls `.eval()` itself or through a helper;
     every caller switches the model before the call (`model.eval()` earlier,
     `cv2_demo(net.eval(), ...)` in the call itself, or a caller that neither
