@@ -87,7 +87,8 @@ class DataRead(Rule):
     (`p.grad.data.add_(wd, p.data)`); or only the tensor's shape, dtype or
     device is read (`y.view_as(w.data)`, `reshape_as`/`expand_as`/`type_as`,
     `w.data.numel()`, `.size()`, `.shape`, `w.data.new(...)`/`new_zeros(...)`,
-    `torch.zeros_like(w.data)`). Measured on torch 2.13: a gradient filled
+    `torch.zeros_like(w.data)`), or it is only compared with `None`
+    (`m.bias.data is not None`: both spellings are a tensor). Measured on torch 2.13: a gradient filled
     by `backward()` has `requires_grad` False and no `grad_fn` (unless the file
     asks for `create_graph=True`, where the rule still acts); an `argmax` result
     is `int64` and cannot require grad; none of those metadata reads lets a

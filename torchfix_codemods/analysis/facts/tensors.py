@@ -1598,6 +1598,13 @@ def metadata_only(names: NameIndex, node: cst.BaseExpression) -> str | None:
     (measured on torch 2.13, see :data:`SHAPE_TEMPLATE_METHODS`), so ``t.data`` and
     ``t.detach()`` give the same result."""
     parent = names.parent(node)
+    compared = names.parent(parent) if isinstance(parent, cst.ComparisonTarget) else parent
+    if isinstance(compared, cst.Comparison) and all(
+            isinstance(c.operator, (cst.Is, cst.IsNot)) for c in compared.comparisons) and any(
+            isinstance(side, cst.Name) and side.value == "None"
+            for side in (compared.left, *(c.comparator for c in compared.comparisons))):
+        # `m.bias.data is not None`: `.data` and `.detach()` are both a tensor, never None
+        return "it is only compared with `None`"
     if isinstance(parent, cst.Attribute) and parent.value is node:
         attribute = parent.attr.value
         call = names.parent(parent)
