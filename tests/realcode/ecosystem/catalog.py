@@ -32,9 +32,9 @@ HELDOUT_SETS = {"heldout": HERE.parent / "heldout", "heldout2": HERE.parent / "h
                 "heldout5": HERE.parent / "heldout5", "heldout6": HERE.parent / "heldout6"}
 """Held-out sets by name, each a folder of ``repos-*.toml``, ``labels-*.toml`` and
 ``review-*.toml``, one of each per labeller, so labellers working in parallel never edit the
-same file. See heldout/README.md. ``heldout`` .. ``heldout5`` were test sets in turn; each
-one's review drove fixes, so they are now looked at (tuning material). ``heldout6`` is the
-current test set: labelled before any tool run, scored at the end of the work it measures."""
+same file. See heldout/README.md. ``heldout`` .. ``heldout6`` were test sets in turn; each
+one's review drove fixes, so all are now looked at (tuning material): the next test set must
+be labelled fresh, before any tool run, in a new folder."""
 HELDOUT = HELDOUT_SETS["heldout"]
 SETS = ("dev", *HELDOUT_SETS)
 """``dev``: the repositories rules are tuned on (this folder). The others: labelled before

@@ -595,8 +595,8 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--jobs", type=int, default=2, help="worker processes for the tool")
     parser.add_argument("--json", type=Path, help="also write the full results here as JSON")
     parser.add_argument("--set", choices=SETS, default="dev", dest="label_set",
-                        help="dev: repos.toml and labels.toml (tuned on); heldout..heldout5: earlier "
-                             "test sets, now looked at; heldout6: the current test set "
+                        help="dev: repos.toml and labels.toml (tuned on); heldout..heldout6: the test "
+                             "sets in turn, each now looked at "
                              "(each a folder of repos-*.toml, labels-*.toml and the hunk review "
                              "review-*.toml). Default %(default)s")
     parser.add_argument("--heldout-dir", type=Path, default=None,
