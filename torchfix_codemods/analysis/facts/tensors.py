@@ -1083,24 +1083,11 @@ def zero_dim_index_reason(names: NameIndex, node: cst.Subscript) -> tuple[str, b
         named = loss_named_reason(names, receiver)
         if named is not None:
             return named, False
-        names.memo[_UNTYPED_NUMBERS] = True
-        names.memo[_THROUGH_DATA] = True
-        try:
-            scaled = scalar_reason(names, receiver)
-        finally:
-            names.memo.pop(_UNTYPED_NUMBERS)
-            names.memo.pop(_THROUGH_DATA)
+        scaled = _scalar_reason_with(names, receiver, (_UNTYPED_NUMBERS, _THROUGH_DATA))
         if scaled is not None:
             return f"{scaled}, scaled by values the file does not type", False
-        names.memo[_UNTYPED_NUMBERS] = True
-        names.memo[_THROUGH_DATA] = True
-        names.memo[_ONE_ELEMENT_OK] = True
-        try:
-            mixed = scalar_reason(names, receiver)
-        finally:
-            names.memo.pop(_UNTYPED_NUMBERS)
-            names.memo.pop(_THROUGH_DATA)
-            names.memo.pop(_ONE_ELEMENT_OK)
+        mixed = _scalar_reason_with(names, receiver,
+                                    (_UNTYPED_NUMBERS, _THROUGH_DATA, _ONE_ELEMENT_OK))
         if mixed is not None and _ONE_ELEMENT_LITERAL not in mixed:
             return f"{mixed}; some paths give a one-element tensor, where `.item()` is the " \
                 "same number", False
@@ -1780,3 +1767,16 @@ def _batch_of_one(names: NameIndex, expr: cst.BaseExpression, depth: int) -> boo
     if wrapper.split(".")[-1] == "Variable" and expr.args and expr.args[0].keyword is None:
         return _batch_of_one(names, expr.args[0].value, depth + 1)
     return False
+
+
+def _scalar_reason_with(names: NameIndex, receiver: cst.BaseExpression,
+                        flags: tuple[Slot[bool], ...]) -> str | None:
+    """:func:`scalar_reason` asked with the unsafe tier's relaxations ``flags`` switched on
+    in the file's memo for that one question."""
+    for flag in flags:
+        names.memo[flag] = True
+    try:
+        return scalar_reason(names, receiver)
+    finally:
+        for flag in flags:
+            names.memo.pop(flag)

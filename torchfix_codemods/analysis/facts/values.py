@@ -1091,12 +1091,7 @@ class _Values:
                                       call.args[:call.args.index(bound[0])]):
                 return _UNKNOWN_FACTS  # (a `*args` after it binds later parameters only)
             passed.append(inner.of(bound[0].value, _HOP_START))
-        grad = _any((facts.requires_grad for facts in passed), _UNKNOWN_FACTS.requires_grad)
-        if not grad.is_no or any(facts.leaf for facts in passed):
-            return _UNKNOWN_FACTS
-        return TensorFacts(_no(f"every call of `{function.name.value}` in this file passes a "
-                               f"value without grad ({grad.reason})"),
-                           _unknown("a parameter"), _unknown("a parameter"))
+        return _passed_without_grad(function, passed)
 
     def _method_parameter(self, binding: Binding, function: cst.FunctionDef) -> TensorFacts:
         """A parameter of a method every call of which, through ``self`` in its class, passes
@@ -1111,12 +1106,7 @@ class _Values:
             return _UNKNOWN_FACTS
         inner = _Values(self.names, self.decorators, hops=self.hops + 1)
         passed = [inner.of(value, _HOP_START) for value in values]
-        grad = _any((facts.requires_grad for facts in passed), _UNKNOWN_FACTS.requires_grad)
-        if not grad.is_no or any(facts.leaf for facts in passed):
-            return _UNKNOWN_FACTS
-        return TensorFacts(_no(f"every call of `{function.name.value}` in this file passes a "
-                               f"value without grad ({grad.reason})"),
-                           _unknown("a parameter"), _unknown("a parameter"))
+        return _passed_without_grad(function, passed)
 
     def _unpacked(self, binding: Binding, name: cst.Name, depth: int) -> TensorFacts:
         """``values, indices = torch.max(x, 1)``, ``x, y = next(iter(loader))``, ``a, b = c, d``."""
@@ -1594,3 +1584,13 @@ def _reads_items(names: NameIndex, read: cst.Name) -> bool:
             return callee == "len" or callee in CONCATENATIONS
     return False
 
+
+def _passed_without_grad(function: cst.FunctionDef, passed: Sequence[TensorFacts]) -> TensorFacts:
+    """A parameter's facts from what every call of ``function`` passes it: without grad when
+    every value passed provably has none (and none is a leaf that could be made to)."""
+    grad = _any((facts.requires_grad for facts in passed), _UNKNOWN_FACTS.requires_grad)
+    if not grad.is_no or any(facts.leaf for facts in passed):
+        return _UNKNOWN_FACTS
+    return TensorFacts(_no(f"every call of `{function.name.value}` in this file passes a "
+                           f"value without grad ({grad.reason})"),
+                       _unknown("a parameter"), _unknown("a parameter"))
