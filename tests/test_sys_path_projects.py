@@ -12,7 +12,8 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from torchfix_codemods.analysis.project.index import ProjectIndex
+from test_project_facts import project as _project
+
 from torchfix_codemods.analysis.project.summary import summarize
 from torchfix_codemods.analysis.project.values import Item
 from torchfix_codemods.verify.fixtures import load_project
@@ -21,14 +22,6 @@ from torchfix_codemods.verify.harness import fix_project
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
-def _project(tmp_path: Path, files: dict[str, str]) -> ProjectIndex:
-    summaries = {}
-    for name, text in files.items():
-        path = tmp_path / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text), encoding="utf-8")
-        summaries[str(path)] = summarize(path.read_text(encoding="utf-8"))
-    return ProjectIndex.build(summaries)
 
 
 POSE = {
